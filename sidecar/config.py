@@ -1,0 +1,161 @@
+"""The sidecar's configuration: one typed tree of msgspec Structs, read from an
+optional TOML file (`--config`) and the environment. The only module that
+reads either.
+
+Each concern has its own Struct; every field says what it means and its default.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import msgspec
+
+from sidecar.errors import InvalidRequest
+
+__all__ = [
+    "Config",
+    "StateLimits",
+    "ModelProfile",
+    "RunsConfig",
+    "ContextConfig",
+    "load_config",
+    "LOCAL_PROFILE_NAME",
+]
+
+LOCAL_PROFILE_NAME = "local"
+
+
+class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
+    """Limits on what a game may put in a session. Violations change nothing."""
+
+    #: Ops in one ApplyDeltas / StreamDeltas batch (INVALID_ARGUMENT over it).
+    max_ops_per_batch: int = 10_000
+    #: Entities in one session (RESOURCE_EXHAUSTED over it).
+    max_entities: int = 100_000
+    #: Fields on one entity.
+    max_fields_per_entity: int = 256
+    #: Characters in any one string (names, descriptions, field values, IDs).
+    max_string_length: int = 16_384
+    #: Characters in an engine ID.
+    max_id_length: int = 256
+    #: Nesting depth of list values (a flat list is depth 1).
+    max_value_depth: int = 4
+    #: Items in one list value.
+    max_list_length: int = 1_024
+    #: Recent events kept per session (older ones fall off, oldest first).
+    max_events: int = 256
+    #: Memory entries kept per session.
+    max_memories: int = 4_096
+    #: Lore cards per session.
+    max_lore_cards: int = 4_096
+    #: Sessions held at once.
+    max_sessions: int = 1_024
+    #: Recent delta IDs remembered per session for idempotent replays.
+    delta_id_window: int = 1_024
+
+
+class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
+    """One way to call a model. Every call goes through litellm."""
+
+    #: litellm model string, e.g. "openai/gpt-4o-mini", or "local/gemma3-270m".
+    model: str
+    #: Base URL for OpenAI-compatible servers ("" = the provider's default).
+    api_base: str = ""
+    #: Name of the environment variable that holds the API key ("" = none).
+    api_key_env: str = ""
+    temperature: float = 0.7
+    #: Default output limit per run.
+    max_output_tokens: int = 256
+    #: Context window in tokens; 0 = ask litellm's model info (8192 when unknown).
+    context_window: int = 0
+    #: Profiles to try, in order, when this one fails before its first token.
+    fallbacks: list[str] = msgspec.field(default_factory=list)
+    #: Seconds to wait for the first token.
+    first_token_timeout_s: float = 30.0
+    #: Seconds for the whole run (a shorter gRPC deadline wins).
+    total_timeout_s: float = 120.0
+    #: Retries (with backoff) before the first token, per profile.
+    max_retries: int = 2
+
+
+class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """Run scheduling and streaming."""
+
+    #: Runs generating at once, across all sessions.
+    max_concurrent: int = 8
+    #: Runs waiting for a slot; RESOURCE_EXHAUSTED beyond it.
+    max_queue: int = 256
+    #: Text deltas are coalesced over this window (one frame at 60 fps).
+    coalesce_ms: float = 16.0
+    #: How long a run waits for RunRequest.min_revision.
+    min_revision_wait_s: float = 2.0
+    #: Decision attempts when the request says 0.
+    decision_attempts: int = 3
+
+
+class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """The context engine (CONTEXT.md)."""
+
+    #: Directory of persona templates (TOML or JSON), reloaded on change ("" = none).
+    templates_dir: str = ""
+    #: Tokens reserved for the reply when the budget comes from the context window.
+    output_reserve_tokens: int = 512
+    #: Default prompt budget in tokens; 0 = context window minus the reserve.
+    budget_tokens: int = 0
+
+
+class Config(msgspec.Struct, forbid_unknown_fields=True):
+    """Everything the sidecar can be told. Defaults serve the embedded local model."""
+
+    #: Named model profiles. With none, "local" (the embedded model) is the only one.
+    profiles: dict[str, ModelProfile] = msgspec.field(default_factory=dict)
+    #: Profile used when a run and its session name none.
+    default_profile: str = ""
+    state: StateLimits = msgspec.field(default_factory=StateLimits)
+    runs: RunsConfig = msgspec.field(default_factory=RunsConfig)
+    context: ContextConfig = msgspec.field(default_factory=ContextConfig)
+    #: Directory for the SQLite journal ("" = state in memory only).
+    state_dir: str = ""
+    #: Log level on stderr: debug, info, warning, error.
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        if LOCAL_PROFILE_NAME not in self.profiles:
+            self.profiles[LOCAL_PROFILE_NAME] = ModelProfile(
+                model="local/gemma3-270m", context_window=8192, temperature=0.8, max_output_tokens=160
+            )
+        if not self.default_profile:
+            others = [name for name in self.profiles if name != LOCAL_PROFILE_NAME]
+            self.default_profile = others[0] if len(others) == 1 else LOCAL_PROFILE_NAME
+        if self.default_profile not in self.profiles:
+            raise InvalidRequest(f"default_profile {self.default_profile!r} is not a defined profile")
+        for name, profile in self.profiles.items():
+            for fallback in profile.fallbacks:
+                if fallback not in self.profiles:
+                    raise InvalidRequest(f"profile {name!r} falls back to undefined profile {fallback!r}")
+
+
+def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:
+    """Read the TOML file at `path` (or $GAME_SIDECAR_CONFIG) into a Config.
+
+    Raises InvalidRequest with the file and the offending key when it does not fit.
+    """
+    env = dict(os.environ) if env is None else env
+    path = path or env.get("GAME_SIDECAR_CONFIG") or None
+    raw: dict[str, object] = {}
+    if path:
+        try:
+            raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise InvalidRequest(f"cannot read config {path}: {exc}") from exc
+    try:
+        return msgspec.convert(raw, Config)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"config {path or '(defaults)'}: {exc}") from exc
+
+
+def env_flag(env: dict[str, str], name: str) -> bool:
+    return env.get(name, "").strip().lower() in {"1", "true", "yes", "on"}

@@ -1,0 +1,118 @@
+"""The contract between a run (`sidecar.runs`) and the context engine.
+
+A run asks `prepare_run(session, spec, tokens)` for a PreparedRun: the exact,
+already-projected messages (aliases only, never an engine ID) and the budget
+report; then feeds it the model's reply to accept or reject (decisions), and
+tells it what to record. Domain types only: no grpc, no generated code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import msgspec
+
+from sidecar.state.model import Moment
+
+
+class NarrateInput(msgspec.Struct, frozen=True, tag="narrate"):
+    text: str
+    entity_ids: tuple[str, ...] = ()
+
+
+class DialogueInput(msgspec.Struct, frozen=True, tag="dialogue"):
+    text: str
+    #: Engine ID of who speaks ("" = the session's player entity).
+    speaker_id: str = ""
+
+
+class ActionOption(msgspec.Struct, frozen=True):
+    action_id: str
+    label: str
+    target_id: str = ""
+
+
+class DecisionInput(msgspec.Struct, frozen=True, tag="decision"):
+    situation: str
+    options: tuple[ActionOption, ...]
+    #: 0: the configured default.
+    max_attempts: int = 0
+
+
+class DescribeInput(msgspec.Struct, frozen=True, tag="describe"):
+    entity_id: str
+    aspect: str = ""
+
+
+RunInput = NarrateInput | DialogueInput | DecisionInput | DescribeInput
+
+
+class RunSpec(msgspec.Struct, frozen=True):
+    """What the game asked for, in engine IDs (validated against the session)."""
+
+    session_id: str
+    actor_id: str
+    input: RunInput
+    focus_ids: tuple[str, ...] = ()
+    moment: Moment | None = None
+    #: Token budget for the prompt; 0 = from session options, config, model window.
+    budget_tokens: int = 0
+    run_id: str = ""
+
+
+class PromptSection(msgspec.Struct):
+    name: str
+    tokens: int
+    message_index: int
+    tier: str = "required"
+    trimmed: bool = False
+    dropped: bool = False
+    reason: str = ""
+
+
+class Prompt(msgspec.Struct):
+    #: OpenAI-style chat messages: {"role": ..., "content": ...}.
+    messages: list[dict[str, str]]
+    sections: list[PromptSection]
+    budget_tokens: int
+    prompt_tokens: int
+
+
+class Chosen(msgspec.Struct, frozen=True):
+    """A decision reply that was accepted; IDs are engine IDs again."""
+
+    action_id: str
+    index: int
+    message: str = ""
+    mentioned_ids: tuple[str, ...] = ()
+
+
+class Accepted(msgspec.Struct, frozen=True):
+    action: Chosen | None = None
+    #: New notes when the reply carried them (already collapsed and cut).
+    notes: str | None = None
+
+
+class Rejected(msgspec.Struct, frozen=True):
+    reason: str
+    #: Messages for the next attempt: the prompt plus the rejected reply and the reason.
+    retry_messages: list[dict[str, str]]
+
+
+#: Counts tokens of a text with the serving model's tokenizer.
+TokenCounter = Callable[[str], int]
+
+
+class PreparedRun(Protocol):
+    prompt: Prompt
+    #: Every engine ID of the session: the leak guard refuses a request holding any.
+    engine_ids: frozenset[str]
+
+    def evaluate(self, reply: str, attempt: int) -> Accepted | Rejected:
+        """Judge a complete reply. Non-decision inputs always accept."""
+        ...
+
+    def record(self, reply: str, *, interrupted: bool, run_id: str) -> None:
+        """Append the input and the reply to the session's transcripts and notes."""
+        ...
