@@ -14,12 +14,14 @@ class App:
     - `store`: `sidecar.state.store.SessionStore` (sessions, deltas, journal)
     - `gateway`: `sidecar.llm.ModelGateway` (litellm, loaded in the background)
     - `runs`: `sidecar.runs.RunScheduler` (queue, concurrency, cancellation)
+    - `context`: `sidecar.context.ContextEngine` (select, project, budget, render)
     """
 
     config: Config
     store: object
     gateway: object
     runs: object
+    context: object
     #: Set when draining: new work gets UNAVAILABLE / SHUTTING_DOWN.
     shutting_down: bool = False
     capabilities: list[str] = field(default_factory=list)
