@@ -4,6 +4,7 @@ The tree (one root; servicers turn each into a gRPC status, a stable reason
 string and google.rpc.ErrorInfo metadata; see `sidecar.servicers.status`)::
 
     SidecarError                       INTERNAL          INTERNAL
+    ├── Unauthenticated                UNAUTHENTICATED   UNAUTHENTICATED
     ├── InvalidRequest                 INVALID_ARGUMENT  INVALID_REQUEST
     │   ├── InvalidDelta               INVALID_ARGUMENT  INVALID_DELTA
     │   ├── UnknownEntity              INVALID_ARGUMENT  UNKNOWN_ENTITY
@@ -43,6 +44,7 @@ from collections.abc import Mapping
 
 __all__ = [
     "SidecarError",
+    "Unauthenticated",
     "InvalidRequest",
     "InvalidDelta",
     "UnknownEntity",
@@ -84,6 +86,13 @@ class SidecarError(Exception):
         self.message = message
         #: Extra machine-readable facts, sent as google.rpc.ErrorInfo metadata.
         self.metadata: dict[str, str] = dict(metadata or {})
+
+
+class Unauthenticated(SidecarError):
+    """Missing or wrong `authorization: Bearer <token>` metadata (nothing was touched)."""
+
+    code = "UNAUTHENTICATED"
+    reason = "UNAUTHENTICATED"
 
 
 class InvalidRequest(SidecarError):

@@ -1,0 +1,112 @@
+"""Command line: `game-sidecar serve` (what a game launches) and `game-sidecar demo`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+
+from sidecar import __version__
+
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="game-sidecar", description="LLM narration sidecar for games (gRPC).")
+    parser.add_argument("--version", action="version", version=f"game-sidecar {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve gRPC; launched by the game (see docs/protocol.md)")
+    serve.add_argument("--listen", default=None,
+                       help="unix (default: socket in a fresh 0700 temp dir), unix:PATH, or tcp://127.0.0.1:0")
+    serve.add_argument("--parent-pid", type=int, default=None,
+                       help="exit when this process goes away (default: the spawning parent)")
+    serve.add_argument("--no-magic", action="store_true", help=f"run by hand without {_magic_env()}")
+    serve.add_argument("--config", default=None, help="TOML config file (model profiles, limits)")
+    serve.add_argument("--state-dir", default=None, help="directory for the durable SQLite journal")
+    serve.add_argument("--log-level", default=None, choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--no-stdin-watch", action="store_true",
+                       help="do not exit on stdin EOF (for hand use with stdin from /dev/null)")
+    demo = sub.add_parser("demo", help="launch a sidecar like a game would and narrate a small scene")
+    demo.add_argument("--config", default=None, help="TOML config file passed to the sidecar")
+    return parser
+
+
+def _magic_env() -> str:
+    from sidecar.lifecycle import MAGIC_ENV, MAGIC_VALUE
+
+    return f"{MAGIC_ENV}={MAGIC_VALUE}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    from sidecar.demo import run_demo
+
+    return asyncio.run(run_demo(config=args.config))
+
+
+def serve(args: argparse.Namespace) -> int:
+    from sidecar import lifecycle
+
+    env = dict(os.environ)
+    if not args.no_magic and env.get(lifecycle.MAGIC_ENV) != lifecycle.MAGIC_VALUE:
+        print(
+            "game-sidecar: refusing to start: this process is meant to be launched by a game, which sets "
+            f"{_magic_env()}. To run it by hand, pass --no-magic.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    # Before anything can import litellm: no network fetch of the price map.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    handshake_fd = lifecycle.protect_stdout()
+
+    from sidecar.config import load_config
+    from sidecar.errors import SidecarError
+    from sidecar.logs import setup_logging
+
+    try:
+        config = load_config(args.config, env)
+        if args.state_dir:
+            config.state_dir = args.state_dir
+        if args.log_level:
+            config.log_level = args.log_level
+        listen = lifecycle.parse_listen(args.listen)
+    except (SidecarError, ValueError) as exc:
+        print(f"game-sidecar: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    setup_logging(config.log_level)
+    token, generated = lifecycle.resolve_token(env)
+    parent_pid = args.parent_pid if args.parent_pid is not None else os.getppid()
+    code = asyncio.run(_serve(config, listen, token, generated, handshake_fd, parent_pid, not args.no_stdin_watch))
+    sys.stderr.flush()
+    # Orderly shutdown is done; do not wait on background threads (model loads).
+    os._exit(code)
+
+
+async def _serve(config, listen, token, generated, handshake_fd, parent_pid, watch_stdin) -> int:  # type: ignore[no-untyped-def]
+    import logging
+
+    from sidecar import lifecycle
+    from sidecar.server import SidecarServer
+
+    log = logging.getLogger("sidecar.cli")
+    if not lifecycle.is_loopback(listen):
+        log.warning("listening on a non-loopback address", extra={"fields": {"address": listen.address}})
+    server = SidecarServer(config, token)
+    try:
+        bound = await server.start(listen)
+    except Exception as exc:
+        log.error("cannot start", extra={"fields": {"error": str(exc)}})
+        listen.cleanup()
+        return 1
+    lifecycle.write_handshake(handshake_fd, bound, token if generated else None)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, server.request_stop, sig.name)
+    lifecycle.watch_host(loop, server.request_stop, parent_pid, watch_stdin=watch_stdin)
+    await server.wait_stop_requested()
+    await server.stop()
+    return 0

@@ -1,0 +1,201 @@
+"""The process contract with the game (PROTOCOL.md §1): magic check, token,
+listen address and socket directory, the one-line handshake, and the
+watchdogs that make the sidecar die with its host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sidecar import PROTOCOL_VERSION, __version__
+
+__all__ = [
+    "MAGIC_ENV",
+    "MAGIC_VALUE",
+    "TOKEN_ENV",
+    "ListenSpec",
+    "parse_listen",
+    "resolve_token",
+    "protect_stdout",
+    "write_handshake",
+    "watch_host",
+]
+
+MAGIC_ENV = "GAME_SIDECAR_MAGIC"
+MAGIC_VALUE = "game-sidecar-v1"
+TOKEN_ENV = "GAME_SIDECAR_TOKEN"
+SOCKET_NAME = "sidecar.sock"
+#: How often the parent watchdog looks; exit must follow parent death within 1 s.
+PARENT_POLL_S = 0.1
+
+log = logging.getLogger("sidecar.lifecycle")
+
+
+@dataclass
+class ListenSpec:
+    transport: str  # "unix" or "tcp"
+    #: unix: socket path; tcp: host (port in `port`).
+    address: str
+    port: int = 0
+    #: The fresh 0700 directory holding the socket, removed on exit (unix default only).
+    owned_dir: Path | None = None
+
+    @property
+    def grpc_target(self) -> str:
+        return f"unix:{self.address}" if self.transport == "unix" else f"{self._host()}:{self.port}"
+
+    def _host(self) -> str:
+        return f"[{self.address}]" if ":" in self.address else self.address
+
+    def handshake_address(self) -> str:
+        """unix: the socket path; tcp: host:port as bound."""
+        return self.address if self.transport == "unix" else f"{self._host()}:{self.port}"
+
+    def cleanup(self) -> None:
+        if self.transport == "unix":
+            try:
+                os.unlink(self.address)
+            except FileNotFoundError:
+                pass
+        if self.owned_dir is not None:
+            shutil.rmtree(self.owned_dir, ignore_errors=True)
+
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def parse_listen(value: str | None) -> ListenSpec:
+    """`None`/"unix": a socket in a fresh 0700 temp dir; "unix:PATH"; "tcp://HOST:PORT".
+
+    Raises ValueError with a message for the command line.
+    """
+    if value in (None, "", "unix"):
+        directory = Path(tempfile.mkdtemp(prefix="game-sidecar-"))  # mkdtemp makes it 0700
+        os.chmod(directory, 0o700)
+        return ListenSpec("unix", str(directory / SOCKET_NAME), owned_dir=directory)
+    if value.startswith("unix:"):
+        path = value.removeprefix("unix:").removeprefix("//")
+        if not path:
+            raise ValueError("--listen unix:PATH needs a path")
+        return ListenSpec("unix", path)
+    if value.startswith("tcp://"):
+        hostport = value.removeprefix("tcp://")
+        host, sep, port_text = hostport.rpartition(":")
+        host = host.strip("[]")
+        if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+            raise ValueError(f"--listen {value!r}: expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:0")
+        return ListenSpec("tcp", host, int(port_text))
+    raise ValueError(f"--listen {value!r}: expected unix, unix:PATH or tcp://HOST:PORT")
+
+
+def is_loopback(spec: ListenSpec) -> bool:
+    return spec.transport == "unix" or spec.address in _LOOPBACK or spec.address.startswith("127.")
+
+
+def resolve_token(env: dict[str, str]) -> tuple[str, bool]:
+    """(token, generated). A game-chosen token is never echoed in the handshake."""
+    token = env.get(TOKEN_ENV, "")
+    if token:
+        return token, False
+    return secrets.token_urlsafe(32), True
+
+
+def protect_stdout() -> int:
+    """Keep stdout for the handshake alone.
+
+    Returns a private duplicate of the real stdout, then points fd 1 (and
+    sys.stdout) at stderr, so a stray print or a native library writing to
+    stdout can never corrupt the game's handshake pipe.
+    """
+    sys.stdout.flush()
+    private_fd = os.dup(1)
+    os.set_inheritable(private_fd, False)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return private_fd
+
+
+def write_handshake(fd: int, spec: ListenSpec, token: str | None) -> None:
+    """The first and only line on stdout; the pipe is closed after it."""
+    doc: dict[str, object] = {
+        "sidecar": "game-sidecar",
+        "protocol": PROTOCOL_VERSION,
+        "transport": spec.transport,
+        "address": spec.handshake_address(),
+    }
+    if token is not None:
+        doc["token"] = token
+    doc["pid"] = os.getpid()
+    doc["version"] = __version__
+    line = (json.dumps(doc, separators=(",", ":")) + "\n").encode()
+    with os.fdopen(fd, "wb", buffering=0) as out:
+        out.write(line)
+
+
+def watch_host(loop: asyncio.AbstractEventLoop, on_gone: Callable[[str], None], parent_pid: int | None,
+               watch_stdin: bool = True) -> None:
+    """Call `on_gone(why)` when stdin reaches EOF or the parent process goes away.
+
+    stdin is read in a daemon thread (a blocking read is the portable way to
+    see EOF on a pipe); the parent is polled every PARENT_POLL_S.
+    """
+
+    done = False
+
+    def trigger(why: str) -> None:
+        nonlocal done
+        if not done:
+            done = True
+            log.info("host gone, shutting down", extra={"fields": {"why": why}})
+            on_gone(why)
+
+    if watch_stdin:
+        def read_stdin() -> None:
+            try:
+                while os.read(0, 4096):
+                    pass  # the game may write; we only care about EOF
+            except OSError:
+                pass
+            loop.call_soon_threadsafe(trigger, "stdin closed")
+
+        threading.Thread(target=read_stdin, name="stdin-watch", daemon=True).start()
+
+    original_ppid = os.getppid()
+
+    async def poll_parent() -> None:
+        while not done:
+            if os.getppid() != original_ppid:
+                trigger("parent changed")
+                return
+            if parent_pid is not None and not _alive(parent_pid):
+                trigger("parent exited")
+                return
+            await asyncio.sleep(PARENT_POLL_S)
+
+    loop.create_task(poll_parent(), name="parent-watch")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers kill(0); treat it as gone.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().split(b") ", 1)[1][:1] != b"Z"
+    except (OSError, IndexError):
+        return True

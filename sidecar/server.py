@@ -1,0 +1,138 @@
+"""grpc.aio wiring: the auth interceptor, health, reflection, the three
+services, and the orderly shutdown (PROTOCOL.md §1.5, §1.6)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from sidecar.app import App
+from sidecar.auth import AuthInterceptor
+from sidecar.config import Config
+from sidecar.lifecycle import ListenSpec
+from sidecar.v1 import (
+    agent_service_pb2,
+    agent_service_pb2_grpc,
+    session_service_pb2,
+    session_service_pb2_grpc,
+    sidecar_service_pb2,
+    sidecar_service_pb2_grpc,
+)
+
+__all__ = ["build_app", "SidecarServer", "SERVICE_NAMES"]
+
+log = logging.getLogger("sidecar.server")
+
+SERVICE_NAMES = (
+    sidecar_service_pb2.DESCRIPTOR.services_by_name["SidecarService"].full_name,
+    session_service_pb2.DESCRIPTOR.services_by_name["SessionService"].full_name,
+    agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name,
+)
+
+#: Bigger than gRPC's 4 MiB default: snapshots and save blobs of large worlds.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: In-flight calls get this long to finish when the server stops.
+STOP_GRACE_S = 0.3
+
+
+def build_app(config: Config) -> App:
+    """Construct the domain parts. Cheap: nothing slow is imported or loaded here."""
+    from sidecar.context import ContextEngine
+    from sidecar.llm import ModelGateway
+    from sidecar.runs import RunScheduler
+    from sidecar.state.store import SessionStore
+
+    app = App(
+        config=config,
+        store=SessionStore(config.state, config.state_dir or None),
+        gateway=ModelGateway(config),
+        runs=None,
+        context=ContextEngine(config),
+        capabilities=["stream_deltas", "replace_state", "export_import", "preview_prompt", "local_model"],
+    )
+    if config.state_dir:
+        app.capabilities.append("journal")
+    app.runs = RunScheduler(app)
+    return app
+
+
+class SidecarServer:
+    """One running server. `start()` binds and serves; `stop()` drains and cleans up."""
+
+    def __init__(self, config: Config, token: str, app: App | None = None) -> None:
+        self.config = config
+        self.app = app or build_app(config)
+        self.stopped = asyncio.Event()
+        self._stop_requested = asyncio.Event()
+        self._health = health.aio.HealthServicer()
+        self._server = grpc.aio.server(
+            interceptors=[AuthInterceptor(token)],
+            options=[
+                ("grpc.so_reuseport", 0),
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ],
+        )
+        self._listen: ListenSpec | None = None
+
+    def request_stop(self, why: str = "") -> None:
+        if not self._stop_requested.is_set():
+            log.info("stop requested", extra={"fields": {"why": why}})
+            self._stop_requested.set()
+
+    async def wait_stop_requested(self) -> None:
+        await self._stop_requested.wait()
+
+    async def start(self, listen: ListenSpec) -> ListenSpec:
+        """Bind, register everything, start serving; returns the spec with the bound port."""
+        from sidecar.servicers.agent import AgentServicer
+        from sidecar.servicers.session import SessionServicer
+        from sidecar.servicers.sidecar import SidecarServicer
+
+        app = self.app
+        await app.store.start()  # type: ignore[attr-defined]
+        sidecar_service_pb2_grpc.add_SidecarServiceServicer_to_server(
+            SidecarServicer(app, self.request_stop), self._server
+        )
+        session_service_pb2_grpc.add_SessionServiceServicer_to_server(SessionServicer(app), self._server)
+        agent_service_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(app), self._server)
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
+        reflection.enable_server_reflection(
+            (*SERVICE_NAMES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+            self._server,
+        )
+        port = self._server.add_insecure_port(listen.grpc_target)
+        if listen.transport == "tcp":
+            if port == 0:
+                raise OSError(f"cannot bind {listen.grpc_target}")
+            listen.port = port
+        await self._server.start()
+        for name in ("", *SERVICE_NAMES):
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        app.gateway.start()  # type: ignore[attr-defined]  # litellm loads in the background
+        self._listen = listen
+        log.info("serving", extra={"fields": {"address": listen.handshake_address(), "transport": listen.transport}})
+        return listen
+
+    async def stop(self, reason: str = "") -> None:
+        """Drain: health NOT_SERVING, no new work, cancel runs, stop, flush the journal."""
+        if self.stopped.is_set():
+            return
+        app = self.app
+        app.shutting_down = True
+        log.info("shutting down", extra={"fields": {"reason": reason}})
+        try:
+            await self._health.enter_graceful_shutdown()
+            await app.runs.aclose()  # type: ignore[attr-defined]
+            await self._server.stop(STOP_GRACE_S)
+            await app.store.aclose()  # type: ignore[attr-defined]
+            await app.gateway.aclose()  # type: ignore[attr-defined]
+        finally:
+            if self._listen is not None:
+                self._listen.cleanup()
+            self.stopped.set()
+            log.info("stopped")

@@ -1,0 +1,66 @@
+"""SidecarService: GetInfo and Shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+
+import grpc
+
+from sidecar import PROTOCOL_VERSION, __version__
+from sidecar.app import App
+from sidecar.v1 import sidecar_service_pb2 as pb
+from sidecar.v1 import sidecar_service_pb2_grpc as pb_grpc
+
+log = logging.getLogger("sidecar.servicers.sidecar")
+
+
+class SidecarServicer(pb_grpc.SidecarServiceServicer):
+    def __init__(self, app: App, request_shutdown: Callable[[str], None]) -> None:
+        self._app = app
+        self._request_shutdown = request_shutdown
+
+    async def GetInfo(self, request: pb.GetInfoRequest, context: grpc.aio.ServicerContext) -> pb.GetInfoResponse:
+        app = self._app
+        profiles = [pb.ModelProfileInfo(**info) for info in app.gateway.profiles_info()]  # type: ignore[attr-defined]
+        response = pb.GetInfoResponse(
+            version=__version__,
+            protocol_versions=[PROTOCOL_VERSION],
+            capabilities=app.capabilities,
+            profiles=profiles,
+            llm_ready=app.gateway.ready,  # type: ignore[attr-defined]
+            pid=os.getpid(),
+            durable=bool(app.config.state_dir),
+        )
+        if request.include_stats:
+            response.stats.extend(_session_stats(app))
+        return response
+
+    async def Shutdown(self, request: pb.ShutdownRequest, context: grpc.aio.ServicerContext) -> pb.ShutdownResponse:
+        log.info("shutdown requested", extra={"fields": {"reason": request.reason}})
+        # Answer first; the drain starts right after this call returns.
+        asyncio.get_running_loop().call_soon(self._request_shutdown, "Shutdown RPC")
+        return pb.ShutdownResponse()
+
+
+def _session_stats(app: App) -> list[pb.SessionStats]:
+    """Counters from each session's usage (runs write them; see sidecar.state.model.ActorUsage)."""
+    out = []
+    for session_id in app.store.session_ids():  # type: ignore[attr-defined]
+        session = app.store.get(session_id)  # type: ignore[attr-defined]
+        usage = session.usage.values()
+        out.append(
+            pb.SessionStats(
+                session_id=session_id,
+                revision=session.revision,
+                runs=sum(u.runs for u in usage),
+                prompt_tokens=sum(u.prompt_tokens for u in usage),
+                completion_tokens=sum(u.completion_tokens for u in usage),
+                cached_tokens=sum(u.cached_tokens for u in usage),
+                cost_usd=sum(u.cost_usd for u in usage),
+                errors_by_reason=session.errors_by_reason,
+            )
+        )
+    return out

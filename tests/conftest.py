@@ -1,0 +1,80 @@
+"""Shared fixtures: a real grpc.aio server on a real Unix socket (in-process,
+for wire tests) and the real sidecar process launched like a game does (e2e).
+
+Test helpers are public API: tests of every area use these.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from sidecar.client import SidecarClient
+from sidecar.config import Config, load_config
+from sidecar.lifecycle import ListenSpec
+from sidecar.server import SidecarServer
+
+TEST_TOKEN = "test-token-not-secret"
+
+# The in-process server may import litellm in the background; never fetch prices.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def config_from_toml(text: str, tmp_path: Path) -> Config:
+    path = tmp_path / "sidecar.toml"
+    path.write_text(text)
+    return load_config(path, env={})
+
+
+class RunningServer:
+    def __init__(self, server: SidecarServer, client: SidecarClient, listen: ListenSpec) -> None:
+        self.server = server
+        self.client = client
+        self.listen = listen
+        self.app = server.app
+
+    @property
+    def target(self) -> str:
+        return self.listen.grpc_target
+
+
+ServerFactory = Callable[..., Awaitable[RunningServer]]
+
+
+@pytest.fixture
+async def make_server() -> AsyncIterator[ServerFactory]:
+    """`await make_server(config=None, token=TEST_TOKEN)` -> RunningServer on a Unix socket."""
+    started: list[RunningServer] = []
+    dirs: list[tempfile.TemporaryDirectory[str]] = []
+
+    async def factory(config: Config | None = None, token: str = TEST_TOKEN) -> RunningServer:
+        tmp = tempfile.TemporaryDirectory(prefix="sidecar-test-")
+        dirs.append(tmp)
+        listen = ListenSpec("unix", os.path.join(tmp.name, "s.sock"))
+        server = SidecarServer(config or Config(), token)
+        await server.start(listen)
+        running = RunningServer(server, SidecarClient(listen.grpc_target, token), listen)
+        started.append(running)
+        return running
+
+    yield factory
+    for running in started:
+        await running.client.close()
+        await running.server.stop("test over")
+    for tmp in dirs:
+        tmp.cleanup()
+
+
+@pytest.fixture
+async def server(make_server: ServerFactory) -> RunningServer:
+    """A server with the default config (embedded model profile, state in memory)."""
+    return await make_server()
+
+
+@pytest.fixture
+async def client(server: RunningServer) -> SidecarClient:
+    return server.client

@@ -1,0 +1,218 @@
+"""The real sidecar process, launched the way a game launches it (PROTOCOL.md §1, §2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from sidecar.client import (
+    ExitedBeforeHandshake,
+    HandshakeTimeout,
+    MalformedHandshake,
+    SidecarClient,
+    SidecarProcess,
+    error_reason,
+)
+from sidecar.v1 import sidecar_service_pb2 as sidecar_pb
+
+pytestmark = pytest.mark.timeout(60)
+
+#: Liveness bound for "the sidecar exits" checks. The 1 s target is measured by
+#: scripts/bench_startup.py; a test only proves that it exits at all, promptly.
+EXIT_WAIT_S = 5.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().split(b") ", 1)[1][:1] != b"Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_gone(pid: int, timeout: float = EXIT_WAIT_S) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+async def test_handshake_token_and_getinfo() -> None:
+    async with await SidecarProcess.launch() as sidecar:
+        hs = sidecar.handshake
+        assert hs.transport == "unix" and hs.protocol == 1 and hs.pid == sidecar.pid
+        assert hs.token, "a generated token must be reported in the handshake"
+        sock_dir = Path(hs.address).parent
+        assert stat.S_IMODE(sock_dir.stat().st_mode) == 0o700
+        info = await sidecar.client.get_info()
+        assert info.version and list(info.protocol_versions) == [1]
+        assert info.pid == sidecar.pid
+        assert any(p.local for p in info.profiles)
+
+
+async def test_game_chosen_token_is_not_echoed() -> None:
+    async with await SidecarProcess.launch(token="chosen-by-the-game") as sidecar:
+        assert sidecar.handshake.token is None
+        assert (await sidecar.client.get_info()).pid == sidecar.pid
+
+
+async def test_wrong_or_missing_token_is_unauthenticated() -> None:
+    async with await SidecarProcess.launch(token="right") as sidecar:
+        for token in ("wrong", None):
+            client = SidecarClient(sidecar.handshake.target, token)
+            try:
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await client.get_info()
+                assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                assert error_reason(err.value) == "UNAUTHENTICATED"
+                # Streams are guarded too, and the call never reaches the servicer.
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await client.open_session("s1")
+                assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            finally:
+                await client.close()
+        # Nothing was created by the refused calls.
+        info = await sidecar.client.get_info(include_stats=True)
+        assert [s.session_id for s in info.stats] == []
+
+
+async def test_health_without_token_and_reflection_with_it() -> None:
+    async with await SidecarProcess.launch() as sidecar:
+        async with grpc.aio.insecure_channel(sidecar.handshake.target) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            for service in ("", "sidecar.v1.SessionService", "sidecar.v1.SidecarService"):
+                reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        refl = reflection_pb2_grpc.ServerReflectionStub(sidecar.client.channel)
+        replies = [r async for r in refl.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))]
+        names = {s.name for s in replies[0].list_services_response.service}
+        assert {"sidecar.v1.SidecarService", "sidecar.v1.SessionService", "sidecar.v1.AgentService",
+                "grpc.health.v1.Health"} <= names
+
+
+async def test_tcp_loopback_listen() -> None:
+    async with await SidecarProcess.launch(["--listen", "tcp://127.0.0.1:0"]) as sidecar:
+        hs = sidecar.handshake
+        assert hs.transport == "tcp" and hs.address.startswith("127.0.0.1:")
+        assert int(hs.address.rsplit(":", 1)[1]) > 0
+        assert (await sidecar.client.get_info()).pid == sidecar.pid
+
+
+async def test_stdin_eof_exits_cleanly_and_removes_socket_dir() -> None:
+    sidecar = await SidecarProcess.launch()
+    sock_dir = Path(sidecar.handshake.address).parent
+    assert sock_dir.exists()
+    await sidecar.client.close()
+    assert sidecar.proc.stdin is not None
+    sidecar.proc.stdin.close()
+    code = await asyncio.wait_for(sidecar.proc.wait(), EXIT_WAIT_S)
+    assert code == 0
+    assert not sock_dir.exists()
+    # Nothing but the handshake ever reached stdout.
+    assert sidecar.proc.stdout is not None
+    assert await sidecar.proc.stdout.read() == b""
+
+
+async def test_shutdown_rpc_drains_and_exits() -> None:
+    sidecar = await SidecarProcess.launch()
+    sock_dir = Path(sidecar.handshake.address).parent
+    await sidecar.client.sidecar.Shutdown(sidecar_pb.ShutdownRequest(reason="test"))
+    code = await asyncio.wait_for(sidecar.proc.wait(), EXIT_WAIT_S)
+    assert code == 0 and not sock_dir.exists()
+    assert "shutdown requested" in sidecar.stderr_tail() or await _stderr_has(sidecar, "shutdown requested")
+    await sidecar.close()
+
+
+async def _stderr_has(sidecar: SidecarProcess, text: str) -> bool:
+    await asyncio.sleep(0.2)
+    return text in sidecar.stderr_tail()
+
+
+def test_missing_magic_exits_2_with_a_clear_message() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "GAME_SIDECAR_MAGIC"}
+    proc = subprocess.run([sys.executable, "-m", "sidecar", "serve"], env=env, capture_output=True, timeout=30,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    assert b"GAME_SIDECAR_MAGIC=game-sidecar-v1" in proc.stderr and b"--no-magic" in proc.stderr
+
+
+def test_stderr_logs_are_json_lines() -> None:
+    env = dict(os.environ, GAME_SIDECAR_MAGIC="game-sidecar-v1")
+    proc = subprocess.Popen([sys.executable, "-m", "sidecar", "serve"], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdin is not None
+    first = proc.stdout.readline()
+    assert json.loads(first)["sidecar"] == "game-sidecar"
+    proc.stdin.close()
+    _, err = proc.communicate(timeout=EXIT_WAIT_S)
+    assert proc.returncode == 0
+    lines = [line for line in err.decode().splitlines() if line.strip()]
+    assert lines, "expected some logs"
+    for line in lines:
+        doc = json.loads(line)
+        assert {"ts", "level", "msg"} <= doc.keys()
+
+
+PARENT = textwrap.dedent(
+    """
+    import os, subprocess, sys, time
+    env = dict(os.environ, GAME_SIDECAR_MAGIC="game-sidecar-v1")
+    child = subprocess.Popen([sys.executable, "-m", "sidecar", "serve", *sys.argv[1:]], env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    line = child.stdout.readline()
+    sys.stdout.write(line.decode()); sys.stdout.flush()
+    time.sleep(600)
+    """
+)
+
+
+@pytest.mark.parametrize("extra", [[], ["--no-stdin-watch"]], ids=["stdin-and-parent", "parent-watch-only"])
+def test_parent_killed_with_sigkill_takes_the_sidecar_along(extra: list[str], tmp_path: Path) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(PARENT)
+    parent = subprocess.Popen([sys.executable, str(script), *extra], stdout=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, cwd=os.getcwd())
+    assert parent.stdout is not None
+    handshake = json.loads(parent.stdout.readline())
+    pid = handshake["pid"]
+    sock_dir = Path(handshake["address"]).parent
+    assert _alive(pid) and sock_dir.exists()
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    assert _wait_gone(pid), "sidecar outlived its parent"
+    assert not sock_dir.exists()
+
+
+async def test_launcher_reports_exit_before_handshake() -> None:
+    with pytest.raises(ExitedBeforeHandshake) as err:
+        await SidecarProcess.launch(command=[sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"])
+    assert err.value.returncode == 3 and "boom" in err.value.stderr_tail
+
+
+async def test_launcher_reports_malformed_handshake() -> None:
+    with pytest.raises(MalformedHandshake) as err:
+        await SidecarProcess.launch(command=[sys.executable, "-c",
+                                             "import sys, time; print('hello'); sys.stdout.flush();"
+                                             " sys.stderr.write('oops\\n'); time.sleep(30)"])
+    assert err.value.line == "hello"
+
+
+async def test_launcher_times_out() -> None:
+    with pytest.raises(HandshakeTimeout):
+        await SidecarProcess.launch(command=[sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
