@@ -1,0 +1,81 @@
+"""The demo: launch a sidecar the way a game does, send a small scene as
+deltas, and narrate a few events with the text streaming to the terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from sidecar.client import SidecarProcess
+from sidecar.v1 import agent_service_pb2 as agent_pb
+from sidecar.v1 import state_pb2, types_pb2
+
+EVENTS = [
+    ("The goblin lunges at Mira with a rusty blade.", ["BP_Goblin_C_2147483647", "Player_0"]),
+    ("Mira parries and the blade snaps in two.", ["Player_0", "BP_Goblin_C_2147483647"]),
+    ("Old Bram shouts a warning from behind the bar.", ["NPC_Bram_7f3a"]),
+]
+
+
+def _entity(eid: str, kind: int, name: str, description: str, location: str = "", **fields: object) -> state_pb2.DeltaOp:
+    values: dict[str, types_pb2.FieldValue] = {}
+    for key, value in fields.items():
+        if isinstance(value, bool):
+            values[key] = types_pb2.FieldValue(value=types_pb2.Value(bool_value=value))
+        elif isinstance(value, int):
+            values[key] = types_pb2.FieldValue(value=types_pb2.Value(int_value=value))
+        else:
+            values[key] = types_pb2.FieldValue(value=types_pb2.Value(string_value=str(value)))
+    entity = state_pb2.Entity(id=eid, kind=kind, name=name, description=description, location_id=location,
+                              fields=values)
+    return state_pb2.DeltaOp(upsert_entity=state_pb2.UpsertEntityOp(entity=entity))
+
+
+def scene_ops() -> list[state_pb2.DeltaOp]:
+    tavern = "/Game/Maps/Tavern.Tavern:PersistentLevel"
+    return [
+        _entity(tavern, types_pb2.ENTITY_KIND_LOCATION, "The Crooked Lantern",
+                "A smoky tavern with low beams and a crackling hearth."),
+        _entity("Player_0", types_pb2.ENTITY_KIND_PLAYER, "Mira", "A young ranger in a green cloak.", tavern,
+                hp=18, max_hp=24),
+        _entity("BP_Goblin_C_2147483647", types_pb2.ENTITY_KIND_CHARACTER, "Goblin",
+                "A wiry goblin with yellow eyes.", tavern, hp=6, hostile=True),
+        _entity("NPC_Bram_7f3a", types_pb2.ENTITY_KIND_CHARACTER, "Bram", "The grey-bearded innkeeper.", tavern),
+        state_pb2.DeltaOp(set_scene_fact=state_pb2.SetSceneFactOp(key="weather",
+                                                                  value=types_pb2.Value(string_value="storm"))),
+        state_pb2.DeltaOp(set_scene_fact=state_pb2.SetSceneFactOp(key="time_of_day",
+                                                                  value=types_pb2.Value(string_value="night"))),
+    ]
+
+
+async def run_demo(config: str | None = None, out=sys.stdout) -> int:  # type: ignore[no-untyped-def]
+    args = ["--config", config] if config else []
+    print("launching game-sidecar...", file=sys.stderr)
+    t0 = time.perf_counter()
+    async with await SidecarProcess.launch(args) as sidecar:
+        print(f"handshake after {1000 * (time.perf_counter() - t0):.0f} ms: {sidecar.handshake.address}",
+              file=sys.stderr)
+        client = sidecar.client
+        opened = await client.open_session("demo")
+        applied = await client.apply_deltas("demo", opened.revision, scene_ops())
+        print(f"scene sent as deltas, session revision {applied.revision}", file=sys.stderr)
+        for text, ids in EVENTS:
+            record = state_pb2.DeltaOp(record_event=state_pb2.RecordEventOp(
+                event=state_pb2.GameEvent(text=text, entity_ids=ids)))
+            applied = await client.apply_deltas("demo", applied.revision, [record])
+            print(f"\n> {text}", file=out)
+            request = agent_pb.RunRequest(session_id="demo", narrate=agent_pb.NarrateInput(text=text, entity_ids=ids))
+            async for event in client.run(request):
+                kind = event.WhichOneof("kind")
+                if kind == "text":
+                    out.write(event.text.text)
+                    out.flush()
+                elif kind == "usage":
+                    usage = event.usage
+                elif kind == "finished":
+                    t = event.finished.timings
+                    gen_s = max((t.total_ms - t.first_token_ms) / 1000, 1e-9)
+                    print(f"\n  [first token {t.first_token_ms:.0f} ms, {usage.completion_tokens} tokens, "
+                          f"{usage.completion_tokens / gen_s:.1f} tokens/s]", file=out)
+        await client.close_session("demo")
+    return 0
