@@ -1,0 +1,310 @@
+"""One actor's view of a session, in model terms: aliases instead of engine IDs,
+only what the actor may perceive, coordinates left out. The context engine
+builds prompts from this and nothing else; replies come back through `resolve`.
+
+Perspective rules (docs/privacy.md has the full table):
+
+- hidden: in no prompt, ever (not even the entity's own).
+- private: only the entity itself (for events: their actor; for lore: nobody).
+- known_to: the listed actors (and the entity itself).
+- public: whoever can perceive it: the actor's own entity, its location and the
+  locations containing that, what shares its location, what it carries (location
+  is the actor), what has no location at all, and what the run's input names.
+  The narrator (actor "") has no location: its scene is what the input names and
+  the locations those are in.
+- An input-named entity is perceivable unless hidden or private; naming does not
+  open its hidden or private fields.
+- Field-level visibility narrows the entity's; `None` inherits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sidecar.errors import UnknownEntity
+from sidecar.projection.index import SessionIndex, index_for
+from sidecar.state.model import (
+    EntityRef,
+    Entity,
+    Event,
+    LoreCard,
+    Moment,
+    Relation,
+    Session,
+    Value,
+    Vec3,
+    Visibility,
+)
+
+__all__ = ["AliasRejected", "Projection"]
+
+#: How far up the containment chain an actor knows where it is (room, building, town...).
+_MAX_CHAIN = 8
+
+_GENERIC = {"character": "someone", "player": "someone", "location": "somewhere"}
+
+
+class AliasRejected(Exception):
+    """The model named an alias that was never issued, or one the actor may not see.
+
+    `reason` is safe to show to the model (it holds no engine ID)."""
+
+    def __init__(self, alias: str, reason: str) -> None:
+        super().__init__(f"{alias!r}: {reason}")
+        self.alias = alias
+        self.reason = reason
+
+
+class Projection:
+    """What `actor_id` ("" = the narrator) may perceive of `session`, aliased.
+
+    `named_ids`: engine IDs the run's input names (focus entities, event
+    participants, the describe target, option targets); they become perceivable
+    (see the module docstring). Raises UnknownEntity for an actor or a named ID
+    the session does not hold.
+    """
+
+    def __init__(self, session: Session, actor_id: str, *, named_ids: Iterable[str] = ()) -> None:
+        self.session = session
+        self.actor_id = actor_id
+        entities = session.world.entities
+        self._entities = entities
+        self._idx: SessionIndex = index_for(session)
+        self._actor: Entity | None = None
+        if actor_id:
+            actor = entities.get(actor_id)
+            if actor is None:
+                raise UnknownEntity(f"actor {actor_id!r} is not in session {session.id!r}")
+            self._actor = actor
+        self._named: frozenset[str] = frozenset(named_ids)
+        for eid in self._named:
+            if eid not in entities:
+                raise UnknownEntity(f"entity {eid!r} is not in session {session.id!r}")
+        # Containers whose direct contents are in reach, and the location chain(s) above.
+        self._containers: set[str] = set()
+        self._chain: list[str] = []
+        if self._actor is not None:
+            self._containers.add(self._actor.id)
+            if self._actor.location_id:
+                self._containers.add(self._actor.location_id)
+                self._chain.extend(self._walk_up(self._actor.location_id))
+        else:
+            for eid in sorted(self._named):
+                ent = entities[eid]
+                if ent.location_id:
+                    self._containers.add(ent.location_id)
+                    self._chain.extend(self._walk_up(ent.location_id))
+                if ent.kind == "location":
+                    self._containers.add(eid)
+        self._chain_set = set(self._chain)
+        self._visible: list[Entity] | None = None
+        #: Every engine ID the leak guard must refuse (see SessionIndex.guard_ids).
+        self.engine_ids: frozenset[str] = self._idx.guard_ids
+
+    # -- entities -------------------------------------------------------------
+
+    def alias(self, engine_id: str) -> str:
+        """The entity's alias. UnknownEntity when the session does not hold it."""
+        if engine_id not in self._entities:
+            raise UnknownEntity(f"entity {engine_id!r} is not in session {self.session.id!r}")
+        return self.session.aliases.by_id[engine_id]
+
+    def can_see(self, entity: Entity) -> bool:
+        if self._entities.get(entity.id) is not entity:
+            return False
+        vis = entity.visibility
+        if vis.level == "hidden":
+            return False
+        if entity.id == self.actor_id:
+            return True
+        if vis.level == "private":
+            return False
+        if entity.id in self._named:
+            return True
+        if vis.level == "known_to":
+            return bool(self.actor_id) and self.actor_id in vis.known_to
+        return (
+            not entity.location_id
+            or entity.location_id in self._containers
+            or entity.id in self._chain_set
+        )
+
+    def visible_entities(self) -> list[Entity]:
+        """What the actor perceives, in a stable order: itself, where it is, what is
+        around it, what it carries, known things, named things, location-less things."""
+        if self._visible is None:
+            seen: set[str] = set()
+            out: list[Entity] = []
+            idx = self._idx
+            groups: list[Iterable[str]] = [[self.actor_id] if self.actor_id else [], self._chain]
+            groups.extend(idx.by_location.get(c, ()) for c in sorted(self._containers))
+            groups.append(idx.known_to.get(self.actor_id, ()) if self.actor_id else ())
+            groups.append(sorted(self._named))
+            groups.append(idx.nowhere)
+            for group in groups:
+                for eid in group:
+                    if eid in seen:
+                        continue
+                    seen.add(eid)
+                    ent = self._entities.get(eid)
+                    if ent is not None and self.can_see(ent):
+                        out.append(ent)
+            self._visible = out
+        return list(self._visible)
+
+    def fields(self, entity: Entity) -> dict[str, str]:
+        """The entity's fields this actor may see, minus coordinates, as text.
+        Empty for an entity the actor cannot see."""
+        if not self.can_see(entity):
+            return {}
+        opts = self.session.options
+        suppressed = set(opts.coordinate_fields) - set(opts.exposed_coordinate_fields)
+        out: dict[str, str] = {}
+        for name, field in entity.fields.items():
+            if name in suppressed:
+                continue
+            if field.visibility is not None and not self._field_visible(entity, field.visibility):
+                continue
+            out[self.text(name)] = self.value_text(field.value)
+        return out
+
+    def _field_visible(self, entity: Entity, vis: Visibility) -> bool:
+        if vis.level == "hidden":
+            return False
+        if entity.id == self.actor_id:
+            return True
+        if vis.level == "private":
+            return False
+        if vis.level == "known_to":
+            return bool(self.actor_id) and self.actor_id in vis.known_to
+        return True
+
+    def ref_text(self, engine_id: str) -> str:
+        """How a reference to `engine_id` reads for this actor: its alias when the
+        actor can see it, else a generic word ("someone", "somewhere", "something")."""
+        ent = self._entities.get(engine_id)
+        if ent is not None and self.can_see(ent):
+            return self.session.aliases.by_id[engine_id]
+        return _GENERIC.get(ent.kind, "something") if ent is not None else "something"
+
+    def value_text(self, value: Value) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, int):
+            return str(value)
+        if isinstance(value, float):
+            return f"{value:g}"
+        if isinstance(value, EntityRef):
+            return self.ref_text(value.id)
+        if isinstance(value, Vec3):
+            return f"({value.x:g}, {value.y:g}, {value.z:g})"
+        if isinstance(value, list):
+            return "[" + ", ".join(self.value_text(v) for v in value) + "]"
+        return self.text(str(value))
+
+    def text(self, free_text: str) -> str:
+        """Game-supplied text with every engine ID in it replaced by what `ref_text`
+        gives (the rule for what counts as an occurrence: sidecar.projection.idmatch)."""
+        if not free_text:
+            return free_text
+        return self._idx.matcher.sub(free_text, self.ref_text)
+
+    # -- the moment -------------------------------------------------------------
+
+    def moment_text(self, moment: Moment | None) -> str:
+        """The parts of the moment the session exposes, as text ("" when none)."""
+        if moment is None:
+            return ""
+        exp = self.session.options.expose_moment
+        parts: list[str] = []
+        if exp.calendar and moment.calendar:
+            parts.append(self.text(moment.calendar))
+        if exp.timeline and moment.timeline:
+            parts.append(f"timeline {self.text(moment.timeline)}")
+        if exp.tick:
+            parts.append(f"tick {moment.tick}")
+        return ", ".join(parts)
+
+    def guard_moment(self, moment: Moment | None) -> Moment | None:
+        """The parts of `moment` that must not reach a model (for check_outgoing)."""
+        if moment is None:
+            return None
+        exp = self.session.options.expose_moment
+        return Moment(
+            timeline="" if exp.timeline else moment.timeline,
+            tick=0 if exp.tick else moment.tick,
+            calendar="" if exp.calendar else moment.calendar,
+        )
+
+    # -- events, relations, lore --------------------------------------------------
+
+    def can_see_event(self, event: Event) -> bool:
+        vis = event.visibility
+        if vis.level == "hidden":
+            return False
+        me = self.actor_id
+        involved = bool(me) and (me == event.actor_id or me in event.entity_ids)
+        if vis.level == "private":
+            return bool(me) and me == event.actor_id
+        if vis.level == "known_to":
+            return bool(me) and (me == event.actor_id or me in vis.known_to)
+        if involved:
+            return True
+        if event.location_id:
+            return event.location_id in self._containers or event.location_id in self._chain_set
+        if any(e in self._named for e in event.entity_ids) or event.actor_id in self._named:
+            return True
+        # A public event with no place: visible when whoever it involves is visible.
+        ids = [event.actor_id, *event.entity_ids] if event.actor_id else list(event.entity_ids)
+        return all(self._visible_id(e) for e in ids)
+
+    def can_see_relation(self, rel: Relation) -> bool:
+        vis = rel.visibility
+        if vis.level == "hidden":
+            return False
+        me = self.actor_id
+        if vis.level == "private":
+            return bool(me) and me == rel.source_id
+        if vis.level == "known_to":
+            return bool(me) and (me == rel.source_id or me in vis.known_to)
+        return self._visible_id(rel.source_id) and self._visible_id(rel.target_id)
+
+    def can_see_card(self, card: LoreCard) -> bool:
+        vis = card.visibility
+        if vis.level in ("hidden", "private"):
+            return False
+        if vis.level == "known_to":
+            return bool(self.actor_id) and self.actor_id in vis.known_to
+        return True
+
+    def _visible_id(self, engine_id: str) -> bool:
+        ent = self._entities.get(engine_id)
+        return ent is not None and self.can_see(ent)
+
+    # -- reverse mapping ----------------------------------------------------------
+
+    def resolve(self, alias: str) -> str:
+        """The engine ID behind an alias the model returned. Never guesses: an alias
+        never issued, one whose entity left, or one this actor cannot see is
+        rejected with AliasRejected."""
+        key = alias.strip()
+        engine_id = self.session.aliases.by_alias.get(key)
+        if engine_id is None:
+            raise AliasRejected(alias, f"{key!r} is not a name you were given")
+        ent = self._entities.get(engine_id)
+        if ent is None:
+            raise AliasRejected(alias, f"{key!r} is no longer here")
+        if not self.can_see(ent):
+            raise AliasRejected(alias, f"{key!r} is not something you can perceive")
+        return engine_id
+
+    def _walk_up(self, location_id: str) -> list[str]:
+        chain: list[str] = []
+        current = location_id
+        while current and current not in chain and len(chain) < _MAX_CHAIN:
+            chain.append(current)
+            parent = self._entities.get(current)
+            current = parent.location_id if parent is not None else ""
+        return chain
