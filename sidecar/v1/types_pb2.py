@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16sidecar/v1/types.proto\x12\nsidecar.v1\"J\n\nVisibility\x12*\n\x05level\x18\x01 \x01(\x0e\x32\x1b.sidecar.v1.VisibilityLevel\x12\x10\n\x08known_to\x18\x02 \x03(\t\"*\n\x07Vector3\x12\t\n\x01x\x18\x01 \x01(\x01\x12\t\n\x01y\x18\x02 \x01(\x01\x12\t\n\x01z\x18\x03 \x01(\x01\".\n\tValueList\x12!\n\x06values\x18\x01 \x03(\x0b\x32\x11.sidecar.v1.Value\"\xda\x01\n\x05Value\x12\x16\n\x0cstring_value\x18\x01 \x01(\tH\x00\x12\x13\n\tint_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x14\n\nbool_value\x18\x04 \x01(\x08H\x00\x12+\n\x0cvector_value\x18\x05 \x01(\x0b\x32\x13.sidecar.v1.Vector3H\x00\x12\x14\n\nentity_ref\x18\x06 \x01(\tH\x00\x12+\n\nlist_value\x18\x07 \x01(\x0b\x32\x15.sidecar.v1.ValueListH\x00\x42\x06\n\x04kind\"Z\n\nFieldValue\x12 \n\x05value\x18\x01 \x01(\x0b\x32\x11.sidecar.v1.Value\x12*\n\nvisibility\x18\x02 \x01(\x0b\x32\x16.sidecar.v1.Visibility\">\n\nGameMoment\x12\x10\n\x08timeline\x18\x01 \x01(\t\x12\x0c\n\x04tick\x18\x02 \x01(\x03\x12\x10\n\x08\x63\x61lendar\x18\x03 \x01(\t\";\n\x03Pad\x12\x10\n\x08pleasure\x18\x01 \x01(\x01\x12\x0f\n\x07\x61rousal\x18\x02 \x01(\x01\x12\x11\n\tdominance\x18\x03 \x01(\x01*\xbc\x01\n\nEntityKind\x12\x1b\n\x17\x45NTITY_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45NTITY_KIND_CHARACTER\x10\x01\x12\x18\n\x14\x45NTITY_KIND_LOCATION\x10\x02\x12\x14\n\x10\x45NTITY_KIND_ITEM\x10\x03\x12\x17\n\x13\x45NTITY_KIND_FACTION\x10\x04\x12\x16\n\x12\x45NTITY_KIND_PLAYER\x10\x05\x12\x15\n\x11\x45NTITY_KIND_OTHER\x10\x06*\xaa\x01\n\x0fVisibilityLevel\x12 \n\x1cVISIBILITY_LEVEL_UNSPECIFIED\x10\x00\x12\x1b\n\x17VISIBILITY_LEVEL_PUBLIC\x10\x01\x12\x1d\n\x19VISIBILITY_LEVEL_KNOWN_TO\x10\x02\x12\x1c\n\x18VISIBILITY_LEVEL_PRIVATE\x10\x03\x12\x1b\n\x17VISIBILITY_LEVEL_HIDDEN\x10\x04\x42\x11\xaa\x02\x0eGameSidecar.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16sidecar/v1/types.proto\x12\nsidecar.v1\"J\n\nVisibility\x12*\n\x05level\x18\x01 \x01(\x0e\x32\x1b.sidecar.v1.VisibilityLevel\x12\x10\n\x08known_to\x18\x02 \x03(\t\"\'\n\x04Vec3\x12\t\n\x01x\x18\x01 \x01(\x01\x12\t\n\x01y\x18\x02 \x01(\x01\x12\t\n\x01z\x18\x03 \x01(\x01\".\n\tValueList\x12!\n\x06values\x18\x01 \x03(\x0b\x32\x11.sidecar.v1.Value\"\xd7\x01\n\x05Value\x12\x16\n\x0cstring_value\x18\x01 \x01(\tH\x00\x12\x13\n\tint_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x14\n\nbool_value\x18\x04 \x01(\x08H\x00\x12(\n\x0cvector_value\x18\x05 \x01(\x0b\x32\x10.sidecar.v1.Vec3H\x00\x12\x14\n\nentity_ref\x18\x06 \x01(\tH\x00\x12+\n\nlist_value\x18\x07 \x01(\x0b\x32\x15.sidecar.v1.ValueListH\x00\x42\x06\n\x04kind\"Z\n\nFieldValue\x12 \n\x05value\x18\x01 \x01(\x0b\x32\x11.sidecar.v1.Value\x12*\n\nvisibility\x18\x02 \x01(\x0b\x32\x16.sidecar.v1.Visibility\">\n\nGameMoment\x12\x10\n\x08timeline\x18\x01 \x01(\t\x12\x0c\n\x04tick\x18\x02 \x01(\x03\x12\x10\n\x08\x63\x61lendar\x18\x03 \x01(\t\";\n\x03Pad\x12\x10\n\x08pleasure\x18\x01 \x01(\x01\x12\x0f\n\x07\x61rousal\x18\x02 \x01(\x01\x12\x11\n\tdominance\x18\x03 \x01(\x01*\xbc\x01\n\nEntityKind\x12\x1b\n\x17\x45NTITY_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45NTITY_KIND_CHARACTER\x10\x01\x12\x18\n\x14\x45NTITY_KIND_LOCATION\x10\x02\x12\x14\n\x10\x45NTITY_KIND_ITEM\x10\x03\x12\x17\n\x13\x45NTITY_KIND_FACTION\x10\x04\x12\x16\n\x12\x45NTITY_KIND_PLAYER\x10\x05\x12\x15\n\x11\x45NTITY_KIND_OTHER\x10\x06*\xaa\x01\n\x0fVisibilityLevel\x12 \n\x1cVISIBILITY_LEVEL_UNSPECIFIED\x10\x00\x12\x1b\n\x17VISIBILITY_LEVEL_PUBLIC\x10\x01\x12\x1d\n\x19VISIBILITY_LEVEL_KNOWN_TO\x10\x02\x12\x1c\n\x18VISIBILITY_LEVEL_PRIVATE\x10\x03\x12\x1b\n\x17VISIBILITY_LEVEL_HIDDEN\x10\x04\x42\x11\xaa\x02\x0eGameSidecar.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,22 +32,22 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sidecar.v1.types_pb2', _glo
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\252\002\016GameSidecar.V1'
-  _globals['_ENTITYKIND']._serialized_start=645
-  _globals['_ENTITYKIND']._serialized_end=833
-  _globals['_VISIBILITYLEVEL']._serialized_start=836
-  _globals['_VISIBILITYLEVEL']._serialized_end=1006
+  _globals['_ENTITYKIND']._serialized_start=639
+  _globals['_ENTITYKIND']._serialized_end=827
+  _globals['_VISIBILITYLEVEL']._serialized_start=830
+  _globals['_VISIBILITYLEVEL']._serialized_end=1000
   _globals['_VISIBILITY']._serialized_start=38
   _globals['_VISIBILITY']._serialized_end=112
-  _globals['_VECTOR3']._serialized_start=114
-  _globals['_VECTOR3']._serialized_end=156
-  _globals['_VALUELIST']._serialized_start=158
-  _globals['_VALUELIST']._serialized_end=204
-  _globals['_VALUE']._serialized_start=207
-  _globals['_VALUE']._serialized_end=425
-  _globals['_FIELDVALUE']._serialized_start=427
-  _globals['_FIELDVALUE']._serialized_end=517
-  _globals['_GAMEMOMENT']._serialized_start=519
-  _globals['_GAMEMOMENT']._serialized_end=581
-  _globals['_PAD']._serialized_start=583
-  _globals['_PAD']._serialized_end=642
+  _globals['_VEC3']._serialized_start=114
+  _globals['_VEC3']._serialized_end=153
+  _globals['_VALUELIST']._serialized_start=155
+  _globals['_VALUELIST']._serialized_end=201
+  _globals['_VALUE']._serialized_start=204
+  _globals['_VALUE']._serialized_end=419
+  _globals['_FIELDVALUE']._serialized_start=421
+  _globals['_FIELDVALUE']._serialized_end=511
+  _globals['_GAMEMOMENT']._serialized_start=513
+  _globals['_GAMEMOMENT']._serialized_end=575
+  _globals['_PAD']._serialized_start=577
+  _globals['_PAD']._serialized_end=636
 # @@protoc_insertion_point(module_scope)

@@ -45,7 +45,7 @@ class Visibility(_message.Message):
     known_to: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, level: _Optional[_Union[VisibilityLevel, str]] = ..., known_to: _Optional[_Iterable[str]] = ...) -> None: ...
 
-class Vector3(_message.Message):
+class Vec3(_message.Message):
     __slots__ = ("x", "y", "z")
     X_FIELD_NUMBER: _ClassVar[int]
     Y_FIELD_NUMBER: _ClassVar[int]
@@ -74,10 +74,10 @@ class Value(_message.Message):
     int_value: int
     double_value: float
     bool_value: bool
-    vector_value: Vector3
+    vector_value: Vec3
     entity_ref: str
     list_value: ValueList
-    def __init__(self, string_value: _Optional[str] = ..., int_value: _Optional[int] = ..., double_value: _Optional[float] = ..., bool_value: _Optional[bool] = ..., vector_value: _Optional[_Union[Vector3, _Mapping]] = ..., entity_ref: _Optional[str] = ..., list_value: _Optional[_Union[ValueList, _Mapping]] = ...) -> None: ...
+    def __init__(self, string_value: _Optional[str] = ..., int_value: _Optional[int] = ..., double_value: _Optional[float] = ..., bool_value: _Optional[bool] = ..., vector_value: _Optional[_Union[Vec3, _Mapping]] = ..., entity_ref: _Optional[str] = ..., list_value: _Optional[_Union[ValueList, _Mapping]] = ...) -> None: ...
 
 class FieldValue(_message.Message):
     __slots__ = ("value", "visibility")
