@@ -1,0 +1,89 @@
+"""Unit tests of the pure lifecycle pieces: listen specs, tokens, handshake parsing, config."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from sidecar.client import Handshake
+from sidecar.config import load_config
+from sidecar.errors import InvalidRequest
+from sidecar.lifecycle import is_loopback, parse_listen, resolve_token
+
+
+def test_default_listen_is_a_socket_in_a_private_fresh_dir() -> None:
+    a, b = parse_listen(None), parse_listen("unix")
+    try:
+        assert a.transport == "unix" and a.owned_dir is not None
+        assert a.owned_dir != b.owned_dir
+        assert stat.S_IMODE(os.stat(a.owned_dir).st_mode) == 0o700
+        assert a.grpc_target == f"unix:{a.address}"
+    finally:
+        a.cleanup()
+        b.cleanup()
+    assert not a.owned_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "transport", "address", "port"),
+    [("tcp://127.0.0.1:0", "tcp", "127.0.0.1", 0), ("tcp://[::1]:5000", "tcp", "::1", 5000),
+     ("unix:/tmp/x.sock", "unix", "/tmp/x.sock", 0)],
+)
+def test_listen_forms(value: str, transport: str, address: str, port: int) -> None:
+    spec = parse_listen(value)
+    assert (spec.transport, spec.address, spec.port) == (transport, address, port)
+    assert spec.owned_dir is None
+    assert is_loopback(spec)
+
+
+@pytest.mark.parametrize("value", ["tcp://127.0.0.1", "tcp://:80", "http://x", "tcp://h:99999", "unix:"])
+def test_bad_listen_values_are_refused(value: str) -> None:
+    with pytest.raises(ValueError):
+        parse_listen(value)
+
+
+def test_non_loopback_is_recognised() -> None:
+    assert not is_loopback(parse_listen("tcp://0.0.0.0:0"))
+
+
+def test_token_from_env_or_generated() -> None:
+    assert resolve_token({"GAME_SIDECAR_TOKEN": "abc"}) == ("abc", False)
+    t1, gen1 = resolve_token({})
+    t2, _ = resolve_token({})
+    assert gen1 and len(t1) >= 32 and t1 != t2
+
+
+def test_handshake_parse_accepts_the_contract_and_rejects_the_rest() -> None:
+    line = json.dumps({"sidecar": "game-sidecar", "protocol": 1, "transport": "tcp", "address": "127.0.0.1:5",
+                       "pid": 7, "version": "0.1.0"})
+    hs = Handshake.parse(line)
+    assert hs.target == "127.0.0.1:5" and hs.token is None and hs.pid == 7
+    for bad in ("hello", "[]", json.dumps({"sidecar": "other", "protocol": 1}),
+                json.dumps({"sidecar": "game-sidecar", "protocol": 2, "transport": "unix", "address": "/x"}),
+                json.dumps({"sidecar": "game-sidecar", "protocol": 1, "transport": "pipe", "address": "/x"})):
+        with pytest.raises(ValueError):
+            Handshake.parse(bad)
+
+
+def test_config_defaults_to_the_local_profile(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    config = load_config(None, env={})
+    assert config.default_profile == "local" and config.profiles["local"].model.startswith("local/")
+    path = tmp_path / "c.toml"
+    path.write_text('[profiles.cloud]\nmodel = "openai/gpt-4o-mini"\napi_key_env = "OPENAI_API_KEY"\n')
+    config = load_config(path, env={})
+    assert config.default_profile == "cloud" and "local" in config.profiles
+
+
+def test_config_errors_name_the_problem(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "c.toml"
+    path.write_text('[profiles.cloud]\nmodel = "x"\nfallbacks = ["nope"]\n')
+    with pytest.raises(InvalidRequest, match="nope"):
+        load_config(path, env={})
+    path.write_text("[runs]\nmax_concurent = 3\n")
+    with pytest.raises(InvalidRequest, match="max_concurent"):
+        load_config(path, env={})
+    with pytest.raises(InvalidRequest, match="cannot read config"):
+        load_config(tmp_path / "missing.toml", env={})
