@@ -8,28 +8,22 @@ is a bug: it is logged with the message index and the role, never the ID.
 
 What counts as an occurrence is the rule of `sidecar.projection.idmatch`
 (whole tokens; short or word-like IDs are not searched). The matcher is built
-once per ID set and cached, so a 10,000-ID session pays the build once per
-revision that changes its IDs, and each check is one regex pass per message.
+once per ID set and cached (`Projection.engine_ids` is the very set the
+projection's own matcher was built for, so a check costs one pass per message).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 
 from sidecar.errors import PrivacyLeakBlocked
-from sidecar.projection.idmatch import IdMatcher, searchable
+from sidecar.projection.idmatch import IdMatcher, matcher_for, searchable
 from sidecar.state.model import Moment
 
 __all__ = ["check_outgoing"]
 
 log = logging.getLogger(__name__)
-
-_CACHE_SIZE = 16
-_lock = threading.Lock()
-_cache: OrderedDict[frozenset[str], IdMatcher] = OrderedDict()
 
 
 def check_outgoing(
@@ -46,7 +40,7 @@ def check_outgoing(
     are not).
     """
     ids = engine_ids if isinstance(engine_ids, frozenset) else frozenset(engine_ids)
-    matcher = _matcher_for(ids)
+    matcher = matcher_for(ids)
     extra = _moment_matcher(moment)
     for index, message in enumerate(messages):
         for key in ("content", "name"):
@@ -70,20 +64,6 @@ def check_outgoing(
                     "(a projection bug; logged)",
                     metadata={"message_index": str(index), "kind": what},
                 )
-
-
-def _matcher_for(ids: frozenset[str]) -> IdMatcher:
-    with _lock:
-        matcher = _cache.get(ids)
-        if matcher is not None:
-            _cache.move_to_end(ids)
-            return matcher
-    matcher = IdMatcher(ids)
-    with _lock:
-        _cache[ids] = matcher
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return matcher
 
 
 def _moment_matcher(moment: Moment | None) -> IdMatcher | None:

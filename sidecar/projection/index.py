@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from sidecar.projection.idmatch import IdMatcher
+from sidecar.projection.idmatch import IdMatcher, matcher_for
 from sidecar.state.aliases import assign_alias
 from sidecar.state.model import Session
 
@@ -33,9 +33,10 @@ class SessionIndex:
         "engine_ids",
         "_matcher",
         "_guard_ids",
+        "_previous_matcher",
     )
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, previous: SessionIndex | None = None) -> None:
         self.session = session
         self.revision = session.revision
         world = session.world
@@ -63,6 +64,8 @@ class SessionIndex:
         self.engine_ids: frozenset[str] = frozenset(_all_ids(session))
         self._matcher: IdMatcher | None = None
         self._guard_ids: frozenset[str] | None = None
+        # The last revision's matcher: new IDs extend it instead of rebuilding it all.
+        self._previous_matcher = previous._matcher if previous is not None else None
 
     def fresh_for(self, session: Session) -> bool:
         return (
@@ -75,7 +78,8 @@ class SessionIndex:
     def matcher(self) -> IdMatcher:
         """Whole-token matcher over the engine IDs (built on first use)."""
         if self._matcher is None:
-            self._matcher = IdMatcher(self.guard_ids)
+            self._matcher = matcher_for(self.guard_ids, self._previous_matcher)
+            self._previous_matcher = None
         return self._matcher
 
     @property
@@ -133,7 +137,7 @@ def index_for(session: Session) -> SessionIndex:
         if idx is not None and idx.fresh_for(session):
             _cache.move_to_end(key)
             return idx
-    idx = SessionIndex(session)
+    idx = SessionIndex(session, previous=idx if idx is not None and idx.session is session else None)
     with _lock:
         _cache[key] = idx
         _cache.move_to_end(key)
