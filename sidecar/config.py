@@ -55,6 +55,19 @@ class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
     max_sessions: int = 1_024
     #: Recent delta IDs remembered per session for idempotent replays.
     delta_id_window: int = 1_024
+    #: Relations per session (RESOURCE_EXHAUSTED over it).
+    max_relations: int = 65_536
+    #: Scene facts per session (RESOURCE_EXHAUSTED over it).
+    max_scene_facts: int = 1_024
+    #: Personas bound per session (one per actor at most).
+    max_personas: int = 4_096
+    #: Journal records after a session's last snapshot before it is compacted.
+    journal_compact_records: int = 2_000
+    #: Journal bytes after a session's last snapshot before it is compacted.
+    journal_compact_bytes: int = 16 * 1024 * 1024
+    #: SQLite `synchronous` in WAL mode: "normal" survives kill -9 (the process
+    #: dying), "full" also survives power loss at the cost of an fsync per commit.
+    journal_synchronous: str = "normal"
 
 
 class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):

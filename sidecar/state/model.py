@@ -213,3 +213,6 @@ class Session(msgspec.Struct):
     usage: dict[str, ActorUsage] = msgspec.field(default_factory=dict)
     #: Error reason -> count, for GetInfo stats.
     errors_by_reason: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Recent delta IDs -> the revision they produced, oldest first (bounded by
+    #: StateLimits.delta_id_window), for idempotent replays. Not exported.
+    recent_deltas: dict[str, int] = msgspec.field(default_factory=dict)

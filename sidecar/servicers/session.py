@@ -1,0 +1,172 @@
+"""SessionService: sessions and their revisioned state, over `app.store`
+(`sidecar.state.store.SessionStore`). Thin: convert, call the store, map errors."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator
+
+import grpc
+
+from sidecar.app import App
+from sidecar.errors import InvalidRequest, LimitExceeded, ShuttingDown, SidecarError
+from sidecar.servicers.convert_state import ops_from_pb, options_from_pb, options_to_pb, world_from_pb, world_to_pb
+from sidecar.servicers.status import abort, error_detail
+from sidecar.state.codec import BLOB_VERSION
+from sidecar.state.ops import Op
+from sidecar.state.store import SessionStore
+from sidecar.v1 import session_service_pb2 as pb
+from sidecar.v1 import session_service_pb2_grpc as pb_grpc
+
+__all__ = ["SessionServicer"]
+
+log = logging.getLogger("sidecar.servicers.session")
+_KINDS = range(0, 7)
+
+
+class SessionServicer(pb_grpc.SessionServiceServicer):
+    def __init__(self, app: App) -> None:
+        self._app = app
+
+    @property
+    def _store(self) -> SessionStore:
+        return self._app.store  # type: ignore[return-value]
+
+    def _admit(self) -> None:
+        if self._app.shutting_down:
+            raise ShuttingDown("the sidecar is shutting down and takes no new work")
+
+    def _ops(self, ops: object) -> list[Op]:
+        limit = self._store.limits.max_ops_per_batch
+        if len(ops) > limit:  # type: ignore[arg-type]
+            raise LimitExceeded(
+                f"batch has {len(ops)} ops, over max_ops_per_batch={limit}",  # type: ignore[arg-type]
+                metadata={"limit": "max_ops_per_batch"},
+            )
+        return ops_from_pb(ops)  # type: ignore[arg-type]
+
+    async def OpenSession(
+        self, request: pb.OpenSessionRequest, context: grpc.aio.ServicerContext
+    ) -> pb.OpenSessionResponse:
+        try:
+            self._admit()
+            options = options_from_pb(request.options) if request.HasField("options") else None
+            session, created = await self._store.open(request.session_id, options, request.update_options)
+            return pb.OpenSessionResponse(
+                session_id=session.id,
+                revision=session.revision,
+                created=created,
+                options=options_to_pb(session.options),
+            )
+        except Exception as exc:
+            await abort(context, exc)
+
+    async def CloseSession(
+        self, request: pb.CloseSessionRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CloseSessionResponse:
+        try:
+            _need_id(request.session_id)
+            self._store.get(request.session_id)
+            cancelled = await self._cancel_runs(request.session_id)
+            await self._store.close(request.session_id)
+            return pb.CloseSessionResponse(cancelled_runs=cancelled)
+        except Exception as exc:
+            await abort(context, exc)
+
+    async def _cancel_runs(self, session_id: str) -> int:
+        # The run scheduler owns runs; it may not offer this (yet): then nothing runs to cancel here.
+        cancel = getattr(self._app.runs, "cancel_session", None)
+        if cancel is None:
+            return 0
+        result = cancel(session_id)
+        if inspect.isawaitable(result):
+            result = await result
+        return int(result or 0)
+
+    async def ApplyDeltas(
+        self, request: pb.ApplyDeltasRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ApplyDeltasResponse:
+        try:
+            self._admit()
+            _need_id(request.session_id)
+            revision, replayed = await self._store.apply(
+                request.session_id, request.base_revision, request.delta_id, self._ops(request.ops)
+            )
+            return pb.ApplyDeltasResponse(revision=revision, replayed=replayed)
+        except Exception as exc:
+            await abort(context, exc)
+
+    async def StreamDeltas(
+        self, request_iterator: AsyncIterator[pb.StreamDeltasRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.StreamDeltasResponse]:
+        store = self._store
+        async for request in request_iterator:
+            try:
+                self._admit()
+                _need_id(request.session_id)
+                revision, replayed = await store.apply(
+                    request.session_id, request.base_revision, request.delta_id, self._ops(request.ops)
+                )
+                yield pb.StreamDeltasResponse(delta_id=request.delta_id, revision=revision, replayed=replayed)
+            except Exception as exc:  # reported in the stream, which goes on
+                if not isinstance(exc, SidecarError):
+                    log.exception("unexpected error in StreamDeltas", exc_info=exc)
+                current = 0
+                try:
+                    current = store.get(request.session_id).revision
+                except SidecarError:
+                    pass
+                yield pb.StreamDeltasResponse(delta_id=request.delta_id, revision=current, error=error_detail(exc))
+
+    async def ReplaceState(
+        self, request: pb.ReplaceStateRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ReplaceStateResponse:
+        try:
+            self._admit()
+            _need_id(request.session_id)
+            self._store.get(request.session_id)
+            world = world_from_pb(request.snapshot)
+            revision = await self._store.replace(request.session_id, world, request.revision, request.allow_rewind)
+            return pb.ReplaceStateResponse(revision=revision)
+        except Exception as exc:
+            await abort(context, exc)
+
+    async def GetState(self, request: pb.GetStateRequest, context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
+        try:
+            _need_id(request.session_id)
+            bad = [k for k in request.kinds if k not in _KINDS]
+            if bad:
+                raise InvalidRequest(f"kinds: {bad[0]} is not an EntityKind value")
+            session = self._store.get(request.session_id)
+            snapshot = world_to_pb(session.world, request.kinds, request.entity_ids)
+            return pb.GetStateResponse(revision=session.revision, snapshot=snapshot)
+        except Exception as exc:
+            await abort(context, exc)
+
+    async def ExportSession(
+        self, request: pb.ExportSessionRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ExportSessionResponse:
+        try:
+            _need_id(request.session_id)
+            session = self._store.get(request.session_id)
+            revision = session.revision
+            blob = self._store.export(request.session_id)
+            return pb.ExportSessionResponse(blob=blob, format_version=BLOB_VERSION, revision=revision)
+        except Exception as exc:
+            await abort(context, exc)
+
+    async def ImportSession(
+        self, request: pb.ImportSessionRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ImportSessionResponse:
+        try:
+            self._admit()
+            session_id, revision = await self._store.import_(request.session_id, request.blob, request.overwrite)
+            return pb.ImportSessionResponse(session_id=session_id, revision=revision)
+        except Exception as exc:
+            await abort(context, exc)
+
+
+def _need_id(session_id: str) -> None:
+    if not session_id:
+        raise InvalidRequest("session_id is empty")

@@ -1,0 +1,199 @@
+"""Byte encodings of state: sessions and op batches for the journal (msgpack
+via msgspec), and the versioned, self-describing save blob of ExportSession.
+
+Save blob (format_version 1): a msgpack map
+``{"format": "game-sidecar/session", "version": 1, "session_id", "revision",
+"crc32", "payload"}`` where `payload` is the msgpack of `model.Session`
+(delta window cleared) and `crc32` its checksum. Later versions add Session
+fields with defaults, so an old blob still decodes; a blob whose version is
+newer than this code's is refused rather than half-read.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from sidecar.errors import InvalidBlob
+from sidecar.state import ops as o
+from sidecar.state.model import (
+    ActorUsage,
+    AliasTable,
+    EntityRef,
+    Session,
+    SessionOptions,
+    TranscriptEntry,
+    Value,
+    Vec3,
+    World,
+)
+
+__all__ = [
+    "BLOB_FORMAT",
+    "BLOB_VERSION",
+    "encode_session",
+    "decode_session",
+    "encode_ops",
+    "decode_ops",
+    "export_blob",
+    "import_blob",
+    "revive_world",
+    "Extras",
+    "encode_extras",
+    "decode_extras",
+    "encode_options",
+    "decode_options",
+]
+
+BLOB_FORMAT = "game-sidecar/session"
+BLOB_VERSION = 1
+
+_enc = msgspec.msgpack.Encoder()
+_session_dec = msgspec.msgpack.Decoder(Session)
+_ops_dec = msgspec.msgpack.Decoder(list[o.Op])
+
+
+class _Envelope(msgspec.Struct):
+    format: str
+    version: int
+    session_id: str
+    revision: int
+    crc32: int
+    payload: bytes
+
+
+_envelope_dec = msgspec.msgpack.Decoder(_Envelope)
+
+
+class Extras(msgspec.Struct):
+    """The non-world parts of a session that runs change (journal "extras" record)."""
+
+    aliases: AliasTable
+    transcripts: dict[str, list[TranscriptEntry]]
+    notes: dict[str, str]
+    usage: dict[str, ActorUsage]
+    errors_by_reason: dict[str, int]
+
+
+_extras_dec = msgspec.msgpack.Decoder(Extras)
+_options_dec = msgspec.msgpack.Decoder(SessionOptions)
+
+
+def encode_extras(extras: Extras) -> bytes:
+    return _enc.encode(extras)
+
+
+def decode_extras(data: bytes) -> Extras:
+    return _extras_dec.decode(data)
+
+
+def encode_options(options: SessionOptions) -> bytes:
+    return _enc.encode(options)
+
+
+def decode_options(data: bytes) -> SessionOptions:
+    return _options_dec.decode(data)
+
+
+def _revive(value: Any) -> Value:
+    """Lists are typed `list[Any]` in the model (no recursive aliases on 3.11),
+    so tagged structs inside them decode as dicts: turn them back."""
+    t = type(value)
+    if t is list:
+        return [_revive(v) for v in value]
+    if t is dict:
+        tag = value.get("type")
+        if tag == "vec3":
+            return Vec3(float(value["x"]), float(value["y"]), float(value["z"]))
+        if tag == "ref":
+            return EntityRef(str(value["id"]))
+        raise msgspec.ValidationError(f"unknown tagged value {tag!r} in a list")
+    return value  # type: ignore[no-any-return]
+
+
+def revive_world(world: World) -> World:
+    for e in world.entities.values():
+        for f in e.fields.values():
+            if type(f.value) is list:
+                f.value = _revive(f.value)
+    for key, v in world.scene.items():
+        if type(v) is list:
+            world.scene[key] = _revive(v)
+    return world
+
+
+def encode_session(session: Session) -> bytes:
+    return _enc.encode(session)
+
+
+def decode_session(data: bytes) -> Session:
+    session = _session_dec.decode(data)
+    revive_world(session.world)
+    return session
+
+
+def encode_ops(ops: Sequence[o.Op]) -> bytes:
+    return _enc.encode(ops)
+
+
+def decode_ops(data: bytes) -> list[o.Op]:
+    ops = _ops_dec.decode(data)
+    for op in ops:
+        if type(op) is o.UpsertEntity:
+            fields = op.entity.fields.values()
+        elif type(op) is o.PatchEntity:
+            fields = op.set_fields.values()
+        else:
+            if type(op) is o.SetSceneFact and type(op.value) is list:
+                op.value = _revive(op.value)
+            continue
+        for f in fields:
+            if type(f.value) is list:
+                f.value = _revive(f.value)
+    return ops
+
+
+def export_blob(session: Session) -> bytes:
+    payload = _enc.encode(msgspec.structs.replace(session, recent_deltas={}))
+    return _enc.encode(
+        _Envelope(
+            format=BLOB_FORMAT,
+            version=BLOB_VERSION,
+            session_id=session.id,
+            revision=session.revision,
+            crc32=zlib.crc32(payload),
+            payload=payload,
+        )
+    )
+
+
+def import_blob(blob: bytes) -> Session:
+    """Decode a save blob, or raise InvalidBlob saying what is wrong with it."""
+    if not blob:
+        raise InvalidBlob("the blob is empty")
+    try:
+        env = _envelope_dec.decode(blob)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise InvalidBlob(f"not a session blob (truncated or garbage): {exc}") from None
+    if env.format != BLOB_FORMAT:
+        raise InvalidBlob(f"not a session blob: format {env.format!r}")
+    if env.version > BLOB_VERSION:
+        raise InvalidBlob(
+            f"blob format version {env.version} is newer than this sidecar reads ({BLOB_VERSION})",
+            metadata={"format_version": str(env.version)},
+        )
+    if env.version < 1:
+        raise InvalidBlob(f"blob format version {env.version} is not valid")
+    if zlib.crc32(env.payload) != env.crc32:
+        raise InvalidBlob("blob checksum mismatch: the save data is corrupt")
+    try:
+        session = decode_session(env.payload)
+    except (msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError, ValueError) as exc:
+        raise InvalidBlob(f"blob payload does not decode: {exc}") from None
+    if session.revision < 0:
+        raise InvalidBlob("blob revision is negative")
+    session.recent_deltas = {}
+    return session

@@ -1,0 +1,57 @@
+"""Brings a session back from the journal: its last snapshot, then every
+record of its tail in order, through the same engine that applied them live
+(so revisions, delta-ID windows and aliases come back exactly)."""
+
+from __future__ import annotations
+
+import logging
+
+from sidecar.config import StateLimits
+from sidecar.state import codec
+from sidecar.state.codec import Extras
+from sidecar.state.engine import apply_ops, remember_delta
+from sidecar.state.journal import StoredSession
+from sidecar.state.model import Session, World
+
+__all__ = ["recover_session", "Extras"]
+
+log = logging.getLogger("sidecar.state")
+
+
+def recover_session(stored: StoredSession, limits: StateLimits) -> tuple[Session, int]:
+    """(session at its last committed revision, last journal seq)."""
+    session = codec.decode_session(stored.snapshot)
+    session.id = stored.id
+    seq = stored.seq
+    for rec in stored.tail:
+        try:
+            _replay(session, rec.kind, rec.revision, rec.delta_id, rec.body, limits)
+        except Exception:  # noqa: BLE001 - keep what replayed; say where it stopped
+            log.exception(
+                "journal record does not replay; session stops at the revision before it",
+                extra={"fields": {"session_id": stored.id, "seq": rec.seq, "revision": session.revision}},
+            )
+            break
+        seq = rec.seq
+    return session, seq
+
+
+def _replay(session: Session, kind: str, revision: int, delta_id: str, body: bytes, limits: StateLimits) -> None:
+    if kind == "delta":
+        apply_ops(session, codec.decode_ops(body), revision, limits)
+        if delta_id:
+            remember_delta(session, delta_id, revision, limits.delta_id_window)
+    elif kind == "replace":
+        session.world = World()
+        apply_ops(session, codec.decode_ops(body), revision, limits)
+    elif kind == "options":
+        session.options = codec.decode_options(body)
+    elif kind == "extras":
+        extras: Extras = codec.decode_extras(body)
+        session.aliases = extras.aliases
+        session.transcripts = extras.transcripts
+        session.notes = extras.notes
+        session.usage = extras.usage
+        session.errors_by_reason = extras.errors_by_reason
+    else:
+        raise ValueError(f"unknown journal record kind {kind!r}")
