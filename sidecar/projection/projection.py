@@ -290,14 +290,19 @@ class Projection:
         never issued, one whose entity left, or one this actor cannot see is
         rejected with AliasRejected."""
         key = alias.strip()
+        # The reason goes back to the model in the retry prompt: quote the alias only
+        # when that cannot put an engine ID (or a wall of text) into the next request.
+        said = repr(key) if len(key) <= 40 and not self._idx.matcher.first(key) else "that name"
+        if key in self._idx.engine_ids:
+            said = "that name"
         engine_id = self.session.aliases.by_alias.get(key)
         if engine_id is None:
-            raise AliasRejected(alias, f"{key!r} is not a name you were given")
+            raise AliasRejected(alias, f"{said} is not a name you were given")
         ent = self._entities.get(engine_id)
         if ent is None:
-            raise AliasRejected(alias, f"{key!r} is no longer here")
+            raise AliasRejected(alias, f"{said} is no longer here")
         if not self.can_see(ent):
-            raise AliasRejected(alias, f"{key!r} is not something you can perceive")
+            raise AliasRejected(alias, f"{said} is not something you can perceive")
         return engine_id
 
     def _walk_up(self, location_id: str) -> list[str]:
