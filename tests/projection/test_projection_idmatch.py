@@ -1,0 +1,88 @@
+"""The rule for finding engine IDs in text, for both matcher backends."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from sidecar.projection import idmatch
+from sidecar.projection.idmatch import IdMatcher, matcher_for, searchable
+
+BACKENDS = ["ac", "regex"] if idmatch.BACKEND == "ac" else ["regex"]
+
+IDS = [
+    "BP_Goblin_C_1",
+    "BP_Goblin_C_12",
+    "Blacksmith",
+    "2147483647",
+    "/Game/Maps/Level 1",
+    "ゴブリン-7",
+    "a",
+    "1",
+    "npc",
+    "door",
+    "Goblin",
+    "1999",
+]
+
+
+@pytest.fixture(params=BACKENDS)
+def m(request) -> IdMatcher:
+    return IdMatcher(IDS, backend=request.param)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("x BP_Goblin_C_12 y", ["BP_Goblin_C_12"]),  # longest wins
+        ("BP_Goblin_C_1.", ["BP_Goblin_C_1"]),
+        ("npc_BP_Goblin_C_1x", ["BP_Goblin_C_1"]),  # mixed IDs match inside longer text
+        ("the Blacksmith.", ["Blacksmith"]),
+        ("Blacksmiths", []),  # all-letter IDs may not touch a letter
+        ("Blacksmith_2", ["Blacksmith"]),
+        ("id2147483647", ["2147483647"]),
+        ("21474836470", []),  # all-digit IDs may not touch a digit
+        ("/Game/Maps/Level 1/sub", ["/Game/Maps/Level 1"]),
+        ("ゴブリン-7さん", ["ゴブリン-7"]),
+        ("option 1: a door for the Goblin in 1999", []),  # short and word-like IDs are not searched
+        ("BP_Goblin_C_1 and BP_Goblin_C_12 and Blacksmith", ["BP_Goblin_C_1", "BP_Goblin_C_12", "Blacksmith"]),
+        ("", []),
+    ],
+)
+def test_rule(m, text, found):
+    assert m.find_all(text) == found
+    assert (m.first(text) is not None) == bool(found)
+
+
+def test_sub_replaces_every_occurrence(m):
+    out = m.sub("BP_Goblin_C_12 met BP_Goblin_C_1 at /Game/Maps/Level 1.", lambda i: f"<{len(i)}>")
+    assert out == "<14> met <13> at <18>."
+    assert m.sub("nothing here", lambda i: "X") == "nothing here"
+
+
+@pytest.mark.parametrize(
+    ("ident", "ok"),
+    [("a", False), ("npc", False), ("door", False), ("Goblinoid", True), ("Goblin", False), ("1999", False),
+     ("123456", True), ("a-1b", True), ("e1", False), (str(uuid.UUID(int=1)), True)],
+)
+def test_searchable(ident, ok):
+    assert searchable(ident) is ok
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_extended_matcher_finds_old_and_new(backend):
+    base = IdMatcher([f"GUID-{i:06d}" for i in range(100)], backend=backend)
+    grown = base.extended(["NEW-ID-0001"]).extended(["NEW-ID-0002"])
+    assert grown.find_all("GUID-000042 NEW-ID-0001 NEW-ID-0002") == ["GUID-000042", "NEW-ID-0001", "NEW-ID-0002"]
+    assert base.find_all("NEW-ID-0001") == []
+    assert base.extended(["GUID-000001", "x"]) is base  # nothing new (or nothing searchable)
+
+
+def test_matcher_for_caches_by_id_set_and_extends():
+    ids = frozenset(f"CACHE-{i:05d}" for i in range(50))
+    first = matcher_for(ids)
+    assert matcher_for(frozenset(ids)) is first
+    grown = matcher_for(ids | {"CACHE-NEW-1"}, previous=first)
+    assert grown.find_all("CACHE-NEW-1 CACHE-00003") == ["CACHE-NEW-1", "CACHE-00003"]
+    assert grown.ids == ids | {"CACHE-NEW-1"}
