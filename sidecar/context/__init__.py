@@ -1,0 +1,12 @@
+"""The context engine (CONTEXT.md): select -> project -> budget -> render.
+
+`ContextEngine(config).prepare(session, spec, count_tokens=..., budget_tokens=...)`
+returns a PreparedRun (see `sidecar.context.api`, the contract with runs).
+`sidecar.context.transcripts` pages through transcripts for ReadTranscript.
+"""
+
+from sidecar.context.api import PreparedRun, Prompt, PromptSection, RunSpec
+from sidecar.context.engine import ContextEngine, resolve_budget
+from sidecar.context.prepared import Prepared
+
+__all__ = ["ContextEngine", "Prepared", "PreparedRun", "Prompt", "PromptSection", "RunSpec", "resolve_budget"]

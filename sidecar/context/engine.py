@@ -1,0 +1,177 @@
+"""The context engine: select -> project -> budget -> render, with caches.
+
+`ContextEngine.prepare` turns a session and a RunSpec into a PreparedRun: the
+exact, projected messages within the token budget, plus what the run needs to
+judge and record the reply. A prompt whose inputs did not change since the last
+call (same revision, transcript length, notes, templates, budget) is served
+from a cache.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import msgspec
+
+from sidecar.config import Config
+from sidecar.context.api import (
+    DecisionInput,
+    DescribeInput,
+    DialogueInput,
+    NarrateInput,
+    Prompt,
+    RunSpec,
+    TokenCounter,
+)
+from sidecar.context.budget import Layout, fit
+from sidecar.context.history import HistoryCache
+from sidecar.context.index import context_index
+from sidecar.context.layout import build_layout
+from sidecar.context.prepared import Prepared
+from sidecar.context.tokens import CountCache
+from sidecar.errors import InvalidRequest
+from sidecar.projection import Projection
+from sidecar.projection.index import index_for
+from sidecar.prompts.persona import PersonaRenderer
+from sidecar.prompts.templates import TemplateStore
+from sidecar.state.model import Session
+
+__all__ = ["ContextEngine", "resolve_budget"]
+
+_PROMPT_CACHE_SIZE = 1024
+
+
+def resolve_budget(spec: RunSpec, session: Session, config: Config, model_budget: int) -> int:
+    """RunSpec, then session options, then config, then the model's window budget;
+    an override never exceeds what the model can take."""
+    for value in (spec.budget_tokens, session.options.budget_tokens, config.context.budget_tokens):
+        if value and value > 0:
+            return min(value, model_budget) if model_budget > 0 else value
+    if model_budget <= 0:
+        raise InvalidRequest("no token budget: the run, session, config and model give none")
+    return model_budget
+
+
+@dataclass(frozen=True)
+class _Cached:
+    prompt: Prompt
+    shown: frozenset[str]
+    history_start: int
+    #: The session index it was built from: identity check against id() reuse.
+    base: object
+
+
+class ContextEngine:
+    """One per sidecar; thread-safe for the parts that cache."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.templates = TemplateStore(config.context.templates_dir)
+        self.personas = PersonaRenderer()
+        self._counts = CountCache()
+        self._history = HistoryCache()
+        self._lock = threading.Lock()
+        #: (session id, actor) -> first history index of the last prompt (prefix stability).
+        self._sticky: dict[tuple[str, str], int] = {}
+        self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
+        #: Prompts built from scratch / served from the cache (benchmark and tests read these).
+        self.builds = 0
+        self.cache_hits = 0
+
+    def prepare(
+        self,
+        session: Session,
+        spec: RunSpec,
+        *,
+        count_tokens: TokenCounter,
+        budget_tokens: int,
+        preview: bool = False,
+    ) -> Prepared:
+        """The PreparedRun for `spec`. `preview=True` (PreviewPrompt) leaves no trace.
+
+        Raises UnknownEntity (actor, focus or input entity not in the session),
+        InvalidRequest (bad persona template), ContextWindowExceeded (the fixed
+        part alone is over the budget)."""
+        count = self._counts.get(count_tokens)
+        budget = resolve_budget(spec, session, self.config, budget_tokens)
+        proj = Projection(session, spec.actor_id, named_ids=_named_ids(spec))
+        base = index_for(session)
+        sticky_key = (session.id, spec.actor_id)
+        sticky = self._sticky.get(sticky_key)
+        persona_version = self._persona_version(session, spec.actor_id)
+        key = (
+            id(session),
+            id(base),
+            spec.actor_id,
+            spec.input,
+            spec.focus_ids,
+            spec.moment,
+            len(session.transcripts.get(spec.actor_id, ())),
+            id(session.transcripts.get(spec.actor_id)),
+            session.notes.get(spec.actor_id),
+            msgspec.json.encode(session.options),
+            budget,
+            id(count_tokens),
+            persona_version,
+            sticky,
+        )
+        with self._lock:
+            cached = self._prompts.get(key)
+            if cached is not None:
+                self._prompts.move_to_end(key)
+        if cached is not None and cached.base is base:
+            self.cache_hits += 1
+            return Prepared(self, session, spec, proj, _copy(cached.prompt), cached.shown, count, budget)
+        cidx = context_index(session, base)
+        layout, shown = build_layout(self, session, spec, proj, cidx, count, sticky, budget)
+        fitted = fit(layout, budget, count)
+        self.builds += 1
+        entry = _Cached(fitted.prompt, frozenset(shown.aliases), fitted.history_start, base)
+        with self._lock:
+            self._prompts[key] = entry
+            while len(self._prompts) > _PROMPT_CACHE_SIZE:
+                self._prompts.popitem(last=False)
+            if not preview and layout.history:
+                self._sticky[sticky_key] = fitted.history_start
+        return Prepared(self, session, spec, proj, _copy(fitted.prompt), entry.shown, count, budget)
+
+    def _persona_version(self, session: Session, actor_id: str) -> str:
+        binding = session.world.personas.get(actor_id)
+        if binding is None or binding.inline is not None or not binding.template_name:
+            return ""
+        return self.templates.get(binding.template_name).version
+
+    def forget_session(self, session_id: str) -> None:
+        """Drop per-session state (call when a session closes)."""
+        with self._lock:
+            for k in [k for k in self._sticky if k[0] == session_id]:
+                del self._sticky[k]
+
+
+def _named_ids(spec: RunSpec) -> list[str]:
+    named = list(spec.focus_ids)
+    inp = spec.input
+    if isinstance(inp, NarrateInput):
+        named.extend(inp.entity_ids)
+    elif isinstance(inp, DialogueInput):
+        if inp.speaker_id:
+            named.append(inp.speaker_id)
+    elif isinstance(inp, DecisionInput):
+        named.extend(o.target_id for o in inp.options if o.target_id)
+    elif isinstance(inp, DescribeInput):
+        named.append(inp.entity_id)
+    return named
+
+
+def _copy(prompt: Prompt) -> Prompt:
+    return Prompt(
+        messages=[dict(m) for m in prompt.messages],
+        sections=list(prompt.sections),
+        budget_tokens=prompt.budget_tokens,
+        prompt_tokens=prompt.prompt_tokens,
+    )
+
+
+__all__ += ["Layout"]

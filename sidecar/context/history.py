@@ -1,0 +1,77 @@
+"""History: an actor's transcript rendered as chat turns, and the transcript
+entries a run appends.
+
+Each entry renders to the same text every turn (player lines as escaped quoted
+strings, replies as the model wrote them, engine IDs scrubbed), so the history
+is an append-only prefix. Renders are cached per actor and extended as the
+transcript grows; a new session revision re-renders (the ID scrub may change).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+from sidecar.context.budget import HistoryItem
+from sidecar.context.select import game_text
+from sidecar.projection import Projection
+from sidecar.prompts.escape import quote
+from sidecar.state.model import Session, TranscriptEntry
+
+__all__ = ["HistoryCache", "render_entry", "new_entry"]
+
+
+def render_entry(proj: Projection, entry: TranscriptEntry) -> HistoryItem:
+    if entry.role == "player":
+        who = proj.ref_text(entry.speaker_id) if entry.speaker_id else "The player"
+        return HistoryItem("user", f"{who} says: {quote(entry.text)}")
+    if entry.role == "event":
+        return HistoryItem("user", f"Event: {game_text(proj, entry.text)}")
+    text = proj.text(entry.text).strip() or "…"
+    return HistoryItem("assistant", text + (" …" if entry.interrupted else ""))
+
+
+def new_entry(role: str, text: str, speaker_id: str, *, interrupted: bool = False, run_id: str = "") -> TranscriptEntry:
+    return TranscriptEntry(
+        role=role,  # type: ignore[arg-type]
+        text=text,
+        speaker_id=speaker_id,
+        interrupted=interrupted,
+        run_id=run_id,
+        unix_ms=int(time.time() * 1000),
+    )
+
+
+class _Rendered:
+    __slots__ = ("base", "entries", "items")
+
+    def __init__(self, base: object, entries: list[TranscriptEntry]) -> None:
+        self.base = base
+        self.entries = entries
+        self.items: list[HistoryItem] = []
+
+
+class HistoryCache:
+    def __init__(self, maxsize: int = 4096) -> None:
+        self._cache: OrderedDict[tuple[int, str], _Rendered] = OrderedDict()
+        self._maxsize = maxsize
+        self._lock = threading.Lock()
+
+    def items(self, session: Session, proj: Projection, base: object) -> list[HistoryItem]:
+        """All of the actor's transcript as chat turns (the budget picks the window)."""
+        entries = session.transcripts.get(proj.actor_id)
+        if not entries:
+            return []
+        key = (id(session), proj.actor_id)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is None or hit.base is not base or hit.entries is not entries or len(hit.items) > len(entries):
+                hit = _Rendered(base, entries)
+                self._cache[key] = hit
+                while len(self._cache) > self._maxsize:
+                    self._cache.popitem(last=False)
+            self._cache.move_to_end(key)
+            for entry in entries[len(hit.items):]:
+                hit.items.append(render_entry(proj, entry))
+            return hit.items[:]

@@ -1,0 +1,106 @@
+"""Per-revision lookup tables the context engine needs beyond the projection's:
+relations by entity, players, lore trigger words, memory words per actor.
+
+Built once per session revision (keyed by the projection's SessionIndex object,
+which is replaced on every revision), so selecting context for one prompt
+touches only what is relevant, never all 10,000 entities or all memories.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import OrderedDict
+
+from sidecar.projection.index import SessionIndex
+from sidecar.state.model import LoreCard, Memory, Relation, Session
+
+__all__ = ["ContextIndex", "context_index", "words"]
+
+_WORD = re.compile(r"\w+")
+_STOP = frozenset(
+    "a an and are as at be but by for from has have he her his i in is it its me my no not of on or our she "
+    "so that the their them they this to was we were what when where who why will with you your".split()
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens (Unicode-aware), the unit of trigger and memory matching."""
+    return _WORD.findall(text.lower())
+
+
+class ContextIndex:
+    __slots__ = ("base", "relations_by_entity", "player_ids", "lore_by_word", "memories")
+
+    def __init__(self, session: Session, base: SessionIndex) -> None:
+        self.base = base
+        world = session.world
+        #: Engine ID -> relations it takes part in, in world order.
+        self.relations_by_entity: dict[str, list[Relation]] = {}
+        for rel in world.relations:
+            self.relations_by_entity.setdefault(rel.source_id, []).append(rel)
+            if rel.target_id != rel.source_id:
+                self.relations_by_entity.setdefault(rel.target_id, []).append(rel)
+        self.player_ids = [eid for eid, e in world.entities.items() if e.kind == "player"]
+        #: First word of a trigger -> (card, the whole trigger as words).
+        self.lore_by_word: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] = {}
+        for card in world.lore.values():
+            for trigger in card.triggers:
+                tw = tuple(words(trigger))
+                if tw:
+                    self.lore_by_word.setdefault(tw[0], []).append((card, tw))
+        self.memories: dict[str, _MemoryIndex] = {}
+        by_actor: dict[str, list[Memory]] = {}
+        for mem in world.memories:
+            by_actor.setdefault(mem.actor_id, []).append(mem)
+        for actor, mems in by_actor.items():
+            self.memories[actor] = _MemoryIndex(mems)
+
+
+class _MemoryIndex:
+    """An inverted index over one actor's memories, with idf weights."""
+
+    __slots__ = ("memories", "postings", "idf")
+
+    def __init__(self, memories: list[Memory]) -> None:
+        self.memories = memories
+        self.postings: dict[str, list[int]] = {}
+        for i, mem in enumerate(memories):
+            for w in set(words(mem.text)) - _STOP:
+                self.postings.setdefault(w, []).append(i)
+        n = len(memories)
+        self.idf = {w: math.log(1 + n / len(p)) for w, p in self.postings.items()}
+
+    def rank(self, query: str) -> list[tuple[float, Memory]]:
+        """Memories sharing words with `query`, most relevant first (ties: newest first)."""
+        scores: dict[int, float] = {}
+        for w in set(words(query)) - _STOP:
+            posting = self.postings.get(w)
+            if posting is None:
+                continue
+            weight = self.idf[w]
+            for i in posting:
+                scores[i] = scores.get(i, 0.0) + weight
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], -self.memories[kv[0]].revision, -kv[0]))
+        return [(score, self.memories[i]) for i, score in ranked]
+
+
+_lock = threading.Lock()
+# Entries hold their SessionIndex (ContextIndex.base), so an id is never reused while cached.
+_cache: OrderedDict[int, ContextIndex] = OrderedDict()
+
+
+def context_index(session: Session, base: SessionIndex) -> ContextIndex:
+    key = id(base)
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None and hit.base is base:
+            _cache.move_to_end(key)
+            return hit
+    built = ContextIndex(session, base)
+    with _lock:
+        _cache[key] = built
+        while len(_cache) > 64:
+            _cache.popitem(last=False)
+    return built

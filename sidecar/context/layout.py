@@ -1,0 +1,220 @@
+"""Render: from the selected, projected context to the parts of one prompt, in
+the CONTEXT.md order (system rules, identity, INVIOLABLE rules, story, lore |
+history | scene, mood and reminder, recent events, memories, notes, input).
+
+Every game string goes through the Projection (`proj.text`, aliases); player
+text and notes are escaped quoted strings (`sidecar.prompts.escape.quote`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, NarrateInput, RunSpec
+from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, Layout, Part
+from sidecar.context.index import ContextIndex
+from sidecar.context.select import (
+    Shown,
+    game_text,
+    rank_lore,
+    rank_memories,
+    recent_events,
+    scene_lines,
+)
+from sidecar.projection import Projection
+from sidecar.prompts.escape import one_line, quote
+from sidecar.prompts.mood import condition_holds, hp_description, hp_fraction, pad_to_tag
+from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC, PersonaInputs, PersonaText
+from sidecar.prompts.system import DECISION_FORMAT, SYSTEM_RULES
+from sidecar.state.model import Entity, PersonaTemplate, Session
+
+if TYPE_CHECKING:
+    from sidecar.context.engine import ContextEngine
+
+__all__ = ["build_layout", "input_text", "REQUIRED_ORDER"]
+
+REQUIRED_ORDER = ["author_note", "plot_essentials", "instructions", "story_summary", "scene", "recent_events"]
+
+
+def input_text(spec: RunSpec) -> str:
+    """The input's words, for lore triggers and memory relevance."""
+    inp = spec.input
+    if isinstance(inp, DialogueInput | NarrateInput):
+        return inp.text
+    if isinstance(inp, DecisionInput):
+        return " ".join([inp.situation, *(o.label for o in inp.options)])
+    if isinstance(inp, DescribeInput):
+        return inp.aspect
+    return ""
+
+
+def _persona(
+    engine: ContextEngine, session: Session, proj: Projection, actor: Entity | None, last_event: str
+) -> PersonaText:
+    world = session.world
+    binding = world.personas.get(proj.actor_id)
+    template: PersonaTemplate = DEFAULT_NPC if actor is not None else DEFAULT_NARRATOR
+    version = "default-npc" if actor is not None else "default-narrator"
+    slots: dict[str, str] = {}
+    if binding is not None:
+        if binding.inline is not None:
+            template, version = binding.inline, f"inline:{hash(repr(binding.inline))}"
+        elif binding.template_name:
+            loaded = engine.templates.get(binding.template_name)
+            template, version = loaded.template, loaded.version
+    if actor is not None:
+        slots["npcName"] = one_line(proj.text(actor.name)) or proj.alias(actor.id)
+        slots["npcDescription"] = game_text(proj, actor.description)
+        role = proj.fields(actor).get("role")
+        if role:
+            slots["role"] = one_line(role)
+        here = world.entities.get(actor.location_id) if actor.location_id else None
+        if here is not None and proj.can_see(here):
+            slots["location"] = one_line(proj.text(here.name)) or proj.alias(here.id)
+        hp, max_hp = proj.fields(actor).get("hp"), proj.fields(actor).get("max_hp")
+        if hp is not None and max_hp is not None:
+            slots["currentHp"] = f"{hp}/{max_hp}"
+    slots["lastEvent"] = last_event
+    if binding is not None:
+        for k, v in binding.slots.items():
+            slots[k] = one_line(proj.text(v))
+    fraction = hp_fraction(actor)
+    bucket, hp_text = hp_description(template.hp_descriptions, fraction)
+    situational = tuple(m.text for m in template.situational_modifiers if condition_holds(m.condition, actor))
+    return engine.personas.render(
+        PersonaInputs(
+            actor_key=f"{id(session)}:{proj.actor_id}",
+            template=template,
+            template_version=version,
+            slots=tuple(sorted(slots.items())),
+            mood_tag=pad_to_tag(world.moods.get(proj.actor_id)) if actor is not None else "neutral",
+            hp_bucket=bucket,
+            hp_text=hp_text,
+            situational=situational,
+        )
+    )
+
+
+def _input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextIndex, session: Session) -> Part:
+    inp = spec.input
+    ents = session.world.entities
+    me = shown.ref(proj, spec.actor_id) if spec.actor_id else "the narrator"
+    if isinstance(inp, DialogueInput):
+        speaker = inp.speaker_id or (cidx.player_ids[0] if cidx.player_ids else "")
+        who = shown.ref(proj, speaker) if speaker else "The player"
+        lines = [f"{who} says to you: {quote(inp.text)}", f"Answer as {me}, in character."]
+        return Part("input", "final", "volatile", "## Input", lines)
+    if isinstance(inp, NarrateInput):
+        lines = [f"Narrate what happens: {game_text(proj, inp.text)}"]
+        involved = [shown.ref(proj, e) for e in inp.entity_ids]
+        if involved:
+            lines.append("Involved: " + ", ".join(involved))
+        return Part("input", "final", "volatile", "## Input", lines)
+    if isinstance(inp, DecisionInput):
+        lines = []
+        if inp.situation.strip():
+            lines.append(f"Situation: {game_text(proj, inp.situation)}")
+        lines.append(f"Choose what {me} does. Options:")
+        for i, opt in enumerate(inp.options, 1):
+            target = f" (target: {shown.ref(proj, opt.target_id)})" if opt.target_id else ""
+            lines.append(f"{i}. {one_line(proj.text(opt.label)) or 'option ' + str(i)}{target}")
+        lines.append(f"End your reply with {DECISION_FORMAT}, N being the option number (1 to {len(inp.options)}).")
+        return Part("input", "final", "volatile", "## Decision", lines)
+    assert isinstance(inp, DescribeInput)
+    target = ents[inp.entity_id]
+    label = shown.label(proj, target) if proj.can_see(target) else shown.ref(proj, inp.entity_id)
+    aspect = f", focusing on its {one_line(proj.text(inp.aspect))}" if inp.aspect.strip() else ""
+    return Part("input", "final", "volatile", "## Input", [f"Describe {label} as {me} perceives it{aspect}."])
+
+
+def build_layout(
+    engine: ContextEngine,
+    session: Session,
+    spec: RunSpec,
+    proj: Projection,
+    cidx: ContextIndex,
+    count: Callable[[str], int],
+    sticky: int | None,
+    budget: int,
+) -> tuple[Layout, Shown]:
+    world = session.world
+    shown = Shown()
+    actor = world.entities.get(spec.actor_id) if spec.actor_id else None
+    events = recent_events(session, proj)
+    last_event = events[-1] if events else ""
+    persona = _persona(engine, session, proj, actor, last_event)
+
+    identity = [persona.identity] if persona.identity else []
+    if actor is not None:
+        identity.append(f"Your handle in this game: {shown.ref(proj, actor.id)}.")
+    system = [
+        Part("system_rules", "system", "required", "", [SYSTEM_RULES]),
+        Part("identity", "system", "required", "## Identity", identity),
+        Part("inviolable", "system", "required", "## Inviolable rules", persona.inviolable.splitlines()),
+    ]
+    story = world.story
+    for name, header, text in (
+        ("instructions", "## Instructions", story.instructions),
+        ("plot_essentials", "## Plot essentials", story.plot_essentials),
+        ("story_summary", "## Story so far", story.story_summary),
+        ("author_note", "## Author's note", story.author_note),
+    ):
+        if text.strip():
+            system.append(Part(name, "system", "required", header, [game_text(proj, text)], mode="text"))
+
+    # Lore: triggers in the last max(4, lore tokens / 100) actions, newest first.
+    query = input_text(spec)
+    window = max(4, int(budget * (1 - REQUIRED_SHARE) * LORE_SHARE) // 100)
+    actions = [query]
+    transcript = session.transcripts.get(spec.actor_id, [])
+    actions.extend(e.text for e in reversed(transcript[-(window - 1):]))
+    actions.extend(reversed(events))
+    cards = rank_lore(cidx, proj, actions[:window])
+    if cards:
+        body = [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
+        # Keys are engine-side card IDs used only for ordering; they never reach the text.
+        system.append(Part("lore", "system", "dynamic", "## Lore", body, mode="cards"))
+
+    focus = list(spec.focus_ids)
+    if isinstance(spec.input, DescribeInput):
+        focus.insert(0, spec.input.entity_id)
+    final = [
+        Part(
+            "scene",
+            "final",
+            "volatile",
+            "## Scene",
+            scene_lines(session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment)),
+            mode="lines",
+        ),
+    ]
+    mood_lines = [x for x in (persona.mood, persona.reminder) if x]
+    if mood_lines:
+        final.append(Part("mood", "final", "volatile", "## Mood", mood_lines))
+    if len(events) > 1:
+        final.append(
+            Part("recent_events", "final", "volatile", "## Earlier events", [f"- {e}" for e in events[:-1]], mode="lines")
+        )
+    if last_event:
+        final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {last_event}"]))
+    if session.options.memory_bank and spec.actor_id is not None:
+        memories = rank_memories(cidx, spec.actor_id, query)
+        if memories:
+            lines = [f"- {one_line(proj.text(m))}" for m in memories]
+            final.append(Part("memory", "final", "dynamic", "## You remember", lines, mode="memory"))
+    notes = session.notes.get(spec.actor_id, "")
+    if notes:
+        final.append(Part("notes", "final", "volatile", "## Your notes", [quote(notes)]))
+    final.append(_input_part(spec, proj, shown, cidx, session))
+
+    history = engine._history.items(session, proj, cidx.base)
+    layout = Layout(
+        system=[p for p in system if p.body],
+        history=history,
+        final=[p for p in final if p.body or p.name == "input"],
+        required_order=REQUIRED_ORDER,
+        memory_bank=session.options.memory_bank,
+        sticky_start=sticky,
+    )
+    return layout, shown

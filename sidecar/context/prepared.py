@@ -1,0 +1,167 @@
+"""A prepared run: the prompt, plus judging the reply (decisions, seed 001)
+and recording it (transcripts, notes).
+
+`evaluate` maps the chosen option and the aliases the reply mentions back to
+engine IDs; a reply with no usable choice is Rejected with a reason and the
+messages for the next attempt (the prompt, the rejected reply, the reason),
+fitted to the same budget. `record` appends to the actor's transcript and,
+for an accepted decision only, replaces the notes when the reply carried them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from sidecar.context.api import (
+    Accepted,
+    Chosen,
+    DecisionInput,
+    DescribeInput,
+    DialogueInput,
+    NarrateInput,
+    Prompt,
+    Rejected,
+    RunSpec,
+)
+from sidecar.context.history import new_entry
+from sidecar.context.index import context_index
+from sidecar.context.tokens import MESSAGE_OVERHEAD
+from sidecar.projection import AliasRejected, Projection
+from sidecar.projection.index import index_for
+from sidecar.prompts.decisions import ReplyRejected, parse_decision
+from sidecar.prompts.system import DECISION_FORMAT
+from sidecar.state.model import Session
+
+if TYPE_CHECKING:
+    from sidecar.context.engine import ContextEngine
+
+__all__ = ["Prepared"]
+
+
+class Prepared:
+    """Implements sidecar.context.api.PreparedRun."""
+
+    def __init__(
+        self,
+        engine: ContextEngine,
+        session: Session,
+        spec: RunSpec,
+        proj: Projection,
+        prompt: Prompt,
+        shown: frozenset[str],
+        count: Callable[[str], int],
+        budget: int,
+    ) -> None:
+        self._engine = engine
+        self._session = session
+        self._spec = spec
+        self._proj = proj
+        self._shown = shown
+        self._count = count
+        self._budget = budget
+        self.prompt = prompt
+        self.engine_ids: frozenset[str] = proj.engine_ids
+        self._accepted: dict[str, Accepted] = {}
+
+    @property
+    def max_attempts(self) -> int:
+        """Decision attempts before the run gives up (the input's, else the config's)."""
+        inp = self._spec.input
+        if isinstance(inp, DecisionInput) and inp.max_attempts > 0:
+            return inp.max_attempts
+        return self._engine.config.runs.decision_attempts
+
+    def evaluate(self, reply: str, attempt: int) -> Accepted | Rejected:
+        inp = self._spec.input
+        if not isinstance(inp, DecisionInput):
+            return Accepted()
+        try:
+            parsed = parse_decision(reply, len(inp.options))
+        except ReplyRejected as rej:
+            return Rejected(rej.reason, self._retry_messages(reply, rej.reason))
+        option = inp.options[parsed.index]
+        chosen = Chosen(
+            action_id=option.action_id,
+            index=parsed.index,
+            message=parsed.message,
+            mentioned_ids=self._mentions(parsed.message),
+        )
+        accepted = Accepted(action=chosen, notes=parsed.notes)
+        self._accepted[reply] = accepted
+        return accepted
+
+    def _mentions(self, text: str) -> tuple[str, ...]:
+        """Engine IDs of the aliases the reply names: only aliases this prompt showed,
+        resolved through the projection (an alias never issued is not guessed)."""
+        if not text or not self._shown:
+            return ()
+        out: list[str] = []
+        for alias in sorted(self._shown, key=len, reverse=True):
+            if re.search(r"(?<!\w)" + re.escape(alias) + r"(?!\w)", text):
+                try:
+                    eid = self._proj.resolve(alias)
+                except AliasRejected:
+                    continue
+                if eid not in out:
+                    out.append(eid)
+        return tuple(out)
+
+    def _retry_messages(self, reply: str, reason: str) -> list[dict[str, str]]:
+        note = (
+            f"Your reply was rejected: {reason}. Reply again and end with one JSON object "
+            f"{DECISION_FORMAT} naming one of the numbered options."
+        )
+        count = self._count
+        # Keep the reply's end (where the JSON was expected), within a quarter of the budget.
+        shown_reply = reply
+        limit = max(16, self._budget // 4)
+        while shown_reply and count(shown_reply) > limit:
+            shown_reply = "…" + shown_reply[len(shown_reply) // 4 + 1 :]
+        extra = count(shown_reply) + count(note) + 2 * MESSAGE_OVERHEAD
+        prompt = self.prompt
+        if prompt.prompt_tokens + extra > self._budget:
+            smaller = self._engine.prepare(
+                self._session,
+                msgspec.structs.replace(self._spec, budget_tokens=max(1, self._budget - extra)),
+                count_tokens=count,
+                budget_tokens=self._budget - extra,
+                preview=True,
+            )
+            prompt = smaller.prompt
+        return [*(dict(m) for m in prompt.messages), {"role": "assistant", "content": shown_reply},
+                {"role": "user", "content": note}]
+
+    def record(self, reply: str, *, interrupted: bool, run_id: str) -> None:
+        spec, session = self._spec, self._session
+        inp = spec.input
+        log = session.transcripts.setdefault(spec.actor_id, [])
+        reply_role = "actor" if spec.actor_id else "narrator"
+        if isinstance(inp, DialogueInput):
+            speaker = inp.speaker_id or self._player_id()
+            log.append(new_entry("player", inp.text, speaker, run_id=run_id))
+        elif isinstance(inp, NarrateInput):
+            log.append(new_entry("event", inp.text, "", run_id=run_id))
+        elif isinstance(inp, DecisionInput):
+            labels = "; ".join(f"{i}. {o.label}" for i, o in enumerate(inp.options, 1))
+            log.append(new_entry("event", f"{inp.situation} (options: {labels})".strip(), "", run_id=run_id))
+        elif isinstance(inp, DescribeInput):
+            text = f"Describe {self._proj.ref_text(inp.entity_id)}" + (f" ({inp.aspect})" if inp.aspect else "")
+            log.append(new_entry("event", text, "", run_id=run_id))
+        log.append(new_entry(reply_role, reply, spec.actor_id, interrupted=interrupted, run_id=run_id))
+        if interrupted or not isinstance(inp, DecisionInput):
+            return
+        accepted = self._accepted.get(reply)
+        if accepted is None:
+            result = self.evaluate(reply, 0)
+            accepted = result if isinstance(result, Accepted) else None
+        if accepted is not None and accepted.notes is not None:
+            session.notes[spec.actor_id] = accepted.notes
+
+    def _player_id(self) -> str:
+        players = context_index(self._session, index_for(self._session)).player_ids
+        return players[0] if players else ""
+

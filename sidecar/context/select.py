@@ -1,0 +1,210 @@
+"""Select: the layered context of seed 000 for one actor and input, already
+projected (aliases, perspective, no coordinates): scene lines in priority order,
+recent events, triggered lore cards, relevant memories.
+
+Everything here goes through the Projection; nothing reads an engine ID into
+text. Cost is O(what the actor perceives), never O(session size).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from sidecar.context.index import ContextIndex, words
+from sidecar.projection import Projection
+from sidecar.prompts.escape import one_line
+from sidecar.state.model import Entity, LoreCard, Session
+
+__all__ = ["Shown", "game_text", "scene_lines", "recent_events", "rank_lore", "rank_memories", "short"]
+
+#: Characters present / items listed in the scene before the list stops.
+MAX_PRESENT = 24
+MAX_ITEMS = 24
+MAX_RELATIONS = 12
+#: Visible recent events considered (the newest is the "last event").
+MAX_EVENTS = 6
+#: Relevant memories included at most.
+MAX_MEMORIES = 8
+
+_HEADER_LINE = re.compile(r"(?m)^(\s*)#")
+
+
+def game_text(proj: Projection, text: str) -> str:
+    """Game-authored long text: engine IDs scrubbed, and a line that starts with
+    '#' indented so it can never read as one of the prompt's own headers."""
+    out = proj.text(text).strip()
+    return _HEADER_LINE.sub(r"\1 #", out) if "#" in out else out
+
+
+def short(text: str, limit: int = 160) -> str:
+    text = one_line(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    dot = cut.rfind(". ")
+    return cut[: dot + 1] if dot > limit // 2 else cut.rstrip() + "…"
+
+
+@dataclass
+class Shown:
+    """Aliases the prompt shows, so mentions in a reply can be mapped back without guessing."""
+
+    aliases: set[str] = field(default_factory=set)
+
+    def label(self, proj: Projection, entity: Entity) -> str:
+        alias = proj.alias(entity.id)
+        self.aliases.add(alias)
+        name = one_line(proj.text(entity.name))
+        return f"{alias} ({name})" if name and name != alias else alias
+
+    def ref(self, proj: Projection, engine_id: str) -> str:
+        text = proj.ref_text(engine_id)
+        if engine_id in proj.session.world.entities and text == proj.session.aliases.by_id.get(engine_id):
+            self.aliases.add(text)
+        return text
+
+
+def _fields_text(proj: Projection, entity: Entity) -> str:
+    fields = proj.fields(entity)
+    return "; ".join(f"{one_line(k)}: {one_line(v)}" for k, v in fields.items())
+
+
+def _detail(proj: Projection, shown: Shown, entity: Entity) -> str:
+    parts = [shown.label(proj, entity)]
+    desc = game_text(proj, entity.description)
+    line = parts[0] + (f" — {one_line(desc)}" if desc else "")
+    extra = _fields_text(proj, entity)
+    if entity.tags:
+        extra = "; ".join(x for x in (extra, "tags: " + ", ".join(one_line(proj.text(t)) for t in entity.tags)) if x)
+    return line + (f" [{extra}]" if extra else "")
+
+
+def _brief(proj: Projection, shown: Shown, entity: Entity) -> str:
+    desc = short(game_text(proj, entity.description))
+    return shown.label(proj, entity) + (f" — {desc}" if desc else "")
+
+
+def scene_lines(
+    session: Session,
+    proj: Projection,
+    cidx: ContextIndex,
+    shown: Shown,
+    actor: Entity | None,
+    focus_ids: list[str],
+    moment_text: str,
+) -> list[str]:
+    """Scene lines, most important first (trimming cuts from the end)."""
+    ents = session.world.entities
+    by_location = cidx.base.by_location
+    lines: list[str] = []
+    done: set[str] = set()
+    here = ents.get(actor.location_id) if actor is not None and actor.location_id else None
+    if here is None and focus_ids:
+        first = ents.get(focus_ids[0])
+        if first is not None and first.location_id:
+            here = ents.get(first.location_id)
+    if here is not None and proj.can_see(here):
+        done.add(here.id)
+        line = "Location: " + _detail(proj, shown, here)
+        parent = ents.get(here.location_id) if here.location_id else None
+        if parent is not None and proj.can_see(parent):
+            line += f" (within {shown.label(proj, parent)})"
+        lines.append(line)
+    facts = [f"{one_line(proj.text(k))}: {one_line(proj.value_text(v))}" for k, v in session.world.scene.items()]
+    if moment_text:
+        facts.insert(0, f"moment: {one_line(moment_text)}")
+    if facts:
+        lines.append("Conditions: " + "; ".join(facts))
+    for fid in focus_ids:
+        ent = ents.get(fid)
+        if ent is not None and fid not in done and proj.can_see(ent):
+            done.add(fid)
+            lines.append("Focus: " + _detail(proj, shown, ent))
+    if actor is not None:
+        done.add(actor.id)
+        own = _fields_text(proj, actor)
+        lines.append(f"You are {shown.label(proj, actor)}" + (f" [{own}]" if own else ""))
+    for pid in cidx.player_ids:
+        player = ents.get(pid)
+        if player is not None and pid not in done and proj.can_see(player):
+            done.add(pid)
+            own = _fields_text(proj, player)
+            lines.append("Player: " + _brief(proj, shown, player) + (f" [{own}]" if own else ""))
+    if here is not None:
+        present: list[Entity] = []
+        items: list[Entity] = []
+        for eid in by_location.get(here.id, ()):
+            if eid in done:
+                continue
+            ent = ents.get(eid)
+            if ent is None or not proj.can_see(ent):
+                continue
+            if ent.kind in ("character", "player") and len(present) < MAX_PRESENT:
+                present.append(ent)
+            elif ent.kind != "location" and len(items) < MAX_ITEMS:
+                items.append(ent)
+            if len(present) >= MAX_PRESENT and len(items) >= MAX_ITEMS:
+                break
+        lines.extend("Present: " + _brief(proj, shown, e) for e in present)
+        if items:
+            lines.append("Here: " + ", ".join(shown.label(proj, e) for e in items))
+        done.update(e.id for e in present)
+    if actor is not None:
+        carried = [ents[e] for e in by_location.get(actor.id, ()) if e in ents and proj.can_see(ents[e])]
+        if carried:
+            lines.append("You carry: " + ", ".join(shown.label(proj, e) for e in carried[:MAX_ITEMS]))
+        rels = [r for r in cidx.relations_by_entity.get(actor.id, ()) if proj.can_see_relation(r)]
+        for rel in rels[:MAX_RELATIONS]:
+            src, dst = shown.ref(proj, rel.source_id), shown.ref(proj, rel.target_id)
+            lines.append(f"Relation: {src} {one_line(proj.text(rel.kind))} {dst} ({rel.strength:+.1f})")
+    return lines
+
+
+def recent_events(session: Session, proj: Projection, limit: int = MAX_EVENTS) -> list[str]:
+    """Visible recent events, oldest first, as projected text."""
+    out: list[str] = []
+    for ev in reversed(session.world.events):
+        if len(out) >= limit:
+            break
+        if not proj.can_see_event(ev):
+            continue
+        text = one_line(proj.text(ev.text))
+        when = proj.moment_text(ev.moment)
+        out.append(f"{text} ({one_line(when)})" if when else text)
+    out.reverse()
+    return out
+
+
+def rank_lore(cidx: ContextIndex, proj: Projection, actions: list[str]) -> list[LoreCard]:
+    """Cards whose triggers occur in `actions` (newest first), by recency and frequency."""
+    if not cidx.lore_by_word or not actions:
+        return []
+    scores: dict[str, float] = {}
+    cards: dict[str, LoreCard] = {}
+    for rank, text in enumerate(actions):
+        tokens = words(text)
+        if not tokens:
+            continue
+        joined = " " + " ".join(tokens) + " "
+        matched: set[str] = set()
+        for w in set(tokens):
+            for card, trigger in cidx.lore_by_word.get(w, ()):
+                if card.id in matched:
+                    continue
+                if len(trigger) > 1 and (" " + " ".join(trigger) + " ") not in joined:
+                    continue
+                matched.add(card.id)
+                cards[card.id] = card
+        for cid in matched:
+            # Every match counts (frequency), newer matches count more (recency).
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (1 + rank)
+    ranked = sorted(scores, key=lambda c: (-scores[c], c))
+    return [cards[c] for c in ranked if proj.can_see_card(cards[c])]
+
+
+def rank_memories(cidx: ContextIndex, actor_id: str, query: str) -> list[str]:
+    index = cidx.memories.get(actor_id)
+    if index is None:
+        return []
+    return [mem.text for _, mem in index.rank(query)[:MAX_MEMORIES]]

@@ -1,0 +1,89 @@
+"""Token counting for budgets: the serving model's tokenizer, memoized per text,
+and trimming a text to a token limit at its end.
+
+Chat formats add a few tokens per message (role markers, separators); the
+engine counts `MESSAGE_OVERHEAD` per message plus `REPLY_PRIMING` once, which
+covers OpenAI's documented 3 + 3 and Gemma's `<start_of_turn>role\\n...<end_of_turn>\\n`.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Sequence
+
+from sidecar.context.api import TokenCounter
+
+__all__ = ["MESSAGE_OVERHEAD", "REPLY_PRIMING", "CountCache", "messages_tokens", "trim_text", "trim_lines"]
+
+MESSAGE_OVERHEAD = 5
+REPLY_PRIMING = 3
+ELLIPSIS = " …"
+
+
+class CountCache:
+    """One memoized wrapper per counter object (the gateway hands out one per profile)."""
+
+    def __init__(self, maxsize: int = 32_768) -> None:
+        self._maxsize = maxsize
+        self._wrapped: dict[int, tuple[TokenCounter, Callable[[str], int]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, count: TokenCounter) -> Callable[[str], int]:
+        entry = self._wrapped.get(id(count))
+        if entry is not None and entry[0] is count:
+            return entry[1]
+        with self._lock:
+            if len(self._wrapped) >= 16:  # counters are few; a flood means fresh closures per call
+                self._wrapped.clear()
+            cached = functools.lru_cache(maxsize=self._maxsize)(count)
+            self._wrapped[id(count)] = (count, cached)
+            return cached
+
+
+def messages_tokens(messages: Sequence[dict[str, str]], count: Callable[[str], int]) -> int:
+    """Tokens of a chat request as the budget counts them."""
+    return sum(count(m["content"]) for m in messages) + MESSAGE_OVERHEAD * len(messages) + REPLY_PRIMING
+
+
+def trim_text(text: str, limit: int, count: Callable[[str], int]) -> str:
+    """The longest prefix of `text` (cut at a space when one is near) plus an
+    ellipsis that counts at most `limit` tokens; "" when not even that fits."""
+    if count(text) <= limit:
+        return text
+    if limit <= count(ELLIPSIS.strip()) + 1:
+        return ""
+    lo, hi = 0, len(text)
+    best = ""
+    # Binary search on characters, measured with the real tokenizer.
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        cut = text[:mid]
+        space = cut.rfind(" ", max(0, mid - 24))
+        if space > 0:
+            cut = cut[:space]
+        candidate = cut.rstrip() + ELLIPSIS
+        if count(candidate) <= limit:
+            best = candidate
+            lo = mid
+        else:
+            hi = mid - 1
+    return best
+
+
+def trim_lines(header: str, lines: Sequence[str], limit: int, count: Callable[[str], int]) -> tuple[str, int]:
+    """`header` plus the longest prefix of `lines` that fits `limit` tokens, as one
+    text; returns (text, lines kept). Lines are in priority order, so cutting at
+    the end drops the least relevant. ("", 0) when not even one line fits."""
+    whole = "\n".join([header, *lines])
+    if count(whole) <= limit:
+        return whole, len(lines)
+    lo, hi, best = 0, len(lines), ("", 0)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        text = "\n".join([header, *lines[:mid]])
+        if count(text) <= limit:
+            best, lo = (text, mid), mid
+        else:
+            hi = mid - 1
+    return best

@@ -1,0 +1,88 @@
+"""Decision replies (seed 001): the reply's last JSON object carries
+`{"action": N, "message": "...", "notes": "..."}`; N is 1-based, as the options
+are numbered in the prompt. Also the notes rules: whitespace collapsed, cut to
+200 characters, replaced only by accepted replies that carry them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sidecar.prompts.escape import collapse_ws
+
+__all__ = ["MAX_NOTES_LENGTH", "Parsed", "ReplyRejected", "last_json_object", "parse_decision", "clean_notes"]
+
+MAX_NOTES_LENGTH = 200
+# strict=False: models often put raw line breaks inside JSON strings.
+_decoder = json.JSONDecoder(strict=False)
+
+
+class ReplyRejected(Exception):
+    """The reply has no usable choice; `reason` is shown to the model on retry."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Parsed:
+    #: 0-based index into the options.
+    index: int
+    message: str
+    #: None when the reply carried no notes (the previous notes stay).
+    notes: str | None
+
+
+def last_json_object(reply: str) -> dict[str, Any] | None:
+    """The last top-level JSON object in `reply`, so the model may reason first."""
+    found: dict[str, Any] | None = None
+    pos = reply.find("{")
+    while pos != -1:
+        try:
+            obj, end = _decoder.raw_decode(reply, pos)
+        except json.JSONDecodeError:
+            pos = reply.find("{", pos + 1)
+            continue
+        if isinstance(obj, dict):
+            found = obj
+        pos = reply.find("{", end)
+    return found
+
+
+def clean_notes(notes: str) -> str:
+    return collapse_ws(notes)[:MAX_NOTES_LENGTH]
+
+
+def _action_number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def parse_decision(reply: str, n_options: int) -> Parsed:
+    """Raises ReplyRejected with a reason the model can act on."""
+    obj = last_json_object(reply)
+    if obj is None:
+        raise ReplyRejected(
+            'the reply has no JSON object; end it with {"action": N, "message": "...", "notes": "..."}'
+        )
+    if "action" not in obj:
+        raise ReplyRejected('the last JSON object has no "action" field')
+    number = _action_number(obj["action"])
+    if number is None:
+        raise ReplyRejected(f'"action" must be an option number, got {json.dumps(obj["action"])[:40]}')
+    if not 1 <= number <= n_options:
+        raise ReplyRejected(f"action {number} is not an option: choose a number from 1 to {n_options}")
+    message = obj.get("message", "")
+    message = collapse_ws(message) if isinstance(message, str) else ""
+    notes = obj.get("notes")
+    return Parsed(index=number - 1, message=message, notes=clean_notes(notes) if isinstance(notes, str) else None)

@@ -1,0 +1,124 @@
+"""Persona template files (TOML or JSON) in the configured directory, reloaded
+when they change on disk (seed 002 section 2.8).
+
+A file `<dir>/<name>.toml` or `<dir>/<name>.json` holds one PersonaTemplate:
+identity, inviolable_rules, mood_modifiers, hp_descriptions, situational_modifiers,
+reminder (seed 002's camelCase keys such as `identityBlock` are accepted too).
+Each lookup stats the file (a few microseconds); a changed mtime or size
+reloads it. A file that stops parsing keeps serving its last good version, so a
+half-saved edit never breaks a running game; a file that never parsed is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from sidecar.errors import InvalidRequest
+from sidecar.state.model import PersonaTemplate
+
+__all__ = ["TemplateStore", "LoadedTemplate", "parse_template"]
+
+log = logging.getLogger("sidecar.prompts")
+
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_CAMEL = {
+    "identityBlock": "identity",
+    "inviolableRules": "inviolable_rules",
+    "moodModifiers": "mood_modifiers",
+    "hpDescriptions": "hp_descriptions",
+    "situationalModifiers": "situational_modifiers",
+    "maxFraction": "max_fraction",
+}
+
+
+@dataclass(frozen=True)
+class LoadedTemplate:
+    template: PersonaTemplate
+    #: Changes whenever the file's content changes; part of the persona cache key.
+    version: str
+
+
+def _snake(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {_CAMEL.get(k, k): (v if k in ("moodModifiers", "mood_modifiers") else _snake(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_snake(v) for v in obj]
+    return obj
+
+
+def parse_template(data: bytes, suffix: str) -> PersonaTemplate:
+    """Decode one template file's bytes; raises InvalidRequest naming the problem."""
+    try:
+        raw = tomllib.loads(data.decode("utf-8")) if suffix == ".toml" else json.loads(data)
+        if isinstance(raw, dict) and isinstance(raw.get("inviolable_rules", raw.get("inviolableRules")), str):
+            key = "inviolable_rules" if "inviolable_rules" in raw else "inviolableRules"
+            raw[key] = [raw[key]]
+        return msgspec.convert(_snake(raw), PersonaTemplate)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, json.JSONDecodeError, msgspec.ValidationError) as exc:
+        raise InvalidRequest(f"persona template is malformed: {exc}") from exc
+
+
+class _Entry:
+    __slots__ = ("stamp", "loaded")
+
+    def __init__(self, stamp: tuple[int, int], loaded: LoadedTemplate) -> None:
+        self.stamp = stamp
+        self.loaded = loaded
+
+
+class TemplateStore:
+    """Named templates from one directory, hot reloaded."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = Path(directory) if directory else None
+        self._entries: dict[str, _Entry] = {}
+        self._lock = threading.Lock()
+        #: Files (re)loaded so far; tests read it to see a reload happen.
+        self.loads = 0
+
+    def _path(self, name: str) -> Path:
+        if self.directory is None:
+            raise InvalidRequest(f"persona template {name!r}: no templates directory is configured")
+        if not _NAME.match(name) or ".." in name:
+            raise InvalidRequest(f"persona template name {name!r} is not a plain file name")
+        for suffix in (".toml", ".json"):
+            path = self.directory / f"{name}{suffix}"
+            if path.is_file():
+                return path
+        raise InvalidRequest(f"persona template {name!r} not found in {self.directory} (.toml or .json)")
+
+    def get(self, name: str) -> LoadedTemplate:
+        path = self._path(name)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            raise InvalidRequest(f"persona template {name!r}: {exc}") from exc
+        stamp = (st.st_mtime_ns, st.st_size)
+        entry = self._entries.get(name)
+        if entry is not None and entry.stamp == stamp:
+            return entry.loaded
+        with self._lock:
+            try:
+                data = path.read_bytes()
+                template = parse_template(data, path.suffix)
+            except (OSError, InvalidRequest) as exc:
+                if entry is not None:
+                    log.warning("persona template %s failed to reload, keeping the last good one: %s", name, exc)
+                    return entry.loaded
+                raise InvalidRequest(f"persona template {name!r} ({path.name}): {exc}") from exc
+            version = f"{name}:{stamp[0]}:{stamp[1]}:{hash(data)}"
+            loaded = LoadedTemplate(template, version)
+            self._entries[name] = _Entry(stamp, loaded)
+            self.loads += 1
+            return loaded
