@@ -1,0 +1,92 @@
+"""PreviewPrompt and ReadTranscript: thin adapters from proto to the context
+engine (AgentServicer delegates both here). Nothing is sent to a model and
+nothing is recorded."""
+
+from __future__ import annotations
+
+import grpc
+
+from sidecar.app import App
+from sidecar.context.transcripts import read_page
+from sidecar.errors import InvalidRequest, SidecarError
+from sidecar.servicers.convert_run import run_spec_from_proto
+from sidecar.servicers.status import abort
+from sidecar.v1 import agent_service_pb2 as pb
+
+__all__ = ["preview_prompt", "read_transcript"]
+
+
+async def preview_prompt(
+    app: App, request: pb.PreviewPromptRequest, context: grpc.aio.ServicerContext
+) -> pb.PreviewPromptResponse:
+    try:
+        run = request.run
+        spec = run_spec_from_proto(run, run_id=run.run_id or "preview")
+        store, gateway = app.store, app.gateway
+        session = store.get(spec.session_id)  # type: ignore[attr-defined]
+        if run.min_revision > 0:
+            wait = app.config.runs.min_revision_wait_s
+            await store.wait_for_revision(spec.session_id, run.min_revision, wait)  # type: ignore[attr-defined]
+            session = store.get(spec.session_id)  # type: ignore[attr-defined]
+        profile = run.profile or session.options.profile or app.config.default_profile
+        model = gateway.profile(profile).model  # type: ignore[attr-defined]  # ProfileNotFound first
+        # The same tokenizer and budget a Run would use (the local model counts with its own vocabulary).
+        await gateway.prepare_profile(profile)  # type: ignore[attr-defined]
+        budget = spec.budget_tokens or gateway.budget_tokens(profile)  # type: ignore[attr-defined]
+        prepared = app.context.prepare(  # type: ignore[attr-defined]
+            session,
+            spec,
+            count_tokens=gateway.token_counter(profile),  # type: ignore[attr-defined]
+            budget_tokens=budget,
+            preview=True,
+        )
+    except SidecarError as exc:
+        await abort(context, exc)
+    prompt = prepared.prompt
+    return pb.PreviewPromptResponse(
+        messages=[pb.PromptMessage(role=m["role"], content=m["content"]) for m in prompt.messages],
+        sections=[
+            pb.PromptSection(
+                name=s.name,
+                tokens=s.tokens,
+                message_index=s.message_index,
+                trimmed=s.trimmed,
+                dropped=s.dropped,
+                reason=s.reason,
+                tier=s.tier,
+            )
+            for s in prompt.sections
+        ],
+        budget_tokens=prompt.budget_tokens,
+        prompt_tokens=prompt.prompt_tokens,
+        model=model,
+        revision=session.revision,
+    )
+
+
+async def read_transcript(
+    app: App, request: pb.ReadTranscriptRequest, context: grpc.aio.ServicerContext
+) -> pb.ReadTranscriptResponse:
+    try:
+        if not request.session_id:
+            raise InvalidRequest("session_id is empty")
+        session = app.store.get(request.session_id)  # type: ignore[attr-defined]
+        page = read_page(session, request.actor_id, request.page_size, request.cursor)
+    except SidecarError as exc:
+        await abort(context, exc)
+    return pb.ReadTranscriptResponse(
+        entries=[
+            pb.TranscriptEntry(
+                index=i,
+                role=e.role,
+                speaker_id=e.speaker_id,
+                text=e.text,
+                interrupted=e.interrupted,
+                run_id=e.run_id,
+                unix_ms=e.unix_ms,
+            )
+            for i, e in page.entries
+        ],
+        next_cursor=page.next_cursor,
+        total=page.total,
+    )
