@@ -19,6 +19,7 @@ __all__ = [
     "Config",
     "StateLimits",
     "ModelProfile",
+    "ScriptConfig",
     "RunsConfig",
     "ContextConfig",
     "load_config",
@@ -70,6 +71,22 @@ class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
     journal_synchronous: str = "normal"
 
 
+class ScriptConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """The scripted fake model (profile model "scripted/<name>"): deterministic
+    replies, streamed fast, with faults on cue. For tests and client CI; see docs/runs.md."""
+
+    #: Replies served in turn (cycling). Empty = a built-in narration.
+    replies: list[str] = msgspec.field(default_factory=list)
+    #: Characters per streamed chunk (0 = one word per chunk).
+    chunk_chars: int = 0
+    #: Pause between chunks, in milliseconds.
+    chunk_delay_ms: float = 2.0
+    #: Pause before the first chunk, in milliseconds.
+    first_token_delay_ms: float = 0.0
+    #: Prompt tokens reported per prompt character (usage figures only).
+    tokens_per_char: float = 0.25
+
+
 class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     """One way to call a model. Every call goes through litellm."""
 
@@ -92,6 +109,10 @@ class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     total_timeout_s: float = 120.0
     #: Retries (with backoff) before the first token, per profile.
     max_retries: int = 2
+    #: First retry's backoff in seconds (doubled each retry, with jitter).
+    retry_backoff_s: float = 0.25
+    #: The scripted fake model's script (only for model "scripted/..."; None = defaults).
+    script: ScriptConfig | None = None
 
 
 class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):

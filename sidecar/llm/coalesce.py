@@ -1,0 +1,134 @@
+"""Text deltas coalesced over a short window, split at sentence ends.
+
+Throttle semantics: text that arrives when nothing was emitted for a window
+goes out at once (so the first token is never delayed); text arriving within
+a window of the last emission is held until that window closes. No text is
+held longer than one window. A sentence end always ends a delta and is sent
+at once; a full stop at the very end of what arrived so far is ambiguous
+("Dr." / "3.14") and waits up to one window for the next character to tell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable
+
+import msgspec
+
+__all__ = ["Coalescer", "TextChunk", "split_sentences"]
+
+_CLOSERS = "\"'”’)]»"
+#: Terminal punctuation (and closing quotes) followed by whitespace.
+_BOUNDARY = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s)")
+_TAIL = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*$")
+_ABBREV = frozenset({"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "mt", "no"})
+
+
+class TextChunk(msgspec.Struct, frozen=True):
+    text: str
+    sentence_end: bool = False
+
+
+def _is_end(text: str, punct_start: int) -> bool:
+    """Whether the punctuation at `punct_start` ends a sentence (not "Dr." or "A.")."""
+    if text[punct_start] != ".":
+        return True
+    word = re.search(r"([\w.]+)$", text[:punct_start])
+    if word is None:
+        return True
+    w = word.group(1)
+    if w.lower() in _ABBREV:
+        return False
+    return not (len(w) == 1 and w.isupper())
+
+
+def split_sentences(text: str) -> tuple[list[str], str]:
+    """(complete sentences each ending at its punctuation, the rest)."""
+    out: list[str] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        if _is_end(text, m.start()) and m.end() > start:
+            out.append(text[start : m.end()])
+            start = m.end()
+    return out, text[start:]
+
+
+def ends_sentence(text: str) -> bool:
+    m = _TAIL.search(text)
+    return bool(m) and _is_end(text, m.start())
+
+
+class Coalescer:
+    """Feed provider text in; `emit(chunk)` is called with coalesced chunks.
+
+    Runs on the event loop (the window timer is `loop.call_later`).
+    """
+
+    def __init__(
+        self, window_s: float, emit: Callable[[TextChunk], None], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.window_s = max(0.0, window_s)
+        self._emit = emit
+        self._clock = clock
+        self._pending = ""
+        self._last_emit = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def pending(self) -> str:
+        return self._pending
+
+    def _send(self, text: str, sentence_end: bool) -> None:
+        if text:
+            self._last_emit = self._clock()
+            self._emit(TextChunk(text, sentence_end))
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _arm(self, delay: float) -> None:
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(max(0.0, delay), self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        text, self._pending = self._pending, ""
+        # The window closed with no next character: a trailing full stop is taken as an end.
+        self._send(text, ends_sentence(text))
+
+    def feed(self, text: str) -> None:
+        if not text:
+            return
+        self._pending += text
+        sentences, rest = split_sentences(self._pending)
+        if sentences:
+            self._cancel_timer()
+            for sentence in sentences:
+                self._send(sentence, True)
+            self._pending = rest
+        if not self._pending:
+            return
+        now = self._clock()
+        if ends_sentence(self._pending):
+            self._arm(self.window_s)  # wait (at most a window) to see what follows
+        elif self._timer is None and now - self._last_emit >= self.window_s:
+            text, self._pending = self._pending, ""
+            self._send(text, False)
+        else:
+            self._arm(self._last_emit + self.window_s - now)
+
+    def flush(self) -> None:
+        """The stream ended: send what is held (a final full stop ends a sentence)."""
+        self._cancel_timer()
+        text, self._pending = self._pending, ""
+        self._send(text, ends_sentence(text))
+
+    def discard(self) -> str:
+        """Drop what is held (cancel) and return it."""
+        self._cancel_timer()
+        text, self._pending = self._pending, ""
+        return text

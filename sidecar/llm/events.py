@@ -1,0 +1,72 @@
+"""What a run streams to the game, as domain values (the agent servicer turns
+each into a `RunEvent` with the run ID and its sequence number)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from sidecar.context.api import Chosen
+
+__all__ = [
+    "Started",
+    "Text",
+    "AttemptRejected",
+    "ActionChosen",
+    "NotesChanged",
+    "UsageReport",
+    "Timings",
+    "Finished",
+    "RunEventValue",
+]
+
+
+class Started(msgspec.Struct, frozen=True, tag="started"):
+    session_id: str
+    actor_id: str
+    profile: str
+    model: str
+    revision: int
+
+
+class Text(msgspec.Struct, frozen=True, tag="text"):
+    text: str
+    sentence_end: bool
+    #: Decision attempt (1-based); always 1 for other inputs.
+    attempt: int = 1
+
+
+class AttemptRejected(msgspec.Struct, frozen=True, tag="rejected"):
+    attempt: int
+    reason: str
+
+
+class ActionChosen(msgspec.Struct, frozen=True, tag="action"):
+    chosen: Chosen
+
+
+class NotesChanged(msgspec.Struct, frozen=True, tag="notes"):
+    notes: str
+
+
+class UsageReport(msgspec.Struct, frozen=True, tag="usage"):
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost_usd: float
+
+
+class Timings(msgspec.Struct, frozen=True):
+    queued_ms: float
+    prompt_build_ms: float
+    first_token_ms: float
+    total_ms: float
+
+
+class Finished(msgspec.Struct, frozen=True, tag="finished"):
+    #: "stop" or "length".
+    finish_reason: str
+    timings: Timings
+    attempts: int
+
+
+RunEventValue = Started | Text | AttemptRejected | ActionChosen | NotesChanged | UsageReport | Finished

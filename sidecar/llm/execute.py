@@ -1,0 +1,120 @@
+"""One run's model work: attempts (decisions may be rejected and retried with
+the context engine's retry messages), coalesced text, the verdict, usage.
+
+Scheduling, prompts and recording live in `sidecar.runs`; this module only
+turns a PreparedRun into events, keeping enough progress for the caller to
+record partial text when the run is cut short.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sidecar.context.api import Accepted, PreparedRun
+from sidecar.errors import InvalidChoice
+from sidecar.llm.coalesce import Coalescer, TextChunk
+from sidecar.llm.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport
+from sidecar.llm.gateway import ModelGateway
+from sidecar.llm.types import Completion, Limits, TextPiece
+
+__all__ = ["Progress", "execute"]
+
+
+@dataclass
+class Progress:
+    """How far a run got; read by the scheduler when it ends early."""
+
+    attempt: int = 0
+    #: Text of the current attempt as received (sent, or about to be).
+    parts: list[str] = field(default_factory=list)
+    #: Monotonic time of the first text of the run (None: none yet).
+    first_text_at: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    finish_reason: str = "stop"
+    profile: str = ""
+    model: str = ""
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def add(self, done: Completion) -> None:
+        self.prompt_tokens += done.prompt_tokens
+        self.completion_tokens += done.completion_tokens
+        self.cached_tokens += done.cached_tokens
+        self.cost_usd += done.cost_usd
+        self.finish_reason = done.finish_reason
+        self.profile, self.model = done.profile, done.model
+
+
+async def execute(
+    gateway: ModelGateway,
+    prepared: PreparedRun,
+    *,
+    profile: str,
+    limits: Limits,
+    max_attempts: int,
+    coalesce_s: float,
+    emit: Callable[[RunEventValue], None],
+    progress: Progress,
+) -> str:
+    """Run attempts until one is accepted; returns the accepted reply.
+
+    Raises InvalidChoice after `max_attempts` rejections, or the mapped
+    provider error. Emits Text, AttemptRejected, ActionChosen, NotesChanged
+    and finally UsageReport.
+    """
+    messages = prepared.prompt.messages
+    for attempt in range(1, max(1, max_attempts) + 1):
+        progress.attempt = attempt
+        progress.parts = []
+
+        def send(chunk: TextChunk, _attempt: int = attempt) -> None:
+            emit(Text(chunk.text, chunk.sentence_end, _attempt))
+
+        coalescer = Coalescer(coalesce_s, send)
+        completion: Completion | None = None
+        try:
+            async for piece in gateway.stream(profile, messages, prepared.engine_ids, limits):
+                if isinstance(piece, TextPiece):
+                    if progress.first_text_at is None:
+                        progress.first_text_at = time.monotonic()
+                    progress.parts.append(piece.text)
+                    coalescer.feed(piece.text)
+                else:
+                    completion = piece
+        except Exception:
+            coalescer.flush()  # text received before a failure is valid: send it
+            raise
+        except BaseException:
+            coalescer.discard()  # cancelled: nobody needs the held text
+            raise
+        coalescer.flush()
+        if completion is not None:
+            progress.add(completion)
+        reply = progress.text
+        verdict = prepared.evaluate(reply, attempt)
+        if isinstance(verdict, Accepted):
+            if verdict.action is not None:
+                emit(ActionChosen(verdict.action))
+            if verdict.notes is not None:
+                emit(NotesChanged(verdict.notes))
+            emit(
+                UsageReport(
+                    progress.prompt_tokens, progress.completion_tokens, progress.cached_tokens, progress.cost_usd
+                )
+            )
+            return reply
+        if attempt >= max_attempts:
+            raise InvalidChoice(
+                f"no usable choice after {attempt} attempt(s): {verdict.reason}",
+                metadata={"attempts": str(attempt), "last_reason": verdict.reason[:200]},
+            )
+        emit(AttemptRejected(attempt, verdict.reason))
+        messages = verdict.retry_messages
+    raise AssertionError("unreachable")

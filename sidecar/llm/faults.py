@@ -1,0 +1,134 @@
+"""Every litellm exception, mapped to the sidecar's error tree (PROTOCOL.md §5).
+
+The table names each class litellm defines (tests/llm/test_faults.py fails when
+litellm grows one that is not listed), so a new failure mode is a conscious
+decision rather than a silent INTERNAL. Classes are matched by name along the
+MRO, so this module never imports litellm itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sidecar.errors import (
+    ContentFiltered,
+    ContextWindowExceeded,
+    ProviderAuth,
+    ProviderBadRequest,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderTimeout,
+    ProviderUnavailable,
+    SidecarError,
+)
+
+__all__ = ["LITELLM_ERRORS", "RETRYABLE", "map_exception", "is_retryable"]
+
+#: litellm exception class name -> the sidecar error it becomes. `None` means
+#: "decide by the HTTP status code the exception carries" (generic API errors).
+LITELLM_ERRORS: dict[str, type[SidecarError] | None] = {
+    # Credentials and accounts: retrying cannot help; a fallback profile may.
+    "AuthenticationError": ProviderAuth,
+    "CallerCredentialAuthenticationError": ProviderAuth,
+    "PermissionDeniedError": ProviderAuth,
+    "PaymentRequiredError": ProviderAuth,
+    "BudgetExceededError": ProviderRateLimited,
+    # The request itself is wrong for this provider or model.
+    "BadRequestError": ProviderBadRequest,
+    "InvalidRequestError": ProviderBadRequest,
+    "NotFoundError": ProviderBadRequest,
+    "UnprocessableEntityError": ProviderBadRequest,
+    "UnsupportedParamsError": ProviderBadRequest,
+    "ImageFetchError": ProviderBadRequest,
+    "VectorStoreSearchError": ProviderBadRequest,
+    "MalformedRequestFieldError": ProviderBadRequest,
+    "UnsupportedEndpointError": ProviderBadRequest,
+    "EndpointNotSupportedByModelError": ProviderBadRequest,
+    "LiteLLMUnknownProvider": ProviderBadRequest,
+    "ModelNotMappedError": ProviderBadRequest,
+    "ContextWindowExceededError": ContextWindowExceeded,
+    # Filters and guardrails.
+    "ContentPolicyViolationError": ContentFiltered,
+    "RejectedRequestError": ContentFiltered,
+    "GuardrailRaisedException": ContentFiltered,
+    "BlockedPiiEntityError": ContentFiltered,
+    "SensitiveDataRouteException": ContentFiltered,
+    # Transient: retried before the first token, then the fallback chain.
+    "RateLimitError": ProviderRateLimited,
+    "CallerCredentialRateLimitError": ProviderRateLimited,
+    "Timeout": ProviderTimeout,
+    "APIConnectionError": ProviderUnavailable,
+    "ServiceUnavailableError": ProviderUnavailable,
+    "BadGatewayError": ProviderUnavailable,
+    "InternalServerError": ProviderUnavailable,
+    "MidStreamFallbackError": ProviderUnavailable,
+    # Garbage from the provider.
+    "APIResponseValidationError": ProviderError,
+    "JSONSchemaValidationError": ProviderError,
+    "ModifyResponseException": ProviderError,
+    # Generic: the status code decides.
+    "APIError": None,
+    "OpenAIError": None,
+    "MockException": None,
+}
+
+#: Errors worth retrying (with backoff) before the first token.
+RETRYABLE: tuple[type[SidecarError], ...] = (ProviderRateLimited, ProviderUnavailable, ProviderTimeout)
+#: Account-level failures that look like rate limits but never clear by waiting.
+_NOT_RETRYABLE_NAMES = frozenset({"BudgetExceededError", "PaymentRequiredError"})
+
+
+def _by_status(status: object) -> type[SidecarError]:
+    if not isinstance(status, int):
+        return ProviderError
+    if status == 429:
+        return ProviderRateLimited
+    if status in (401, 402, 403):
+        return ProviderAuth
+    if status in (408, 504):
+        return ProviderTimeout
+    if status >= 500:
+        return ProviderUnavailable
+    if 400 <= status < 500:
+        return ProviderBadRequest
+    return ProviderError
+
+
+def _litellm_name(exc: BaseException) -> str | None:
+    for cls in type(exc).__mro__:
+        if cls.__module__.startswith("litellm") and cls.__name__ in LITELLM_ERRORS:
+            return cls.__name__
+    return None
+
+
+def map_exception(exc: BaseException, *, provider: str = "") -> SidecarError:
+    """The sidecar error for anything a model call raised. Never raises."""
+    if isinstance(exc, SidecarError):
+        return exc
+    # litellm wraps whatever broke a stream; the cause says what really happened.
+    inner = getattr(exc, "original_exception", None)
+    if _litellm_name(exc) == "MidStreamFallbackError" and isinstance(inner, BaseException) and inner is not exc:
+        return map_exception(inner, provider=provider)
+    where = f" ({provider})" if provider else ""
+    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    name = _litellm_name(exc)
+    if name is not None:
+        cls = LITELLM_ERRORS[name] or _by_status(getattr(exc, "status_code", None))
+    elif isinstance(exc, TimeoutError | asyncio.TimeoutError):
+        cls = ProviderTimeout
+    elif isinstance(exc, ConnectionError | OSError):
+        cls = ProviderUnavailable
+    elif type(exc).__module__.startswith(("httpx", "httpcore", "aiohttp")):
+        # Transport failures below litellm (a dropped connection mid-stream).
+        cls = ProviderTimeout if "Timeout" in type(exc).__name__ else ProviderUnavailable
+    else:
+        cls = ProviderError
+    err = cls(f"{type(exc).__name__}{where}: {text}")
+    err.metadata["provider_error"] = name or type(exc).__name__
+    if isinstance(err, ProviderRateLimited) and name in _NOT_RETRYABLE_NAMES:
+        err.metadata["retryable"] = "false"
+    return err
+
+
+def is_retryable(err: SidecarError) -> bool:
+    return isinstance(err, RETRYABLE) and err.metadata.get("retryable") != "false"

@@ -1,0 +1,159 @@
+"""AgentService: Run (streamed events), CancelRun; PreviewPrompt and
+ReadTranscript are served by `sidecar.servicers.agent_context`.
+
+Thin: RunRequest -> RunSpec + RunOptions, domain events -> RunEvent with the
+run ID and seq 1, 2, 3..., SidecarError -> status. The call ending early
+(client cancel, deadline) cancels the run, which closes the model upstream.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import grpc
+
+from sidecar.app import App
+from sidecar.errors import InvalidRequest, RunCancelled, SidecarError
+from sidecar.llm import events as ev
+from sidecar.llm.types import Limits
+from sidecar.runs import RunOptions
+from sidecar.servicers.convert_run import run_spec_from_proto
+from sidecar.servicers.status import abort
+from sidecar.v1 import agent_service_pb2 as pb
+from sidecar.v1 import agent_service_pb2_grpc
+
+__all__ = ["AgentServicer", "run_options_from_proto", "event_to_proto"]
+
+_FINISH = {"stop": pb.FINISH_REASON_STOP, "length": pb.FINISH_REASON_LENGTH}
+#: Bounds that keep a typo from turning into an hour-long run.
+_MAX_TIMEOUT_MS = 3_600_000
+
+
+def run_options_from_proto(request: pb.RunRequest, time_remaining: float | None) -> RunOptions:
+    lim = request.limits
+    if lim.max_output_tokens < 0:
+        raise InvalidRequest("limits.max_output_tokens must be 0 (default) or positive")
+    if not 0 <= lim.first_token_timeout_ms <= _MAX_TIMEOUT_MS or not 0 <= lim.total_timeout_ms <= _MAX_TIMEOUT_MS:
+        raise InvalidRequest(f"limits timeouts must be between 0 and {_MAX_TIMEOUT_MS} ms")
+    if lim.HasField("temperature") and not 0.0 <= lim.temperature <= 2.0:
+        raise InvalidRequest("limits.temperature must be between 0 and 2")
+    if request.min_revision < 0:
+        raise InvalidRequest("min_revision must be 0 (no wait) or positive")
+    if len(lim.stop_sequences) > 8 or any(not s for s in lim.stop_sequences):
+        raise InvalidRequest("limits.stop_sequences: at most 8, none empty")
+    return RunOptions(
+        profile=request.profile,
+        limits=Limits(
+            max_output_tokens=lim.max_output_tokens,
+            temperature=lim.temperature if lim.HasField("temperature") else None,
+            first_token_timeout_s=lim.first_token_timeout_ms / 1000,
+            total_timeout_s=lim.total_timeout_ms / 1000,
+            stop=tuple(lim.stop_sequences),
+        ),
+        urgent=request.urgent,
+        min_revision=request.min_revision,
+        deadline_s=time_remaining,
+    )
+
+
+def event_to_proto(run_id: str, seq: int, value: ev.RunEventValue) -> pb.RunResponse:
+    event = pb.RunEvent(run_id=run_id, seq=seq)
+    if isinstance(value, ev.Text):
+        event.text.text = value.text
+        event.text.sentence_end = value.sentence_end
+        event.text.attempt = value.attempt
+    elif isinstance(value, ev.Started):
+        event.started.CopyFrom(
+            pb.RunStarted(
+                session_id=value.session_id,
+                actor_id=value.actor_id,
+                profile=value.profile,
+                model=value.model,
+                revision=value.revision,
+            )
+        )
+    elif isinstance(value, ev.AttemptRejected):
+        event.rejected.CopyFrom(pb.AttemptRejected(attempt=value.attempt, reason=value.reason))
+    elif isinstance(value, ev.ActionChosen):
+        c = value.chosen
+        event.action.CopyFrom(
+            pb.ChosenAction(action_id=c.action_id, index=c.index, message=c.message, mentioned_ids=c.mentioned_ids)
+        )
+    elif isinstance(value, ev.NotesChanged):
+        event.notes.notes = value.notes
+    elif isinstance(value, ev.UsageReport):
+        event.usage.CopyFrom(
+            pb.Usage(
+                prompt_tokens=value.prompt_tokens,
+                completion_tokens=value.completion_tokens,
+                cached_tokens=value.cached_tokens,
+                cost_usd=value.cost_usd,
+            )
+        )
+    elif isinstance(value, ev.Finished):
+        t = value.timings
+        event.finished.CopyFrom(
+            pb.RunFinished(
+                finish_reason=_FINISH.get(value.finish_reason, pb.FINISH_REASON_UNSPECIFIED),
+                timings=pb.Timings(
+                    queued_ms=t.queued_ms,
+                    prompt_build_ms=t.prompt_build_ms,
+                    first_token_ms=t.first_token_ms,
+                    total_ms=t.total_ms,
+                ),
+                attempts=value.attempts,
+            )
+        )
+    else:  # pragma: no cover - a new event type without a mapping is a bug
+        raise TypeError(f"no wire form for {type(value).__name__}")
+    return pb.RunResponse(event=event)
+
+
+class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    async def Run(self, request: pb.RunRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RunResponse]:
+        try:
+            run_id = request.run_id or uuid.uuid4().hex
+            if len(run_id) > 128:
+                raise InvalidRequest("run_id is longer than 128 characters")
+            spec = run_spec_from_proto(request, run_id)
+            options = run_options_from_proto(request, context.time_remaining())
+            handle = self.app.runs.submit(spec, options)  # type: ignore[attr-defined]
+        except SidecarError as exc:
+            await abort(context, exc)
+        seq = 0
+        try:
+            async for value in handle.events():
+                seq += 1
+                yield event_to_proto(run_id, seq, value)
+        except SidecarError as exc:
+            await abort(context, exc)
+        finally:
+            # Client cancelled or the deadline passed: stop the model now.
+            handle.cancel(RunCancelled(f"run {run_id!r}: the client went away"))
+
+    async def CancelRun(self, request: pb.CancelRunRequest, context: grpc.aio.ServicerContext) -> pb.CancelRunResponse:
+        try:
+            if not request.run_id:
+                raise InvalidRequest("run_id is empty")
+            await self.app.runs.cancel(request.run_id)  # type: ignore[attr-defined]
+        except SidecarError as exc:
+            await abort(context, exc)
+        return pb.CancelRunResponse()
+
+    async def PreviewPrompt(
+        self, request: pb.PreviewPromptRequest, context: grpc.aio.ServicerContext
+    ) -> pb.PreviewPromptResponse:
+        from sidecar.servicers import agent_context
+
+        return await agent_context.preview_prompt(self.app, request, context)
+
+    async def ReadTranscript(
+        self, request: pb.ReadTranscriptRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ReadTranscriptResponse:
+        from sidecar.servicers import agent_context
+
+        return await agent_context.read_transcript(self.app, request, context)
