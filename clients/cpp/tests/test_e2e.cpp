@@ -1,0 +1,241 @@
+// The real sidecar process, launched by SidecarProcess the way a game does:
+// handshake, auth, sessions, revisions, and that it dies with its host.
+#include <gtest/gtest.h>
+
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "e2e_support.h"
+
+using e2e::Launch;
+using e2e::v1::DeltaOp;
+using game_sidecar::ExitInfo;
+using game_sidecar::SidecarClient;
+using testing_support::Alive;
+using testing_support::Eventually;
+
+static bool IsSocket(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+TEST(RealSidecar, HandshakeOverUnixSocketThenGetInfo) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  const auto& h = s.process->handshake();
+  EXPECT_EQ(h.transport, "unix");
+  EXPECT_TRUE(IsSocket(h.address)) << h.address;
+  EXPECT_EQ(h.pid, s.process->pid());
+  EXPECT_TRUE(h.token.empty());  // we chose the token; the sidecar must not echo it
+  e2e::v1::GetInfoResponse info;
+  auto st = s.client->GetInfo({}, &info);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(info.pid(), s.process->pid());
+  EXPECT_EQ(info.version(), h.version);
+  bool speaks_v1 = false;
+  for (int v : info.protocol_versions()) speaks_v1 = speaks_v1 || v == game_sidecar::kProtocolVersion;
+  EXPECT_TRUE(speaks_v1);
+  bool has_scripted = false;
+  for (const auto& p : info.profiles()) has_scripted = has_scripted || (p.name() == "scripted" && p.is_default());
+  EXPECT_TRUE(has_scripted) << info.DebugString();
+}
+
+TEST(RealSidecar, HandshakeOverLoopbackTcp) {
+  auto options = testing_support::RealOptions();
+  options.args.push_back("--listen");
+  options.args.push_back("tcp://127.0.0.1:0");
+  auto s = Launch(options);
+  ASSERT_TRUE(s.process);
+  EXPECT_EQ(s.process->handshake().transport, "tcp");
+  EXPECT_EQ(s.process->target().rfind("127.0.0.1:", 0), 0u) << s.process->target();
+  auto st = s.client->GetInfo({}, nullptr);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+}
+
+TEST(RealSidecar, WrongTokenIsUnauthenticatedAndTouchesNothing) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  SidecarClient intruder(s.process->target(), "not-the-token");
+  auto st = intruder.GetInfo({}, nullptr);
+  EXPECT_EQ(st.code, grpc::StatusCode::UNAUTHENTICATED) << st.ToString();
+  EXPECT_EQ(st.reason, "UNAUTHENTICATED");
+
+  e2e::v1::OpenSessionRequest open;
+  open.set_session_id("intruded");
+  st = intruder.OpenSession(open, nullptr);
+  EXPECT_EQ(st.code, grpc::StatusCode::UNAUTHENTICATED) << st.ToString();
+
+  // The rejected call created nothing: the real client creates it now.
+  e2e::v1::OpenSessionResponse opened;
+  st = s.client->OpenSession(open, &opened);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(opened.created());
+}
+
+TEST(RealSidecar, OpenSessionCreatesThenResumes) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  e2e::v1::OpenSessionRequest open;
+  open.set_session_id("save-slot-1");
+  e2e::v1::OpenSessionResponse first, second;
+  ASSERT_TRUE(s.client->OpenSession(open, &first).ok());
+  EXPECT_TRUE(first.created());
+  EXPECT_EQ(first.session_id(), "save-slot-1");
+  EXPECT_EQ(first.revision(), 0);
+  ASSERT_NO_FATAL_FAILURE(e2e::OpenScene(*s.client, "save-slot-1"));
+  ASSERT_TRUE(s.client->OpenSession(open, &second).ok());
+  EXPECT_FALSE(second.created());
+  EXPECT_EQ(second.revision(), 1);
+}
+
+TEST(RealSidecar, StaleRevisionIsAbortedWithReasonAndChangesNothing) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  ASSERT_NO_FATAL_FAILURE(e2e::OpenScene(*s.client, "s"));  // now at revision 1
+
+  e2e::v1::ApplyDeltasRequest stale;
+  stale.set_session_id("s");
+  stale.set_base_revision(0);
+  stale.set_delta_id("late-batch");
+  *stale.add_ops() = e2e::Upsert("BP_Rat_C_1", e2e::v1::ENTITY_KIND_CHARACTER, "a rat", "level/gate");
+  auto st = s.client->ApplyDeltas(stale, nullptr);
+  EXPECT_EQ(st.code, grpc::StatusCode::ABORTED) << st.ToString();
+  EXPECT_EQ(st.reason, "STALE_REVISION");
+  EXPECT_EQ(st.metadata["current_revision"], "1");
+
+  e2e::v1::GetStateRequest get;
+  get.set_session_id("s");
+  e2e::v1::GetStateResponse state;
+  ASSERT_TRUE(s.client->GetState(get, &state).ok());
+  EXPECT_EQ(state.revision(), 1);
+  for (const auto& e : state.snapshot().entities()) EXPECT_NE(e.id(), "BP_Rat_C_1");
+
+  // The same batch on the right base applies once; replaying its delta_id is idempotent.
+  stale.set_base_revision(1);
+  e2e::v1::ApplyDeltasResponse applied, replayed;
+  ASSERT_TRUE(s.client->ApplyDeltas(stale, &applied).ok());
+  EXPECT_EQ(applied.revision(), 2);
+  EXPECT_FALSE(applied.replayed());
+  ASSERT_TRUE(s.client->ApplyDeltas(stale, &replayed).ok());
+  EXPECT_EQ(replayed.revision(), 2);
+  EXPECT_TRUE(replayed.replayed());
+}
+
+TEST(RealSidecar, UnknownSessionIsNotFound) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  e2e::v1::ApplyDeltasRequest req;
+  req.set_session_id("never-opened");
+  req.set_delta_id("d1");
+  auto st = s.client->ApplyDeltas(req, nullptr);
+  EXPECT_EQ(st.code, grpc::StatusCode::NOT_FOUND) << st.ToString();
+  EXPECT_EQ(st.reason, "SESSION_NOT_FOUND");
+}
+
+TEST(RealSidecar, StreamDeltasReportsRejectedBatchesAndGoesOn) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  ASSERT_NO_FATAL_FAILURE(e2e::OpenScene(*s.client, "tick"));
+  auto stream = s.client->StreamDeltas();
+  e2e::v1::StreamDeltasRequest batch;
+  batch.set_session_id("tick");
+  for (int tick = 0; tick < 5; ++tick) {
+    batch.set_base_revision(1 + tick);
+    batch.set_delta_id("tick-" + std::to_string(tick));
+    batch.clear_ops();
+    auto* fact = batch.add_ops()->mutable_set_scene_fact();
+    fact->set_key("tick");
+    fact->mutable_value()->set_int_value(tick);
+    e2e::v1::StreamDeltasResponse resp;
+    auto st = stream->Apply(batch, &resp);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(resp.delta_id(), batch.delta_id());
+    EXPECT_EQ(resp.revision(), 2 + tick);
+  }
+  batch.set_base_revision(3);  // stale: the session is at 6
+  batch.set_delta_id("stale-tick");
+  e2e::v1::StreamDeltasResponse resp;
+  auto st = stream->Apply(batch, &resp);
+  EXPECT_EQ(st.code, grpc::StatusCode::ABORTED) << st.ToString();
+  EXPECT_EQ(st.reason, "STALE_REVISION");
+  EXPECT_EQ(resp.revision(), 6);
+  // The stream is still usable after the rejection.
+  batch.set_base_revision(6);
+  batch.set_delta_id("after-stale");
+  st = stream->Apply(batch, &resp);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(resp.revision(), 7);
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST(RealSidecar, StopIsOrderlyAndRemovesTheSocket) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  std::string socket = s.process->handshake().address;
+  int pid = s.process->pid();
+  ExitInfo info = s.process->Stop();
+  EXPECT_EQ(info.how, ExitInfo::How::kExited) << s.process->StderrTail();  // stdin EOF was enough
+  EXPECT_EQ(info.exit_code, 0) << s.process->StderrTail();
+  EXPECT_FALSE(Alive(pid));
+  EXPECT_FALSE(IsSocket(socket));
+}
+
+TEST(RealSidecar, DestroyingSidecarProcessEndsTheSidecar) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  int pid = s.process->pid();
+  std::string socket = s.process->handshake().address;
+  ASSERT_TRUE(s.client->GetInfo({}, nullptr).ok());
+  s.process.reset();  // the destructor closes stdin, waits, reaps
+  EXPECT_FALSE(Alive(pid));
+  EXPECT_FALSE(IsSocket(socket));
+  auto st = s.client->GetInfo({}, nullptr);
+  EXPECT_EQ(st.code, grpc::StatusCode::UNAVAILABLE) << st.ToString();
+}
+
+TEST(RealSidecar, LogLinesReachTheCallback) {
+  testing_support::LogLines logs;
+  auto options = testing_support::RealOptions();
+  options.on_log = logs.Callback();
+  auto s = Launch(options);
+  ASSERT_TRUE(s.process);
+  s.process->Stop();
+  // Logs are JSON lines on stderr (PROTOCOL.md §1.3).
+  std::lock_guard<std::mutex> lock(logs.mu);
+  ASSERT_FALSE(logs.lines.empty());
+  for (const auto& l : logs.lines) EXPECT_EQ(l.front(), '{') << l;
+}
+
+TEST(RealSidecar, NoOrphanWhenTheHostIsKilled) {
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  std::string helper = HOST_HELPER, exe = testing_support::SidecarExe();
+  std::string config = testing_support::TestsDir() + "/sidecar_test.toml";
+  std::vector<char*> argv = {helper.data(), exe.data(), const_cast<char*>("serve"),
+                             const_cast<char*>("--config"), config.data(), nullptr};
+  pid_t host = -1;
+  ASSERT_EQ(posix_spawn(&host, helper.c_str(), &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  std::string text;
+  char buf[256];
+  ssize_t n;
+  while (text.find('\n') == std::string::npos && (n = read(out[0], buf, sizeof buf)) > 0) text.append(buf, n);
+  close(out[0]);
+  ASSERT_EQ(text.rfind("sidecar_pid=", 0), 0u) << text;
+  int sidecar = std::atoi(text.c_str() + 12);
+  ASSERT_TRUE(Alive(sidecar));
+
+  kill(host, SIGKILL);  // no destructor runs in the host
+  int status = 0;
+  waitpid(host, &status, 0);
+  // The sidecar sees stdin EOF (the kernel closed the host's pipe end) and its
+  // parent change; nothing of ours kept it alive.
+  EXPECT_TRUE(Eventually([&] { return !Alive(sidecar); })) << "sidecar " << sidecar << " outlived its host";
+}

@@ -1,0 +1,114 @@
+// Unit tests: handshake parsing and targets, error decoding.
+#include <gtest/gtest.h>
+
+#include "game_sidecar/delta_stream.h"
+#include "game_sidecar/handshake.h"
+#include "game_sidecar/status.h"
+
+using game_sidecar::GrpcTarget;
+using game_sidecar::Handshake;
+using game_sidecar::ParseHandshake;
+
+TEST(Handshake, ParsesUnixWithGeneratedToken) {
+  Handshake h;
+  std::string err;
+  ASSERT_TRUE(ParseHandshake(
+      R"({"sidecar":"game-sidecar","protocol":1,"transport":"unix","address":"/tmp/gs-abc/sidecar.sock",)"
+      R"("token":"tok_123","pid":4242,"version":"0.1.0"})",
+      &h, &err))
+      << err;
+  EXPECT_EQ(h.transport, "unix");
+  EXPECT_EQ(h.address, "/tmp/gs-abc/sidecar.sock");
+  EXPECT_EQ(h.token, "tok_123");
+  EXPECT_EQ(h.pid, 4242);
+  EXPECT_EQ(h.version, "0.1.0");
+  EXPECT_EQ(GrpcTarget(h), "unix:/tmp/gs-abc/sidecar.sock");
+}
+
+TEST(Handshake, ParsesTcpWithoutToken) {
+  Handshake h;
+  std::string err;
+  ASSERT_TRUE(ParseHandshake(
+      R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"127.0.0.1:50123","pid":7,"version":"1.2.3"})",
+      &h, &err))
+      << err;
+  EXPECT_TRUE(h.token.empty());
+  EXPECT_EQ(GrpcTarget(h), "127.0.0.1:50123");
+}
+
+struct BadCase {
+  const char* line;
+  const char* expected_error_part;
+};
+
+class HandshakeRejects : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(HandshakeRejects, WithPreciseError) {
+  Handshake h;
+  h.address = "untouched";
+  std::string err;
+  EXPECT_FALSE(ParseHandshake(GetParam().line, &h, &err));
+  EXPECT_NE(err.find(GetParam().expected_error_part), std::string::npos) << err;
+  EXPECT_EQ(h.address, "untouched");  // a failed parse writes nothing
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, HandshakeRejects,
+    ::testing::Values(
+        BadCase{"not json at all", "not a JSON object"},
+        BadCase{"[1,2,3]", "not a JSON object"},
+        BadCase{R"({"protocol":1,"transport":"tcp","address":"a","pid":1,"version":"1"})", "lacks \"sidecar\""},
+        BadCase{R"({"sidecar":"other","protocol":1,"transport":"tcp","address":"a","pid":1,"version":"1"})",
+                "not game-sidecar"},
+        BadCase{R"({"sidecar":"game-sidecar","protocol":2,"transport":"tcp","address":"a","pid":1,"version":"1"})",
+                "protocol 2"},
+        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"pipe","address":"a","pid":1,"version":"1"})",
+                "unknown handshake transport"},
+        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"","pid":1,"version":"1"})",
+                "address is empty"},
+        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":"1","version":"1"})",
+                "\"pid\" is not an integer"},
+        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":1.5,"version":"1"})",
+                "\"pid\" is not an integer"},
+        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":1})",
+                "lacks \"version\""},
+        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","token":5,"pid":1,"version":"1"})",
+                "\"token\" is not a string"}));
+
+// The exact grpc-status-details-bin the Python sidecar sends for
+// StaleRevision("base revision 3 is stale", current_revision=4), produced by
+// sidecar.servicers.status.to_status.
+static const char kPythonStaleDetails[] = "\x08\x0a\x12\x18\x62\x61\x73\x65\x20\x72\x65\x76\x69\x73\x69\x6f\x6e\x20\x33\x20\x69\x73\x20\x73\x74\x61\x6c\x65\x1a\x61\x0a\x28\x74\x79\x70\x65\x2e\x67\x6f\x6f\x67\x6c\x65\x61\x70\x69\x73\x2e\x63\x6f\x6d\x2f\x67\x6f\x6f\x67\x6c\x65\x2e\x72\x70\x63\x2e\x45\x72\x72\x6f\x72\x49\x6e\x66\x6f\x12\x35\x0a\x0e\x53\x54\x41\x4c\x45\x5f\x52\x45\x56\x49\x53\x49\x4f\x4e\x12\x0c\x67\x61\x6d\x65\x2d\x73\x69\x64\x65\x63\x61\x72\x1a\x15\x0a\x10\x63\x75\x72\x72\x65\x6e\x74\x5f\x72\x65\x76\x69\x73\x69\x6f\x6e\x12\x01\x34";
+
+TEST(StatusDecoding, ReadsErrorInfoFromPythonDetails) {
+  std::string details(kPythonStaleDetails, sizeof kPythonStaleDetails - 1);
+  grpc::ClientContext context;  // no trailers: the reason must come from the details
+  auto s = game_sidecar::StatusFromCall(grpc::Status(grpc::StatusCode::ABORTED, "base revision 3 is stale", details),
+                                        context);
+  EXPECT_EQ(s.code, grpc::StatusCode::ABORTED);
+  EXPECT_EQ(s.reason, "STALE_REVISION");
+  EXPECT_EQ(s.message, "base revision 3 is stale");
+  EXPECT_EQ(s.metadata.at("current_revision"), "4");
+  EXPECT_EQ(s.ToString(), "ABORTED/STALE_REVISION: base revision 3 is stale");
+}
+
+TEST(StatusDecoding, IgnoresGarbageDetails) {
+  grpc::ClientContext context;
+  auto s = game_sidecar::StatusFromCall(grpc::Status(grpc::StatusCode::INTERNAL, "x", "\xff\xff\x01garbage"), context);
+  EXPECT_EQ(s.code, grpc::StatusCode::INTERNAL);
+  EXPECT_TRUE(s.reason.empty());
+  EXPECT_TRUE(s.metadata.empty());
+}
+
+TEST(StatusDecoding, InStreamErrorDetail) {
+  sidecar::v1::ErrorDetail d;
+  d.set_code(static_cast<int>(grpc::StatusCode::ABORTED));
+  d.set_reason("STALE_REVISION");
+  d.set_message("stale");
+  (*d.mutable_metadata())["current_revision"] = "9";
+  auto s = game_sidecar::StatusFromDetail(d);
+  EXPECT_EQ(s.code, grpc::StatusCode::ABORTED);
+  EXPECT_EQ(s.reason, "STALE_REVISION");
+  EXPECT_EQ(s.metadata.at("current_revision"), "9");
+  EXPECT_FALSE(s.ok());
+}

@@ -1,0 +1,222 @@
+// Streamed runs through the real sidecar: the scripted fake model for exact,
+// fast assertions, and one run on the embedded local model.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <vector>
+
+#include "e2e_support.h"
+
+using game_sidecar::RunEventKind;
+using game_sidecar::RunEventQueue;
+using game_sidecar::RunUpdate;
+
+namespace {
+
+constexpr char kScriptedReply[] = "The gate creaks open. A cold wind rushes in! Nobody speaks.";
+
+// Collects every callback (on the run's thread) for inspection afterwards.
+struct Recorder {
+  std::mutex mu;
+  std::vector<RunUpdate> updates;
+  std::promise<void> first_text;
+  bool first_text_set = false;
+  game_sidecar::RunCallback Callback() {
+    return [this](const RunUpdate& u) {
+      std::lock_guard<std::mutex> lock(mu);
+      updates.push_back(u);
+      if (u.kind == RunEventKind::kText && !first_text_set) {
+        first_text_set = true;
+        first_text.set_value();
+      }
+    };
+  }
+};
+
+std::string Kinds(const std::vector<RunUpdate>& updates) {
+  std::string out;
+  for (const auto& u : updates) out += std::string(game_sidecar::RunEventKindName(u.kind)) + " ";
+  return out;
+}
+
+class Runs : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    sidecar_ = new e2e::Sidecar(e2e::Launch());
+    if (sidecar_->process) e2e::OpenScene(*sidecar_->client, "runs");
+  }
+  static void TearDownTestSuite() {
+    delete sidecar_;
+    sidecar_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(sidecar_ && sidecar_->process) << "sidecar did not start"; }
+  game_sidecar::SidecarClient& client() { return *sidecar_->client; }
+  static e2e::Sidecar* sidecar_;
+};
+e2e::Sidecar* Runs::sidecar_ = nullptr;
+
+}  // namespace
+
+TEST_F(Runs, StreamsTokensInOrderThenUsageAndFinished) {
+  Recorder rec;
+  auto st = client().Run(e2e::Narrate("runs", "Wren pushes the north gate open."), rec.Callback());
+  ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << sidecar_->process->StderrTail();
+  const auto& u = rec.updates;
+  ASSERT_GE(u.size(), 4u) << Kinds(u);
+  EXPECT_EQ(u.front().kind, RunEventKind::kStarted) << Kinds(u);
+  EXPECT_EQ(u.front().event.started().profile(), "scripted");
+  EXPECT_EQ(u.back().kind, RunEventKind::kFinished) << Kinds(u);
+  EXPECT_EQ(u.back().event.finished().finish_reason(), e2e::v1::FINISH_REASON_STOP);
+
+  std::string text;
+  int deltas = 0, sentence_ends = 0;
+  bool usage_seen = false;
+  for (size_t i = 0; i < u.size(); ++i) {
+    EXPECT_EQ(u[i].seq, i + 1) << "sequence numbers run 1, 2, 3...";
+    EXPECT_EQ(u[i].run_id, u.front().run_id);
+    if (u[i].kind == RunEventKind::kText) {
+      EXPECT_FALSE(usage_seen) << "text after usage";
+      text += u[i].text();
+      ++deltas;
+      if (u[i].sentence_end()) {
+        ++sentence_ends;
+        std::string t = u[i].text();
+        while (!t.empty() && t.back() == ' ') t.pop_back();
+        ASSERT_FALSE(t.empty());
+        EXPECT_NE(std::string(".!?").find(t.back()), std::string::npos) << "sentence end on: " << u[i].text();
+      }
+    }
+    if (u[i].kind == RunEventKind::kUsage) {
+      usage_seen = true;
+      EXPECT_GT(u[i].event.usage().completion_tokens(), 0);
+    }
+  }
+  EXPECT_EQ(text, kScriptedReply);  // every token, in order, nothing lost or doubled
+  EXPECT_GE(deltas, 2) << "streamed, not delivered whole";
+  EXPECT_EQ(sentence_ends, 3);
+  EXPECT_TRUE(usage_seen);
+}
+
+TEST_F(Runs, EventsReachAGameThreadThroughTheQueue) {
+  RunEventQueue queue;
+  auto run = client().StartRun(e2e::Narrate("runs", "The guard looks up."), queue.Sink());
+  EXPECT_EQ(run->run_id().rfind("run-", 0), 0u);  // made up before `started`, so CancelRun could use it
+  // The "game loop": drain once per frame on this thread until the run ends.
+  std::vector<RunUpdate> seen;
+  bool ended = false;
+  std::thread::id game_thread = std::this_thread::get_id();
+  for (int frame = 0; frame < 100000 && !ended; ++frame) {
+    queue.Drain([&](RunUpdate& u) {
+      EXPECT_EQ(std::this_thread::get_id(), game_thread);
+      ended = ended || u.kind == RunEventKind::kFinished || u.kind == RunEventKind::kError;
+      seen.push_back(std::move(u));
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_TRUE(ended);
+  EXPECT_TRUE(run->Wait().ok());
+  EXPECT_EQ(seen.back().kind, RunEventKind::kFinished) << Kinds(seen);
+  EXPECT_EQ(seen.front().run_id, run->run_id());
+  std::string text;
+  for (const auto& u : seen)
+    if (u.kind == RunEventKind::kText) text += u.text();
+  EXPECT_EQ(text, kScriptedReply);
+  EXPECT_EQ(queue.size(), 0u);
+}
+
+TEST_F(Runs, ClientCancelMidStreamEndsTheRunAndTheSidecarGoesOn) {
+  Recorder rec;
+  // #stall-mid: the scripted model streams half its reply, then hangs.
+  auto run = client().StartRun(e2e::Narrate("runs", "Something moves. #stall-mid", "slow"), rec.Callback());
+  ASSERT_EQ(rec.first_text.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  run->Cancel();
+  auto st = run->Wait();
+  EXPECT_EQ(st.code, grpc::StatusCode::CANCELLED) << st.ToString();
+  EXPECT_EQ(st.reason, "RUN_CANCELLED");
+  {
+    std::lock_guard<std::mutex> lock(rec.mu);
+    ASSERT_FALSE(rec.updates.empty());
+    EXPECT_EQ(rec.updates.back().kind, RunEventKind::kError) << Kinds(rec.updates);
+    for (const auto& u : rec.updates) EXPECT_NE(u.kind, RunEventKind::kFinished);
+  }
+  EXPECT_TRUE(run->Done());
+  // The sidecar serves the next run normally.
+  Recorder next;
+  auto st2 = client().Run(e2e::Narrate("runs", "The wind dies down."), next.Callback());
+  EXPECT_TRUE(st2.ok()) << st2.ToString();
+}
+
+TEST_F(Runs, CancelRunOnTheServerStopsTheStream) {
+  Recorder rec;
+  auto run = client().StartRun(e2e::Narrate("runs", "A shadow crosses the gate. #stall-mid", "slow"), rec.Callback());
+  ASSERT_EQ(rec.first_text.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  auto cancel = run->CancelOnServer();
+  EXPECT_TRUE(cancel.ok()) << cancel.ToString();
+  auto st = run->Wait();
+  EXPECT_EQ(st.code, grpc::StatusCode::CANCELLED) << st.ToString();
+  EXPECT_EQ(st.reason, "RUN_CANCELLED");
+  // The run is gone now: cancelling again names nothing.
+  auto again = client().CancelRun(run->run_id());
+  EXPECT_EQ(again.code, grpc::StatusCode::NOT_FOUND) << again.ToString();
+  EXPECT_EQ(again.reason, "RUN_NOT_FOUND");
+}
+
+TEST_F(Runs, ProviderFailureArrivesAsErrorEventWithReason) {
+  Recorder rec;
+  auto st = client().Run(e2e::Narrate("runs", "The sky darkens. #fail:rate_limit"), rec.Callback());
+  EXPECT_EQ(st.code, grpc::StatusCode::RESOURCE_EXHAUSTED) << st.ToString();
+  EXPECT_EQ(st.reason, "PROVIDER_RATE_LIMITED");
+  std::lock_guard<std::mutex> lock(rec.mu);
+  ASSERT_FALSE(rec.updates.empty());
+  EXPECT_EQ(rec.updates.back().kind, RunEventKind::kError);
+  EXPECT_EQ(rec.updates.back().error.reason, "PROVIDER_RATE_LIMITED");
+}
+
+TEST_F(Runs, DecisionReturnsTheGamesActionId) {
+  e2e::v1::RunRequest req;
+  req.set_session_id("runs");
+  req.set_actor_id("BP_Guard_C_7");
+  auto* d = req.mutable_decision();
+  d->set_situation("The player approaches the gate. #choose:2");
+  auto* a = d->add_options();
+  a->set_action_id("ACT_WAVE");
+  a->set_label("Wave the player through");
+  auto* b = d->add_options();
+  b->set_action_id("ACT_BLOCK");
+  b->set_label("Block the gate");
+  b->set_target_id("BP_Player_C_0");
+  Recorder rec;
+  auto st = client().Run(req, rec.Callback());
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::lock_guard<std::mutex> lock(rec.mu);
+  const RunUpdate* action = nullptr;
+  for (const auto& u : rec.updates)
+    if (u.kind == RunEventKind::kAction) action = &u;
+  ASSERT_NE(action, nullptr) << Kinds(rec.updates);
+  EXPECT_EQ(action->event.action().action_id(), "ACT_BLOCK");
+  EXPECT_EQ(action->event.action().index(), 1);
+}
+
+// The embedded local model (the default profile with no config): a real model,
+// so only the shape of the answer is asserted.
+TEST(LocalModel, NarratesWithTheEmbeddedModel) {
+  auto s = e2e::Launch(testing_support::RealOptions(""));
+  ASSERT_TRUE(s.process);
+  ASSERT_NO_FATAL_FAILURE(e2e::OpenScene(*s.client, "local"));
+  auto req = e2e::Narrate("local", "Wren pushes the north gate open.");
+  req.mutable_limits()->set_max_output_tokens(24);
+  Recorder rec;
+  auto st = s.client->Run(req, rec.Callback());
+  ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << s.process->StderrTail();
+  std::lock_guard<std::mutex> lock(rec.mu);
+  EXPECT_EQ(rec.updates.front().kind, RunEventKind::kStarted);
+  EXPECT_EQ(rec.updates.front().event.started().profile(), "local");
+  EXPECT_EQ(rec.updates.back().kind, RunEventKind::kFinished);
+  std::string text;
+  for (const auto& u : rec.updates)
+    if (u.kind == RunEventKind::kText) text += u.text();
+  EXPECT_FALSE(text.empty());
+  // No engine ID reaches the model, so none can come back in its text.
+  EXPECT_EQ(text.find("BP_"), std::string::npos) << text;
+}
