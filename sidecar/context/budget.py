@@ -113,11 +113,17 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
         )
     # Required tier: capped at 70% of the budget.
     room = int(budget * REQUIRED_SHARE) - used
+    full_tier = False
     for name in layout.required_order:
         p = parts.get(name)
         if p is None or not p.body:
             continue
+        if full_tier:
+            # Once one part had to be cut, every lower one is dropped (CONTEXT.md).
+            p.dropped, p.reason = True, f"required tier is capped at {int(REQUIRED_SHARE * 100)}% of the budget"
+            continue
         _fit_required(p, room, count)
+        full_tier = p.trimmed or p.dropped
         room -= p.tokens
         used += p.tokens
     # Dynamic tier: the remainder.

@@ -1,0 +1,133 @@
+"""Budget property: hundreds of generated sessions (huge lore, histories, memories,
+story texts) at budgets from tiny to large. No prompt is ever over its budget by
+the real tokenizer; the fixed part is refused only when it alone cannot fit;
+required texts are whole whenever the 70% tier can hold them; trimming follows
+the priority order; no engine ID reaches a message."""
+
+from __future__ import annotations
+
+import random
+
+from ctxhelpers import count_messages, engine, tiktoken_counter
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sidecar.context.api import ActionOption, DecisionInput, DialogueInput, NarrateInput, RunSpec
+from sidecar.context.budget import REQUIRED_SHARE
+from sidecar.context.layout import REQUIRED_ORDER
+from sidecar.errors import ContextWindowExceeded
+from sidecar.state.model import (
+    Entity,
+    Event,
+    Field,
+    LoreCard,
+    Memory,
+    Pad,
+    Session,
+    Story,
+    TranscriptEntry,
+)
+
+VOCAB = ("dragon seal king river forest blade gold silver tower ghost wolf storm harbour merchant "
+         "oath crown shadow ember frost lantern").split()
+ENGINE = engine()
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(VOCAB) for _ in range(words))
+
+
+def _session(seed: int, n_entities: int, lore_words: int, history: int, memories: int, story_words: int) -> Session:
+    rng = random.Random(seed)
+    s = Session(id=f"gen-{seed}")
+    w = s.world
+    w.entities["LOC_Hall_0001"] = Entity(id="LOC_Hall_0001", kind="location", name="Hall",
+                                         description=_text(rng, 20))
+    w.entities["BP_Actor_C_0001"] = Entity(id="BP_Actor_C_0001", kind="character", name="Actor",
+                                           location_id="LOC_Hall_0001",
+                                           fields={"hp": Field(rng.randint(0, 10)), "max_hp": Field(10)})
+    w.entities["PLAYER_0001"] = Entity(id="PLAYER_0001", kind="player", name="Hero", location_id="LOC_Hall_0001")
+    for i in range(n_entities):
+        eid = f"BP_Thing_C_{i:06d}"
+        w.entities[eid] = Entity(id=eid, kind=rng.choice(["character", "item", "other"]), name=_text(rng, 2),
+                                 description=_text(rng, rng.randint(0, 60)),
+                                 location_id=rng.choice(["LOC_Hall_0001", ""]))
+    for i in range(rng.randint(0, 12)):
+        w.events.append(Event(text=f"BP_Thing_C_{i:06d} " + _text(rng, rng.randint(1, 40)),
+                              location_id="LOC_Hall_0001"))
+    for i in range(rng.randint(0, 40)):
+        cid = f"LORE_{i:05d}"
+        w.lore[cid] = LoreCard(id=cid, title=_text(rng, 2), text=_text(rng, rng.randint(1, lore_words)),
+                               triggers=[rng.choice(VOCAB)])
+    for i in range(memories):
+        w.memories.append(Memory(actor_id="BP_Actor_C_0001", text=_text(rng, rng.randint(1, 50)), revision=i))
+    w.moods["BP_Actor_C_0001"] = Pad(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1))
+    w.story = Story(
+        author_note=_text(rng, rng.randint(0, story_words)),
+        plot_essentials=_text(rng, rng.randint(0, story_words)),
+        instructions=_text(rng, rng.randint(0, story_words)),
+        story_summary=_text(rng, rng.randint(0, story_words)),
+    )
+    log = s.transcripts.setdefault("BP_Actor_C_0001", [])
+    for i in range(history):
+        log.append(TranscriptEntry(role="player" if i % 2 == 0 else "actor", text=_text(rng, rng.randint(1, 80)),
+                                   speaker_id="PLAYER_0001" if i % 2 == 0 else "BP_Actor_C_0001"))
+    return s
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10**9),
+    n_entities=st.integers(0, 300),
+    lore_words=st.integers(1, 1500),
+    history=st.integers(0, 120),
+    memories=st.integers(0, 200),
+    story_words=st.integers(0, 3000),
+    budget=st.one_of(st.integers(60, 600), st.integers(600, 4000), st.integers(4000, 32000)),
+    kind=st.sampled_from(["dialogue", "decision", "narrate"]),
+)
+def test_no_prompt_is_ever_over_budget(seed, n_entities, lore_words, history, memories, story_words, budget, kind):
+    s = _session(seed, n_entities, lore_words, history, memories, story_words)
+    rng = random.Random(seed + 1)
+    if kind == "dialogue":
+        inp = DialogueInput(_text(rng, rng.randint(1, 60)))
+    elif kind == "decision":
+        inp = DecisionInput(_text(rng, 10), tuple(ActionOption(f"a{i}", _text(rng, 3)) for i in range(rng.randint(1, 6))))
+    else:
+        inp = NarrateInput(_text(rng, rng.randint(1, 60)))
+    spec = RunSpec(s.id, "BP_Actor_C_0001", inp)
+    count = tiktoken_counter()
+    try:
+        p = ENGINE.prepare(s, spec, count_tokens=count, budget_tokens=budget, preview=True)
+    except ContextWindowExceeded:
+        # Only when the fixed part alone (system rules, persona, mood, input...) cannot fit.
+        p = ENGINE.prepare(s, spec, count_tokens=count, budget_tokens=10**6, preview=True)
+        fixed = {"system_rules", "identity", "inviolable", "mood", "last_event", "notes", "input"}
+        core = sum(x.tokens for x in p.prompt.sections if x.name in fixed) + 13
+        assert core > budget * 0.9
+        return
+    msgs = p.prompt.messages
+    real = count_messages(msgs)
+    assert real == p.prompt.prompt_tokens
+    assert real <= budget
+    text = "\n".join(m["content"] for m in msgs)
+    for eid in s.world.entities:
+        assert eid not in text
+    for cid in s.world.lore:
+        assert cid not in text
+    assert "## Input" in msgs[-1]["content"] or "## Decision" in msgs[-1]["content"]
+    sec = {x.name: x for x in p.prompt.sections}
+    # Priority: once a required part is trimmed or dropped, every lower one is dropped.
+    present = [n for n in REQUIRED_ORDER if n in sec]
+    cut = False
+    for name in present:
+        if cut:
+            assert sec[name].dropped, (name, present)
+        if sec[name].trimmed or sec[name].dropped:
+            cut = True
+    # Required parts are whole whenever the 70% tier can hold them all.
+    full = ENGINE.prepare(s, spec, count_tokens=count, budget_tokens=10**6, preview=True)
+    need = sum(x.tokens for x in full.prompt.sections if x.tier != "dynamic" and x.name != "history") + 13
+    if need <= int(budget * REQUIRED_SHARE):
+        for name in present:
+            assert not sec[name].trimmed and not sec[name].dropped, name
