@@ -6,7 +6,8 @@ the same aliases; the table travels in exports. Two modes (SessionOptions.alias_
 
 - "kind": `npc_3`, `loc_1`, `item_7` (a counter per kind prefix).
 - "display_name": the entity's display name when it is a usable, unique name
-  (see `_usable_name`), else the kind alias. The first entity to claim a name
+  (letters with single spaces, hyphens, apostrophes or periods between them;
+  not an engine ID and holding none; see `_usable_name`), else the kind alias. The first entity to claim a name
   keeps it; a later one with the same name falls back to a kind alias, because
   an alias once issued never changes.
 """
@@ -31,10 +32,12 @@ KIND_PREFIX = {
 #: Longer display names are not used as aliases (they are descriptions, not names).
 MAX_NAME_ALIAS_LENGTH = 40
 
-# A name that looks like a kind alias would collide with one issued later.
-_KIND_ALIAS = re.compile(r"(?:%s)_\d+" % "|".join(sorted(set(KIND_PREFIX.values()))), re.IGNORECASE)
-# Characters that could forge prompt structure or a JSON reply if they were in an alias.
-_FORBIDDEN = set('"\'`{}[]<>\\|#*=:;')
+# A usable name is letters (any script) and single spaces, hyphens, apostrophes or
+# periods between them. No digits, underscores, slashes or brackets: those are what
+# engine IDs are made of (GUIDs, BP_Goblin_C_7, /Game/Maps/X), and an alias is
+# permanent, so a name must not hold the text of an ID that only arrives later.
+# It also keeps quotes and braces, which could forge prompt or JSON structure, out.
+_NAME = re.compile(r"[^\W\d_]+(?:(?:\. |[ '.-])[^\W\d_]+)*\.?")
 
 
 def assign_alias(table: AliasTable, entity: Entity, mode: str = "kind") -> str:
@@ -74,11 +77,7 @@ def _usable_name(table: AliasTable, entity: Entity) -> str | None:
     name = " ".join(entity.name.split())
     if not name or len(name) > MAX_NAME_ALIAS_LENGTH:
         return None
-    if not any(ch.isalpha() for ch in name):
-        return None
-    if any(ch in _FORBIDDEN or not ch.isprintable() for ch in name):
-        return None
-    if _KIND_ALIAS.fullmatch(name):
+    if not _NAME.fullmatch(name):
         return None
     if name in table.by_alias:
         return None  # collision: the first holder keeps it
