@@ -256,7 +256,8 @@ class RunScheduler:
         gateway = app.gateway
         await gateway.prepare_profile(handle.profile)  # type: ignore[attr-defined]
         session = app.store.get(spec.session_id)  # type: ignore[attr-defined]
-        budget = spec.budget_tokens or gateway.budget_tokens(handle.profile)  # type: ignore[attr-defined]
+        # The model's budget; the engine applies run/session/config overrides under it.
+        budget = gateway.budget_tokens(handle.profile)  # type: ignore[attr-defined]
         t0 = time.monotonic()
         prepared = app.context.prepare(  # type: ignore[attr-defined]
             session,

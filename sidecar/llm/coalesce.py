@@ -44,20 +44,25 @@ def _is_end(text: str, punct_start: int) -> bool:
     return not (len(w) == 1 and w.isupper())
 
 
-def split_sentences(text: str) -> tuple[list[str], str]:
-    """(complete sentences each ending at its punctuation, the rest)."""
+def split_sentences(text: str, before: str = "") -> tuple[list[str], str]:
+    """(complete sentences each ending at its punctuation, the rest).
+
+    `before` is text already sent, so "Mr" + "." is still seen as "Mr.".
+    """
+    full, base = before + text, len(before)
     out: list[str] = []
-    start = 0
-    for m in _BOUNDARY.finditer(text):
-        if _is_end(text, m.start()) and m.end() > start:
-            out.append(text[start : m.end()])
+    start = base
+    for m in _BOUNDARY.finditer(full, base):
+        if _is_end(full, m.start()) and m.end() > start:
+            out.append(full[start : m.end()])
             start = m.end()
-    return out, text[start:]
+    return out, full[start:]
 
 
-def ends_sentence(text: str) -> bool:
-    m = _TAIL.search(text)
-    return bool(m) and _is_end(text, m.start())
+def ends_sentence(text: str, before: str = "") -> bool:
+    full = before + text
+    m = _TAIL.search(full, len(before))
+    return bool(m) and _is_end(full, m.start())
 
 
 class Coalescer:
@@ -73,6 +78,8 @@ class Coalescer:
         self._emit = emit
         self._clock = clock
         self._pending = ""
+        #: The end of what was already sent: context for abbreviations.
+        self._sent_tail = ""
         self._last_emit = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
 
@@ -83,6 +90,7 @@ class Coalescer:
     def _send(self, text: str, sentence_end: bool) -> None:
         if text:
             self._last_emit = self._clock()
+            self._sent_tail = (self._sent_tail + text)[-24:]
             self._emit(TextChunk(text, sentence_end))
 
     def _cancel_timer(self) -> None:
@@ -98,22 +106,22 @@ class Coalescer:
         self._timer = None
         text, self._pending = self._pending, ""
         # The window closed with no next character: a trailing full stop is taken as an end.
-        self._send(text, ends_sentence(text))
+        self._send(text, ends_sentence(text, self._sent_tail))
 
     def feed(self, text: str) -> None:
         if not text:
             return
         self._pending += text
-        sentences, rest = split_sentences(self._pending)
+        sentences, rest = split_sentences(self._pending, self._sent_tail)
         if sentences:
             self._cancel_timer()
+            self._pending = rest
             for sentence in sentences:
                 self._send(sentence, True)
-            self._pending = rest
         if not self._pending:
             return
         now = self._clock()
-        if ends_sentence(self._pending):
+        if ends_sentence(self._pending, self._sent_tail):
             self._arm(self.window_s)  # wait (at most a window) to see what follows
         elif self._timer is None and now - self._last_emit >= self.window_s:
             text, self._pending = self._pending, ""
@@ -125,7 +133,7 @@ class Coalescer:
         """The stream ended: send what is held (a final full stop ends a sentence)."""
         self._cancel_timer()
         text, self._pending = self._pending, ""
-        self._send(text, ends_sentence(text))
+        self._send(text, ends_sentence(text, self._sent_tail))
 
     def discard(self) -> str:
         """Drop what is held (cancel) and return it."""

@@ -70,6 +70,9 @@ async def execute(
     and finally UsageReport.
     """
     messages = prepared.prompt.messages
+    # The suppressed parts of the game moment, when the context engine offers them.
+    guard_moment = getattr(prepared, "guard_moment", None)
+    moment = guard_moment() if callable(guard_moment) else guard_moment
     for attempt in range(1, max(1, max_attempts) + 1):
         progress.attempt = attempt
         progress.parts = []
@@ -80,7 +83,7 @@ async def execute(
         coalescer = Coalescer(coalesce_s, send)
         completion: Completion | None = None
         try:
-            async for piece in gateway.stream(profile, messages, prepared.engine_ids, limits):
+            async for piece in gateway.stream(profile, messages, prepared.engine_ids, limits, moment=moment):
                 if isinstance(piece, TextPiece):
                     if progress.first_text_at is None:
                         progress.first_text_at = time.monotonic()

@@ -9,6 +9,7 @@ MRO, so this module never imports litellm itself.
 from __future__ import annotations
 
 import asyncio
+import json
 
 from sidecar.errors import (
     ContentFiltered,
@@ -110,7 +111,7 @@ def map_exception(exc: BaseException, *, provider: str = "") -> SidecarError:
     if _litellm_name(exc) == "MidStreamFallbackError" and isinstance(inner, BaseException) and inner is not exc:
         return map_exception(inner, provider=provider)
     where = f" ({provider})" if provider else ""
-    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    text = _text(exc)
     name = _litellm_name(exc)
     if name is not None:
         cls = LITELLM_ERRORS[name] or _by_status(getattr(exc, "status_code", None))
@@ -123,11 +124,36 @@ def map_exception(exc: BaseException, *, provider: str = "") -> SidecarError:
         cls = ProviderTimeout if "Timeout" in type(exc).__name__ else ProviderUnavailable
     else:
         cls = ProviderError
+    if cls is ProviderUnavailable and _malformed(exc):
+        # litellm reports an unparseable chunk as a connection error; it is garbage, not an outage.
+        cls, text = ProviderError, f"malformed chunk: {text}"
     err = cls(f"{type(exc).__name__}{where}: {text}")
     err.metadata["provider_error"] = name or type(exc).__name__
     if isinstance(err, ProviderRateLimited) and name in _NOT_RETRYABLE_NAMES:
         err.metadata["retryable"] = "false"
     return err
+
+
+def _text(exc: BaseException) -> str:
+    """The first line of the exception's message (some litellm classes fail in __str__)."""
+    try:
+        raw = str(exc).strip()
+    except Exception:  # noqa: BLE001
+        raw = str(getattr(exc, "message", "") or "")
+    return raw.splitlines()[0][:300] if raw else type(exc).__name__
+
+
+def _malformed(exc: BaseException) -> bool:
+    """Whether a JSON decoding error is among the causes of `exc`."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, json.JSONDecodeError):
+            return True
+        nxt = getattr(current, "original_exception", None)
+        current = nxt if isinstance(nxt, BaseException) else (current.__cause__ or current.__context__)
+    return False
 
 
 def is_retryable(err: SidecarError) -> bool:

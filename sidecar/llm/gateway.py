@@ -20,6 +20,7 @@ from typing import Any
 from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelUnavailable, ProfileNotFound
 from sidecar.llm.types import Completion, Limits, TextPiece
+from sidecar.state.model import Moment
 
 __all__ = ["ModelGateway", "DEFAULT_CONTEXT_WINDOW"]
 
@@ -210,12 +211,16 @@ class ModelGateway:
         messages: list[dict[str, str]],
         engine_ids: Sequence[str] | frozenset[str],
         limits: Limits | None = None,
+        *,
+        moment: Moment | None = None,
     ) -> AsyncIterator[TextPiece | Completion]:
         """Stream one reply: TextPieces, then one Completion. Raises SidecarErrors.
 
         Retries before the first token, then the fallback chain (see
         sidecar.llm.stream). Closing the iterator closes the upstream at once.
+        `engine_ids` and `moment` (the suppressed parts of the game moment) feed
+        the leak guard, checked before every call.
         """
         from sidecar.llm.stream import stream_reply
 
-        return stream_reply(self, profile, messages, engine_ids, limits or Limits())
+        return stream_reply(self, profile, messages, engine_ids, limits or Limits(), moment)

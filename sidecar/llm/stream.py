@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sidecar.errors import ProviderError, ProviderTimeout, SidecarError
 from sidecar.llm.faults import is_retryable, map_exception
 from sidecar.llm.types import Completion, Limits, TextPiece
+from sidecar.state.model import Moment
 
 if TYPE_CHECKING:
     from sidecar.config import ModelProfile
@@ -144,6 +145,7 @@ async def stream_reply(
     messages: list[dict[str, str]],
     engine_ids: Sequence[str] | frozenset[str],
     limits: Limits,
+    moment: Moment | None = None,
 ) -> AsyncIterator[TextPiece | Completion]:
     from sidecar.llm import guard
 
@@ -159,7 +161,7 @@ async def stream_reply(
                 backoff = min(MAX_BACKOFF_S, profile.retry_backoff_s * 2 ** (attempt - 1))
                 await asyncio.sleep(backoff * random.uniform(0.8, 1.2))
             # Before every model call, retries and fallbacks included.
-            guard.check_outgoing(messages, engine_ids)
+            guard.check_outgoing(messages, engine_ids, moment=moment)
             try:
                 upstream, first, finish = await _open(gateway, profile, messages, limits)
             except (SidecarError, Exception) as exc:

@@ -1,0 +1,179 @@
+"""A fake OpenAI-compatible chat completions server (aiohttp) that streams SSE
+chunks at a set rate and misbehaves on cue. The cue is the model name the
+client asks for (litellm strips the "openai/" prefix):
+
+    ok            stream `chunks` chunks, one every `interval_s`, then usage and [DONE]
+    slow          like ok, after `slow_first_s` before the first chunk
+    stall         send the headers, then nothing (a first-token timeout)
+    endless       stream forever (cancellation must close the connection)
+    http429 / http500 / http503 / http401 / http400
+                  that status with an OpenAI-style error body
+    drop          stream half, then cut the connection (no [DONE])
+    garbage       stream a chunk, then lines that are not JSON
+    flaky         the first request answers 503, the next ones stream like ok
+
+It records what it saw: requests, the chunks it sent (with send times, for
+lag figures) and when a client disconnected mid-stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+__all__ = ["FakeOpenAI", "chunk_text"]
+
+
+def chunk_text(request_no: int, seq: int) -> str:
+    """The text of chunk `seq` of request `request_no`: parseable by benchmarks."""
+    return f"w{request_no}_{seq} "
+
+
+@dataclass
+class Seen:
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    #: (request number, monotonic time) of each disconnect noticed mid-stream.
+    disconnects: list[tuple[int, float]] = field(default_factory=list)
+    #: (request number, seq) -> monotonic time the chunk was written.
+    sent: dict[tuple[int, int], float] = field(default_factory=dict)
+    active: int = 0
+    max_active: int = 0
+    completed: int = 0
+
+
+class FakeOpenAI:
+    def __init__(
+        self,
+        *,
+        chunks: int = 12,
+        interval_s: float = 0.002,
+        slow_first_s: float = 1.0,
+        record_sends: bool = False,
+    ) -> None:
+        self.chunks = chunks
+        self.interval_s = interval_s
+        self.slow_first_s = slow_first_s
+        self.record_sends = record_sends
+        self.seen = Seen()
+        self._flaked = False
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> FakeOpenAI:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- the endpoint -------------------------------------------------------
+
+    def _error(self, status: int) -> web.Response:
+        kinds = {429: "rate_limit_exceeded", 401: "invalid_api_key", 400: "invalid_request_error"}
+        body = {"error": {"message": f"fake {status}", "type": kinds.get(status, "server_error"), "code": None}}
+        return web.json_response(body, status=status)
+
+    def _chunk(self, model: str, text: str | None, finish: str | None = None) -> bytes:
+        body = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": {"content": text} if text is not None else {}, "finish_reason": finish}],
+        }
+        return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        n = len(self.seen.requests)
+        self.seen.requests.append(body)
+        mode = str(body.get("model", "ok"))
+        known = ("ok", "slow", "stall", "endless", "drop", "garbage", "flaky")
+        if mode not in known and not mode.startswith("http"):
+            mode = "ok"  # any real model name (price-map tests) streams normally
+        if mode == "flaky":
+            if not self._flaked:
+                self._flaked = True
+                return self._error(503)
+            mode = "ok"
+        if mode.startswith("http"):
+            return self._error(int(mode[4:]))
+        if not body.get("stream"):
+            return self._error(400)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        self.seen.active += 1
+        self.seen.max_active = max(self.seen.max_active, self.seen.active)
+        try:
+            await self._stream(request, resp, mode, n, body)
+        except (asyncio.CancelledError, ConnectionResetError):
+            self.seen.disconnects.append((n, time.monotonic()))
+            raise
+        finally:
+            self.seen.active -= 1
+        return resp
+
+    async def _stream(self, request: web.Request, resp: web.StreamResponse, mode: str, n: int, body: dict) -> None:
+        model = mode
+        if mode == "stall":
+            while True:  # until the client gives up (handler cancellation notices)
+                await asyncio.sleep(0.005)
+        if mode == "slow":
+            await asyncio.sleep(self.slow_first_s)
+        await resp.write(self._chunk(model, ""))  # the role chunk real servers send first
+        seq = 0
+        total = self.chunks
+        while mode == "endless" or seq < total:
+            if mode == "drop" and seq == total // 2:
+                assert request.transport is not None
+                request.transport.close()
+                self.seen.disconnects.append((n, time.monotonic()))
+                return
+            if mode == "garbage" and seq == 1:
+                await resp.write(b"data: {this is not json\n\n")
+                await resp.write(b"data: [[[\n\n")
+            if seq:
+                await asyncio.sleep(self.interval_s)
+            if self.record_sends:
+                self.seen.sent[(n, seq)] = time.monotonic()
+            await resp.write(self._chunk(model, chunk_text(n, seq)))
+            seq += 1
+        await resp.write(self._chunk(model, None, "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": 42,
+                    "completion_tokens": total,
+                    "total_tokens": 42 + total,
+                    "prompt_tokens_details": {"cached_tokens": 32},
+                },
+            }
+            await resp.write(b"data: " + json.dumps(usage).encode() + b"\n\n")
+        await resp.write(b"data: [DONE]\n\n")
+        self.seen.completed += 1

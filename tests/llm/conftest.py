@@ -1,0 +1,53 @@
+"""Fixtures for the llm tests: the fake OpenAI-compatible server and a
+gateway whose profiles point at it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from fakes.openai_server import FakeOpenAI
+from sidecar.config import Config, ModelProfile
+from sidecar.llm import ModelGateway
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+
+@pytest.fixture
+async def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    async with FakeOpenAI(chunks=12, interval_s=0.002, slow_first_s=0.3) as server:
+        yield server
+
+
+GatewayFactory = Callable[..., ModelGateway]
+
+
+@pytest.fixture
+async def make_gateway(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[GatewayFactory]:
+    """`make_gateway(name=dict(model=..., ...), ...)` -> a started ModelGateway.
+
+    Model strings without a provider become "openai/<mode>" at the fake server.
+    """
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
+    made: list[ModelGateway] = []
+
+    def factory(default: str = "", **profiles: dict) -> ModelGateway:
+        built = {}
+        for name, fields in profiles.items():
+            fields = dict(fields)
+            if "/" not in fields["model"]:
+                fields["model"] = "openai/" + fields["model"]
+                fields.setdefault("api_base", fake_openai.base_url)
+                fields.setdefault("api_key_env", "FAKE_OPENAI_KEY")
+            fields.setdefault("retry_backoff_s", 0.01)
+            built[name] = ModelProfile(**fields)
+        gateway = ModelGateway(Config(profiles=built, default_profile=default or next(iter(built))))
+        gateway.start()
+        made.append(gateway)
+        return gateway
+
+    yield factory
+    for gateway in made:
+        await gateway.aclose()

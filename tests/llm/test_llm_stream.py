@@ -1,0 +1,168 @@
+"""ModelGateway.stream against a real HTTP server speaking OpenAI SSE, through
+litellm's normal OpenAI path: text, usage, cost, each fault's error, retries
+before the first token only, fallbacks, the leak guard, closing upstream."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from fakes.openai_server import FakeOpenAI, chunk_text
+from sidecar.errors import (
+    PrivacyLeakBlocked,
+    ProviderAuth,
+    ProviderBadRequest,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderTimeout,
+    ProviderUnavailable,
+)
+from sidecar.llm import Completion, Limits, TextPiece
+
+MESSAGES = [{"role": "system", "content": "Narrate."}, {"role": "user", "content": "The door opens."}]
+
+
+async def collect(gateway, profile: str, messages=MESSAGES, ids=frozenset(), limits=None):
+    pieces: list = []
+    try:
+        async for piece in gateway.stream(profile, messages, ids, limits):
+            pieces.append(piece)
+    except Exception as exc:  # noqa: BLE001 - returned for the assertions
+        return pieces, exc
+    return pieces, None
+
+
+def text_of(pieces) -> str:
+    return "".join(p.text for p in pieces if isinstance(p, TextPiece))
+
+
+async def test_streams_text_then_usage(make_gateway, fake_openai: FakeOpenAI) -> None:
+    gw = make_gateway(main={"model": "ok"})
+    pieces, err = await collect(gw, "main")
+    assert err is None
+    assert text_of(pieces) == "".join(chunk_text(0, i) for i in range(12))
+    assert sum(isinstance(p, TextPiece) for p in pieces) >= 2
+    done = pieces[-1]
+    assert isinstance(done, Completion)
+    assert (done.prompt_tokens, done.completion_tokens, done.cached_tokens) == (42, 12, 32)
+    assert done.finish_reason == "stop" and done.profile == "main" and done.model == "openai/ok"
+    assert done.cost_usd == 0.0  # unpriced: zero, and no failure
+    request = fake_openai.seen.requests[0]
+    assert request["stream"] is True and request["stream_options"] == {"include_usage": True}
+    assert request["messages"] == MESSAGES
+
+
+async def test_priced_model_reports_cost(make_gateway) -> None:
+    gw = make_gateway(main={"model": "gpt-4o-mini"})
+    pieces, err = await collect(gw, "main")
+    assert err is None
+    assert pieces[-1].cost_usd > 0
+
+
+async def test_limits_reach_the_request(make_gateway, fake_openai: FakeOpenAI) -> None:
+    gw = make_gateway(main={"model": "ok", "temperature": 0.3, "max_output_tokens": 99})
+    await collect(gw, "main", limits=Limits(max_output_tokens=7, temperature=0.1, stop=("END",)))
+    await collect(gw, "main")
+    first, second = fake_openai.seen.requests
+    assert (first["max_tokens"], first["temperature"], first["stop"]) == (7, 0.1, ["END"])
+    assert (second["max_tokens"], second["temperature"]) == (99, 0.3)
+
+
+@pytest.mark.parametrize(
+    ("mode", "error", "requests"),
+    [
+        ("http429", ProviderRateLimited, 3),  # retried twice, then given up
+        ("http500", ProviderUnavailable, 3),
+        ("http503", ProviderUnavailable, 3),
+        ("http401", ProviderAuth, 1),  # never retried
+        ("http400", ProviderBadRequest, 1),
+        ("stall", ProviderTimeout, 3),
+    ],
+)
+async def test_faults_before_the_first_token(make_gateway, fake_openai, mode, error, requests) -> None:
+    gw = make_gateway(main={"model": mode, "max_retries": 2, "first_token_timeout_s": 0.3})
+    pieces, err = await collect(gw, "main")
+    assert pieces == []
+    assert type(err) is error
+    assert len(fake_openai.seen.requests) == requests
+
+
+async def test_slow_first_token_within_the_timeout_is_fine(make_gateway) -> None:
+    gw = make_gateway(main={"model": "slow", "first_token_timeout_s": 5})
+    pieces, err = await collect(gw, "main")
+    assert err is None and isinstance(pieces[-1], Completion)
+
+
+@pytest.mark.parametrize(("mode", "error"), [("drop", ProviderUnavailable), ("garbage", ProviderError)])
+async def test_mid_stream_failures_end_the_stream_and_are_not_retried(make_gateway, fake_openai, mode, error) -> None:
+    gw = make_gateway(main={"model": mode, "max_retries": 2, "fallbacks": ["backup"]}, backup={"model": "ok"})
+    pieces, err = await collect(gw, "main")
+    assert type(err) is error
+    assert text_of(pieces).startswith(chunk_text(0, 0))  # text before the failure was delivered
+    assert len(fake_openai.seen.requests) == 1  # no retry, no fallback after the first token
+
+
+async def test_retry_before_the_first_token_recovers(make_gateway, fake_openai) -> None:
+    gw = make_gateway(main={"model": "flaky", "max_retries": 1})
+    pieces, err = await collect(gw, "main")
+    assert err is None and isinstance(pieces[-1], Completion)
+    assert len(fake_openai.seen.requests) == 2
+
+
+async def test_fallback_chain_serves_when_the_primary_fails(make_gateway, fake_openai) -> None:
+    gw = make_gateway(
+        main={"model": "http500", "max_retries": 0, "fallbacks": ["second"]},
+        second={"model": "http401", "fallbacks": ["third"]},
+        third={"model": "ok"},
+    )
+    pieces, err = await collect(gw, "main")
+    assert err is None
+    assert pieces[-1].profile == "third"
+    assert [r["model"] for r in fake_openai.seen.requests] == ["http500", "http401", "ok"]
+
+
+async def test_leak_guard_blocks_before_anything_is_sent(make_gateway, fake_openai) -> None:
+    gw = make_gateway(main={"model": "ok"})
+    leaky = [{"role": "user", "content": "Attack npc-7f3a9c2e-goblin now"}]
+    pieces, err = await collect(gw, "main", messages=leaky, ids=frozenset({"npc-7f3a9c2e-goblin"}))
+    assert type(err) is PrivacyLeakBlocked
+    assert fake_openai.seen.requests == []
+
+
+async def _wait_disconnect(server: FakeOpenAI, timeout_s: float = 2.0) -> bool:
+    for _ in range(int(timeout_s / 0.005)):
+        if server.seen.disconnects:
+            return True
+        await asyncio.sleep(0.005)
+    return False
+
+
+async def test_cancelling_the_consumer_closes_the_upstream(make_gateway, fake_openai) -> None:
+    gw = make_gateway(main={"model": "endless"})
+    got = asyncio.Event()
+
+    async def consume() -> None:
+        n = 0
+        async for _ in gw.stream("main", MESSAGES, frozenset()):
+            n += 1
+            if n == 3:
+                got.set()
+
+    task = asyncio.create_task(consume())
+    await got.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _wait_disconnect(fake_openai), "the endless stream was never closed upstream"
+    assert fake_openai.seen.active == 0
+
+
+async def test_closing_the_iterator_closes_the_upstream(make_gateway, fake_openai) -> None:
+    gw = make_gateway(main={"model": "endless"})
+    stream = gw.stream("main", MESSAGES, frozenset())
+    async for piece in stream:
+        if isinstance(piece, TextPiece):
+            break
+    await stream.aclose()
+    assert await _wait_disconnect(fake_openai)
