@@ -139,6 +139,10 @@ class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
     output_reserve_tokens: int = 512
     #: Default prompt budget in tokens; 0 = context window minus the reserve.
     budget_tokens: int = 0
+    #: Where the scene's slow layer (location, who and what is present, relations) goes:
+    #: true = before the history, with the lore, so a dialogue keeps a cached prefix;
+    #: false = in the volatile block with the rest of the scene (CONTEXT.md's literal order).
+    stable_setting: bool = True
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True):

@@ -90,6 +90,8 @@ class Layout:
 class Fitted:
     prompt: Prompt
     history_start: int
+    #: Keys of the lore cards the prompt holds.
+    lore_keys: frozenset[str] = frozenset()
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -250,7 +252,9 @@ def _finish(layout: Layout, parts: dict[str, Part], start: int, budget: int, cou
         messages, sections = _render(layout, parts, start, count)
         total = messages_tokens(messages, count)
         if total <= budget:
-            return Fitted(Prompt(messages, sections, budget, total), start)
+            lore = parts.get("lore")
+            keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
+            return Fitted(Prompt(messages, sections, budget, total), start, keys)
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
         if start < len(layout.history):

@@ -28,7 +28,7 @@ from sidecar.context.api import (
 from sidecar.context.budget import Layout, fit
 from sidecar.context.history import HistoryCache
 from sidecar.context.index import context_index
-from sidecar.context.layout import build_layout
+from sidecar.context.layout import Sticky, build_layout
 from sidecar.context.prepared import Prepared
 from sidecar.context.tokens import CountCache
 from sidecar.errors import InvalidRequest
@@ -75,6 +75,8 @@ class ContextEngine:
         self._lock = threading.Lock()
         #: (session id, actor) -> first history index of the last prompt (prefix stability).
         self._sticky: dict[tuple[str, str], int] = {}
+        #: (session id, actor) -> lore card keys of the last prompt (lore hysteresis).
+        self._lore: dict[tuple[str, str], frozenset[str]] = {}
         self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
         self.builds = 0
@@ -99,7 +101,7 @@ class ContextEngine:
         proj = Projection(session, spec.actor_id, named_ids=_named_ids(spec))
         base = index_for(session)
         sticky_key = (session.id, spec.actor_id)
-        sticky = self._sticky.get(sticky_key)
+        sticky = Sticky(self._sticky.get(sticky_key), self._lore.get(sticky_key, frozenset()))
         persona_version = self._persona_version(session, spec.actor_id)
         key = (
             id(session),
@@ -133,8 +135,10 @@ class ContextEngine:
             self._prompts[key] = entry
             while len(self._prompts) > _PROMPT_CACHE_SIZE:
                 self._prompts.popitem(last=False)
-            if not preview and layout.history:
-                self._sticky[sticky_key] = fitted.history_start
+            if not preview:
+                if layout.history:
+                    self._sticky[sticky_key] = fitted.history_start
+                self._lore[sticky_key] = fitted.lore_keys
         return Prepared(self, session, spec, proj, _copy(fitted.prompt), entry.shown, count, budget)
 
     def _persona_version(self, session: Session, actor_id: str) -> str:
@@ -148,6 +152,8 @@ class ContextEngine:
         with self._lock:
             for k in [k for k in self._sticky if k[0] == session_id]:
                 del self._sticky[k]
+            for k in [k for k in self._lore if k[0] == session_id]:
+                del self._lore[k]
 
 
 def _named_ids(spec: RunSpec) -> list[str]:

@@ -9,12 +9,14 @@ text and notes are escaped quoted strings (`sidecar.prompts.escape.quote`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, NarrateInput, RunSpec
 from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, Layout, Part
 from sidecar.context.index import ContextIndex
 from sidecar.context.select import (
+    LORE_STICKY,
     Shown,
     game_text,
     rank_lore,
@@ -32,9 +34,19 @@ from sidecar.state.model import Entity, PersonaTemplate, Session
 if TYPE_CHECKING:
     from sidecar.context.engine import ContextEngine
 
-__all__ = ["build_layout", "input_text", "REQUIRED_ORDER"]
 
-REQUIRED_ORDER = ["author_note", "plot_essentials", "instructions", "story_summary", "scene", "recent_events"]
+@dataclass(frozen=True)
+class Sticky:
+    """What the actor's previous prompt held, kept to preserve its prefix."""
+
+    history_start: int | None = None
+    lore: frozenset[str] = frozenset()
+
+__all__ = ["build_layout", "input_text", "REQUIRED_ORDER", "Sticky"]
+
+REQUIRED_ORDER = [
+    "author_note", "plot_essentials", "instructions", "story_summary", "scene", "setting", "recent_events",
+]
 
 
 def input_text(spec: RunSpec) -> str:
@@ -135,7 +147,7 @@ def build_layout(
     proj: Projection,
     cidx: ContextIndex,
     count: Callable[[str], int],
-    sticky: int | None,
+    sticky: Sticky,
     budget: int,
 ) -> tuple[Layout, Shown]:
     world = session.world
@@ -168,9 +180,9 @@ def build_layout(
     window = max(4, int(budget * (1 - REQUIRED_SHARE) * LORE_SHARE) // 100)
     actions = [query]
     transcript = session.transcripts.get(spec.actor_id, [])
-    actions.extend(e.text for e in reversed(transcript[-(window - 1):]))
+    actions.extend(e.text for e in reversed(transcript[-(window * LORE_STICKY - 1):]))
     actions.extend(reversed(events))
-    cards = rank_lore(cidx, proj, actions[:window])
+    cards = rank_lore(cidx, proj, actions, window, sticky.lore)
     if cards:
         body = [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
         # Keys are engine-side card IDs used only for ordering; they never reach the text.
@@ -179,16 +191,16 @@ def build_layout(
     focus = list(spec.focus_ids)
     if isinstance(spec.input, DescribeInput):
         focus.insert(0, spec.input.entity_id)
-    final = [
-        Part(
-            "scene",
-            "final",
-            "volatile",
-            "## Scene",
-            scene_lines(session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment)),
-            mode="lines",
-        ),
-    ]
+    setting, scene = scene_lines(session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment))
+    # The setting (where, who and what is there) changes with the world, not per turn: by
+    # default it sits before the history so a dialogue's prefix survives (docs/context.md).
+    stable = engine.config.context.stable_setting
+    setting_part = Part("setting", "system" if stable else "final", "required" if stable else "volatile",
+                        "## Setting", setting, mode="lines")
+    if stable:
+        system.append(setting_part)
+    final = [] if stable else [setting_part]
+    final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
     mood_lines = [x for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
         final.append(Part("mood", "final", "volatile", "## Mood", mood_lines))
@@ -215,6 +227,6 @@ def build_layout(
         final=[p for p in final if p.body or p.name == "input"],
         required_order=REQUIRED_ORDER,
         memory_bank=session.options.memory_bank,
-        sticky_start=sticky,
+        sticky_start=sticky.history_start,
     )
     return layout, shown

@@ -25,7 +25,9 @@ MAX_RELATIONS = 12
 #: Visible recent events considered (the newest is the "last event").
 MAX_EVENTS = 6
 #: Relevant memories included at most.
-MAX_MEMORIES = 8
+MAX_MEMORIES = 4
+#: A card stays while it matched within this many trigger windows (see rank_lore).
+LORE_STICKY = 4
 
 _HEADER_LINE = re.compile(r"(?m)^(\s*)#")
 
@@ -93,11 +95,18 @@ def scene_lines(
     actor: Entity | None,
     focus_ids: list[str],
     moment_text: str,
-) -> list[str]:
-    """Scene lines, most important first (trimming cuts from the end)."""
+) -> tuple[list[str], list[str]]:
+    """(setting, scene), each most important first (trimming cuts from the end).
+
+    The setting is the slow layer: where the actor is, who and what is there,
+    what it carries, its relations; it changes when the world does, not per
+    turn. The scene is the fast layer: conditions (time, weather), focus
+    entities, the actor's and the player's current fields (HP...).
+    """
     ents = session.world.entities
     by_location = cidx.base.by_location
-    lines: list[str] = []
+    setting: list[str] = []
+    scene: list[str] = []
     done: set[str] = set()
     here = ents.get(actor.location_id) if actor is not None and actor.location_id else None
     if here is None and focus_ids:
@@ -110,27 +119,30 @@ def scene_lines(
         parent = ents.get(here.location_id) if here.location_id else None
         if parent is not None and proj.can_see(parent):
             line += f" (within {shown.label(proj, parent)})"
-        lines.append(line)
+        setting.append(line)
     facts = [f"{one_line(proj.text(k))}: {one_line(proj.value_text(v))}" for k, v in session.world.scene.items()]
     if moment_text:
         facts.insert(0, f"moment: {one_line(moment_text)}")
     if facts:
-        lines.append("Conditions: " + "; ".join(facts))
+        scene.append("Conditions: " + "; ".join(facts))
     for fid in focus_ids:
         ent = ents.get(fid)
         if ent is not None and fid not in done and proj.can_see(ent):
             done.add(fid)
-            lines.append("Focus: " + _detail(proj, shown, ent))
+            scene.append("Focus: " + _detail(proj, shown, ent))
     if actor is not None:
         done.add(actor.id)
         own = _fields_text(proj, actor)
-        lines.append(f"You are {shown.label(proj, actor)}" + (f" [{own}]" if own else ""))
+        scene.append(f"You are {shown.label(proj, actor)}" + (f" [{own}]" if own else ""))
     for pid in cidx.player_ids:
         player = ents.get(pid)
         if player is not None and pid not in done and proj.can_see(player):
             done.add(pid)
             own = _fields_text(proj, player)
-            lines.append("Player: " + _brief(proj, shown, player) + (f" [{own}]" if own else ""))
+            scene.append(f"Player: {shown.label(proj, player)}" + (f" [{own}]" if own else ""))
+            desc = short(game_text(proj, player.description))
+            if desc:
+                setting.append(f"Player: {shown.label(proj, player)} — {desc}")
     if here is not None:
         present: list[Entity] = []
         items: list[Entity] = []
@@ -146,19 +158,18 @@ def scene_lines(
                 items.append(ent)
             if len(present) >= MAX_PRESENT and len(items) >= MAX_ITEMS:
                 break
-        lines.extend("Present: " + _brief(proj, shown, e) for e in present)
+        setting.extend("Present: " + _brief(proj, shown, e) for e in present)
         if items:
-            lines.append("Here: " + ", ".join(shown.label(proj, e) for e in items))
-        done.update(e.id for e in present)
+            setting.append("Here: " + ", ".join(shown.label(proj, e) for e in items))
     if actor is not None:
         carried = [ents[e] for e in by_location.get(actor.id, ()) if e in ents and proj.can_see(ents[e])]
         if carried:
-            lines.append("You carry: " + ", ".join(shown.label(proj, e) for e in carried[:MAX_ITEMS]))
+            setting.append("You carry: " + ", ".join(shown.label(proj, e) for e in carried[:MAX_ITEMS]))
         rels = [r for r in cidx.relations_by_entity.get(actor.id, ()) if proj.can_see_relation(r)]
         for rel in rels[:MAX_RELATIONS]:
             src, dst = shown.ref(proj, rel.source_id), shown.ref(proj, rel.target_id)
-            lines.append(f"Relation: {src} {one_line(proj.text(rel.kind))} {dst} ({rel.strength:+.1f})")
-    return lines
+            setting.append(f"Relation: {src} {one_line(proj.text(rel.kind))} {dst} ({rel.strength:+.1f})")
+    return setting, scene
 
 
 def recent_events(session: Session, proj: Projection, limit: int = MAX_EVENTS) -> list[str]:
@@ -176,13 +187,23 @@ def recent_events(session: Session, proj: Projection, limit: int = MAX_EVENTS) -
     return out
 
 
-def rank_lore(cidx: ContextIndex, proj: Projection, actions: list[str]) -> list[LoreCard]:
-    """Cards whose triggers occur in `actions` (newest first), by recency and frequency."""
+def rank_lore(
+    cidx: ContextIndex, proj: Projection, actions: list[str], window: int, previous: frozenset[str] = frozenset()
+) -> list[LoreCard]:
+    """Cards whose triggers occur in the last `window` actions (`actions` is newest
+    first), ranked by recency and frequency of their matches.
+
+    Hysteresis for prompt caching: a card the actor's previous prompt held stays
+    eligible while it matched within the last LORE_STICKY x `window` actions, and
+    ranks first, so the lore block (which sits before the history) does not
+    change every time a trigger word scrolls out of the short window."""
     if not cidx.lore_by_word or not actions:
         return []
     scores: dict[str, float] = {}
+    recent: set[str] = set()
     cards: dict[str, LoreCard] = {}
-    for rank, text in enumerate(actions):
+    span = actions[: window * LORE_STICKY] if previous else actions[:window]
+    for rank, text in enumerate(span):
         tokens = words(text)
         if not tokens:
             continue
@@ -199,7 +220,10 @@ def rank_lore(cidx: ContextIndex, proj: Projection, actions: list[str]) -> list[
         for cid in matched:
             # Every match counts (frequency), newer matches count more (recency).
             scores[cid] = scores.get(cid, 0.0) + 1.0 / (1 + rank)
-    ranked = sorted(scores, key=lambda c: (-scores[c], c))
+            if rank < window:
+                recent.add(cid)
+    eligible = [c for c in scores if c in recent or c in previous]
+    ranked = sorted(eligible, key=lambda c: (c not in previous, -scores[c], c))
     return [cards[c] for c in ranked if proj.can_see_card(cards[c])]
 
 

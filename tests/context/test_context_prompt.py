@@ -45,7 +45,7 @@ def test_order_stable_first_volatile_last() -> None:
     assert msgs[0]["role"] == "system" and msgs[-1]["role"] == "user"
     assert _headers(msgs[0]["content"]) == [
         "## System", "## Identity", "## Inviolable rules", "## Instructions", "## Plot essentials",
-        "## Story so far", "## Author's note", "## Lore",
+        "## Story so far", "## Author's note", "## Lore", "## Setting",
     ]
     assert _headers(msgs[-1]["content"]) == ["## Scene", "## Mood", "## Last event", "## You remember", "## Input"]
     assert "A red dragon sleeps" in msgs[0]["content"]  # "dragon" triggered the card
@@ -56,6 +56,15 @@ def test_order_stable_first_volatile_last() -> None:
     names = [sec.name for sec in p.prompt.sections]
     assert names.index("system_rules") < names.index("identity") < names.index("lore") < names.index("scene")
     assert p.prompt.prompt_tokens == count_messages(msgs)
+
+
+def test_literal_order_puts_the_whole_scene_in_the_volatile_block() -> None:
+    s, eng = tavern_session(), engine()
+    eng.config.context.stable_setting = False
+    p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("hi")))
+    assert "## Setting" not in p.prompt.messages[0]["content"]
+    assert _headers(p.prompt.messages[-1]["content"])[:2] == ["## Setting", "## Scene"]
+    assert "Present: npc_2 (Bored guard)" in p.prompt.messages[-1]["content"]
 
 
 def test_hostile_player_text_cannot_forge_a_section() -> None:
