@@ -137,8 +137,7 @@ class FakeOpenAI:
     async def _stream(self, request: web.Request, resp: web.StreamResponse, mode: str, n: int, body: dict) -> None:
         model = mode
         if mode == "stall":
-            while True:  # until the client gives up (handler cancellation notices)
-                await asyncio.sleep(0.005)
+            await asyncio.Event().wait()  # until the client gives up (handler cancellation)
         if mode == "slow":
             await asyncio.sleep(self.slow_first_s)
         await resp.write(self._chunk(model, ""))  # the role chunk real servers send first

@@ -7,8 +7,8 @@ import os
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-
 from fakes.openai_server import FakeOpenAI
+
 from sidecar.config import Config, ModelProfile
 from sidecar.llm import ModelGateway
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from fakes.openai_server import FakeOpenAI, chunk_text
+
 from sidecar.errors import (
     PrivacyLeakBlocked,
     ProviderAuth,
