@@ -23,7 +23,7 @@ for tool in cmake protoc grpc_cpp_plugin; do
 done
 
 echo "== configure ($build)"
-cmake -S "$root/clients/cpp" -B "$build" -DGAME_SIDECAR_EXE="$exe"
+cmake -S "$root/clients/cpp" -B "$build" -DGAME_SIDECAR_EXE="$exe" -DGAME_SIDECAR_WERROR=ON
 echo "== build (-j$jobs)"
 cmake --build "$build" -j "$jobs"
 echo "== test"
