@@ -51,8 +51,10 @@ from sidecar.state.model import (  # noqa: E402
     TranscriptEntry,
 )
 
-WORDS = ("dragon seal king river forest blade gold silver tower ghost wolf storm harbour merchant oath crown "
-         "shadow ember frost lantern caravan silk spice road bridge mill tavern guard priest temple").split()
+WORDS = (
+    "dragon seal king river forest blade gold silver tower ghost wolf storm harbour merchant oath crown "
+    "shadow ember frost lantern caravan silk spice road bridge mill tavern guard priest temple"
+).split()
 NPC, PLAYER, TAVERN = "BP_Merchant_C_0000000001", "PLAYER_0000000001", "LOC_Tavern_0000000001"
 
 
@@ -76,43 +78,74 @@ def big_session(seed: int = 7, entities: int = 10_000) -> Session:
     w = s.world
     locations = [TAVERN] + [f"LOC_Area_{i:010d}" for i in range(1, 200)]
     for i, lid in enumerate(locations):
-        w.entities[lid] = Entity(id=lid, kind="location", name="The Rusty Anchor" if i == 0 else f"Area {i}",
-                                 description=text(rng, 25), fields={"ambiance": Field(text(rng, 6))})
-    w.entities[NPC] = Entity(id=NPC, kind="character", name="Maerwyn", description="A nomad merchant of fifty.",
-                             location_id=TAVERN, fields={"hp": Field(30), "max_hp": Field(30), "role": Field("merchant")})
-    w.entities[PLAYER] = Entity(id=PLAYER, kind="player", name="Aria", description="A young sellsword.",
-                                location_id=TAVERN, fields={"hp": Field(14), "max_hp": Field(20)})
+        w.entities[lid] = Entity(
+            id=lid,
+            kind="location",
+            name="The Rusty Anchor" if i == 0 else f"Area {i}",
+            description=text(rng, 25),
+            fields={"ambiance": Field(text(rng, 6))},
+        )
+    w.entities[NPC] = Entity(
+        id=NPC,
+        kind="character",
+        name="Maerwyn",
+        description="A nomad merchant of fifty.",
+        location_id=TAVERN,
+        fields={"hp": Field(30), "max_hp": Field(30), "role": Field("merchant")},
+    )
+    w.entities[PLAYER] = Entity(
+        id=PLAYER,
+        kind="player",
+        name="Aria",
+        description="A young sellsword.",
+        location_id=TAVERN,
+        fields={"hp": Field(14), "max_hp": Field(20)},
+    )
     n = entities - len(w.entities)
     for i in range(n):
         eid = f"BP_Thing_C_{i:010d}"
         # About a dozen things share the tavern; the rest are elsewhere.
         loc = TAVERN if i % 800 == 0 else rng.choice(locations[1:])
-        w.entities[eid] = Entity(id=eid, kind=rng.choice(["character", "item", "item"]), name=text(rng, 2)[:-1],
-                                 description=text(rng, rng.randint(5, 40)), location_id=loc,
-                                 fields={"weight": Field(rng.randint(1, 50))})
+        w.entities[eid] = Entity(
+            id=eid,
+            kind=rng.choice(["character", "item", "item"]),
+            name=text(rng, 2)[:-1],
+            description=text(rng, rng.randint(5, 40)),
+            location_id=loc,
+            fields={"weight": Field(rng.randint(1, 50))},
+        )
     ids = list(w.entities)
-    for i in range(256):
+    for _ in range(256):
         w.events.append(Event(text=f"{rng.choice(ids)} {text(rng, 8)}", location_id=rng.choice(locations[:3])))
-    for i in range(2000):
+    for _ in range(2000):
         w.relations.append(Relation(source_id=rng.choice(ids), target_id=rng.choice(ids), kind="knows"))
     w.relations.append(Relation(source_id=NPC, target_id=PLAYER, kind="distrusts", strength=-0.4))
     for i in range(2000):
         cid = f"LORE_{i:06d}"
-        w.lore[cid] = LoreCard(id=cid, title=text(rng, 2)[:-1], text=text(rng, rng.randint(20, 120)),
-                               triggers=[f"{rng.choice(WORDS)}{i}"])
+        w.lore[cid] = LoreCard(
+            id=cid, title=text(rng, 2)[:-1], text=text(rng, rng.randint(20, 120)), triggers=[f"{rng.choice(WORDS)}{i}"]
+        )
     for trig in ("dragon", "seal", "caravan"):
         w.lore[f"LORE_{trig}"] = LoreCard(id=f"LORE_{trig}", title=trig.title(), text=text(rng, 80), triggers=[trig])
     for i in range(4000):
         w.memories.append(Memory(actor_id=NPC if i % 20 == 0 else rng.choice(ids), text=text(rng, 12), revision=i))
     w.moods[NPC] = Pad(0.5, -0.3, 0.2)  # calm
     w.scene.update({"time_of_day": "dusk", "weather": "rain"})
-    w.story = Story(plot_essentials=text(rng, 120), story_summary=text(rng, 200), author_note=text(rng, 30),
-                    instructions="Keep a grounded, low-fantasy tone.")
-    w.personas[NPC] = PersonaBinding(actor_id=NPC, inline=PersonaTemplate(
-        identity="You are {npcName}, a {role} in {location}. " + text(rng, 120),
-        inviolable_rules=["Never reveal the king's secret.", "Never break the fourth wall.", text(rng, 15)],
-        mood_modifiers={"calm": "You are calm and speak slowly, without ceasing to be {npcName}."},
-        reminder="You are still {npcName}, whatever your mood."))
+    w.story = Story(
+        plot_essentials=text(rng, 120),
+        story_summary=text(rng, 200),
+        author_note=text(rng, 30),
+        instructions="Keep a grounded, low-fantasy tone.",
+    )
+    w.personas[NPC] = PersonaBinding(
+        actor_id=NPC,
+        inline=PersonaTemplate(
+            identity="You are {npcName}, a {role} in {location}. " + text(rng, 120),
+            inviolable_rules=["Never reveal the king's secret.", "Never break the fourth wall.", text(rng, 15)],
+            mood_modifiers={"calm": "You are calm and speak slowly, without ceasing to be {npcName}."},
+            reminder="You are still {npcName}, whatever your mood.",
+        ),
+    )
     s.revision = 1
     return s
 
@@ -129,8 +162,9 @@ def dialogue_figures(turns: int, count) -> dict:
     session = big_session()
     engine = ContextEngine(Config())
     t0 = time.perf_counter()
-    first = engine.prepare(session, RunSpec("bench", NPC, DialogueInput("Good evening.")),
-                           count_tokens=count, budget_tokens=4000)
+    first = engine.prepare(
+        session, RunSpec("bench", NPC, DialogueInput("Good evening.")), count_tokens=count, budget_tokens=4000
+    )
     cold_ms = (time.perf_counter() - t0) * 1000
     first.record("Evening, traveller.", interrupted=False, run_id="warm")
     rng = random.Random(3)
@@ -157,13 +191,16 @@ def dialogue_figures(turns: int, count) -> dict:
                 n += 1
             ratios.append(count(b[:n]) / count(b))
         previous = msgs
-        prepared.record(f"Ah, the {rng.choice(WORDS)}. {text(rng, rng.randint(15, 40))}", interrupted=False,
-                        run_id=f"t{turn}")
+        prepared.record(
+            f"Ah, the {rng.choice(WORDS)}. {text(rng, rng.randint(15, 40))}", interrupted=False, run_id=f"t{turn}"
+        )
     # Baseline: the whole session state as JSON, same scene and input.
     dump = msgspec.json.encode(session.world).decode() + "\n" + line
     dump_tokens = count(dump)
     text_all = "\n".join(m["content"] for m in previous)
-    facts = all(f in text_all for f in ("Maerwyn", "The Rusty Anchor", "player_1 (Aria)", "turn 19" if turns >= 20 else ""))
+    facts = all(
+        f in text_all for f in ("Maerwyn", "The Rusty Anchor", "player_1 (Aria)", "turn 19" if turns >= 20 else "")
+    )
     leaked = [eid for eid in (NPC, PLAYER, TAVERN) if eid in text_all]
     return {
         "prompt_build_ms_p50": round(statistics.median(build_ms), 3),
@@ -193,16 +230,22 @@ def over_budget_figures(sessions: int, count) -> dict:
         w.entities[NPC] = Entity(id=NPC, kind="character", name="Actor", location_id=TAVERN)
         for j in range(rng.randint(0, 300)):
             eid = f"BP_Thing_C_{j:08d}"
-            w.entities[eid] = Entity(id=eid, kind="item", name=text(rng, 2), description=text(rng, rng.randint(0, 80)),
-                                     location_id=TAVERN)
+            w.entities[eid] = Entity(
+                id=eid, kind="item", name=text(rng, 2), description=text(rng, rng.randint(0, 80)), location_id=TAVERN
+            )
         for j in range(rng.randint(0, 60)):
-            w.lore[f"L{j:05d}"] = LoreCard(id=f"L{j:05d}", text=text(rng, rng.randint(1, 1500)),
-                                           triggers=[rng.choice(WORDS)])
-        for j in range(rng.randint(0, 300)):
+            w.lore[f"L{j:05d}"] = LoreCard(
+                id=f"L{j:05d}", text=text(rng, rng.randint(1, 1500)), triggers=[rng.choice(WORDS)]
+            )
+        for _ in range(rng.randint(0, 300)):
             w.memories.append(Memory(actor_id=NPC, text=text(rng, rng.randint(1, 60))))
         big = rng.randint(0, 4000)
-        w.story = Story(author_note=text(rng, rng.randint(0, big)), plot_essentials=text(rng, rng.randint(0, big)),
-                        story_summary=text(rng, rng.randint(0, big)), instructions=text(rng, rng.randint(0, big)))
+        w.story = Story(
+            author_note=text(rng, rng.randint(0, big)),
+            plot_essentials=text(rng, rng.randint(0, big)),
+            story_summary=text(rng, rng.randint(0, big)),
+            instructions=text(rng, rng.randint(0, big)),
+        )
         log = s.transcripts.setdefault(NPC, [])
         for j in range(rng.randint(0, 200)):
             log.append(TranscriptEntry(role="player" if j % 2 == 0 else "actor", text=text(rng, rng.randint(1, 90))))

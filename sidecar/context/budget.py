@@ -285,9 +285,7 @@ def _render(
             if p.text:
                 texts.append(p.text)
             if p.text or p.dropped or p.trimmed:
-                sections.append(
-                    PromptSection(p.name, p.tokens, index, p.tier, p.trimmed, p.dropped, p.reason)
-                )
+                sections.append(PromptSection(p.name, p.tokens, index, p.tier, p.trimmed, p.dropped, p.reason))
         messages.append({"role": role, "content": SEP.join(texts)})
 
     emit(layout.system, "system")

@@ -17,26 +17,23 @@ import msgspec
 
 from sidecar.config import Config
 from sidecar.context.api import (
-    DecisionInput,
-    DescribeInput,
-    DialogueInput,
-    NarrateInput,
     Prompt,
     RunSpec,
     TokenCounter,
 )
 from sidecar.context.budget import Layout, fit
 from sidecar.context.history import HistoryCache
-from sidecar.context.index import context_index
-from sidecar.context.layout import Sticky, build_layout
+from sidecar.context.index import ContextIndex, context_index
+from sidecar.context.layout import Sticky, build_layout, named_ids
 from sidecar.context.prepared import Prepared
+from sidecar.context.select import Shown, scene_lines
 from sidecar.context.tokens import CountCache
 from sidecar.errors import InvalidRequest
 from sidecar.projection import Projection
 from sidecar.projection.index import index_for
 from sidecar.prompts.persona import PersonaRenderer
 from sidecar.prompts.templates import TemplateStore
-from sidecar.state.model import Session
+from sidecar.state.model import Entity, Session
 
 __all__ = ["ContextEngine", "resolve_budget"]
 
@@ -78,6 +75,7 @@ class ContextEngine:
         #: (session id, actor) -> lore card keys of the last prompt (lore hysteresis).
         self._lore: dict[tuple[str, str], frozenset[str]] = {}
         self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
+        self._scenes: OrderedDict[tuple, tuple] = OrderedDict()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
         self.builds = 0
         self.cache_hits = 0
@@ -98,7 +96,7 @@ class ContextEngine:
         part alone is over the budget)."""
         count = self._counts.get(count_tokens)
         budget = resolve_budget(spec, session, self.config, budget_tokens)
-        proj = Projection(session, spec.actor_id, named_ids=_named_ids(spec))
+        proj = Projection(session, spec.actor_id, named_ids=named_ids(spec))
         base = index_for(session)
         sticky_key = (session.id, spec.actor_id)
         sticky = Sticky(self._sticky.get(sticky_key), self._lore.get(sticky_key, frozenset()))
@@ -141,6 +139,33 @@ class ContextEngine:
                 self._lore[sticky_key] = fitted.lore_keys
         return Prepared(self, session, spec, proj, _copy(fitted.prompt), entry.shown, count, budget)
 
+    def scene_for(
+        self,
+        session: Session,
+        proj: Projection,
+        cidx: ContextIndex,
+        shown: Shown,
+        actor: Entity | None,
+        focus: list[str],
+        moment_text: str,
+        named: tuple[str, ...],
+    ) -> tuple[list[str], list[str]]:
+        """`select.scene_lines`, cached per revision, actor, focus and moment: the
+        scene is the costliest selection and rarely changes within a dialogue."""
+        key = (id(cidx.base), proj.actor_id, tuple(focus), moment_text, named)
+        hit = self._scenes.get(key)
+        if hit is not None and hit[0] is cidx.base:
+            shown.aliases.update(hit[3])
+            return hit[1], hit[2]
+        mine = Shown()
+        setting, scene = scene_lines(session, proj, cidx, mine, actor, focus, moment_text)
+        shown.aliases.update(mine.aliases)
+        with self._lock:
+            self._scenes[key] = (cidx.base, setting, scene, frozenset(mine.aliases))
+            while len(self._scenes) > _PROMPT_CACHE_SIZE:
+                self._scenes.popitem(last=False)
+        return setting, scene
+
     def _persona_version(self, session: Session, actor_id: str) -> str:
         binding = session.world.personas.get(actor_id)
         if binding is None or binding.inline is not None or not binding.template_name:
@@ -154,21 +179,6 @@ class ContextEngine:
                 del self._sticky[k]
             for k in [k for k in self._lore if k[0] == session_id]:
                 del self._lore[k]
-
-
-def _named_ids(spec: RunSpec) -> list[str]:
-    named = list(spec.focus_ids)
-    inp = spec.input
-    if isinstance(inp, NarrateInput):
-        named.extend(inp.entity_ids)
-    elif isinstance(inp, DialogueInput):
-        if inp.speaker_id:
-            named.append(inp.speaker_id)
-    elif isinstance(inp, DecisionInput):
-        named.extend(o.target_id for o in inp.options if o.target_id)
-    elif isinstance(inp, DescribeInput):
-        named.append(inp.entity_id)
-    return named
 
 
 def _copy(prompt: Prompt) -> Prompt:

@@ -72,6 +72,6 @@ class HistoryCache:
                 while len(self._cache) > self._maxsize:
                     self._cache.popitem(last=False)
             self._cache.move_to_end(key)
-            for entry in entries[len(hit.items):]:
+            for entry in entries[len(hit.items) :]:
                 hit.items.append(render_entry(proj, entry))
             return hit.items[:]

@@ -8,6 +8,7 @@ touches only what is relevant, never all 10,000 entities or all memories.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -25,9 +26,11 @@ _STOP = frozenset(
 )
 
 
-def words(text: str) -> list[str]:
-    """Lower-case word tokens (Unicode-aware), the unit of trigger and memory matching."""
-    return _WORD.findall(text.lower())
+@functools.lru_cache(maxsize=65_536)
+def words(text: str) -> tuple[str, ...]:
+    """Lower-case word tokens (Unicode-aware), the unit of trigger and memory matching.
+    Memoized: the same transcript lines are scanned for triggers turn after turn."""
+    return tuple(_WORD.findall(text.lower()))
 
 
 class ContextIndex:

@@ -22,7 +22,6 @@ from sidecar.context.select import (
     rank_lore,
     rank_memories,
     recent_events,
-    scene_lines,
 )
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line, quote
@@ -42,11 +41,34 @@ class Sticky:
     history_start: int | None = None
     lore: frozenset[str] = frozenset()
 
-__all__ = ["build_layout", "input_text", "REQUIRED_ORDER", "Sticky"]
+
+__all__ = ["build_layout", "input_text", "named_ids", "REQUIRED_ORDER", "Sticky"]
 
 REQUIRED_ORDER = [
-    "author_note", "plot_essentials", "instructions", "story_summary", "scene", "setting", "recent_events",
+    "author_note",
+    "plot_essentials",
+    "instructions",
+    "story_summary",
+    "scene",
+    "setting",
+    "recent_events",
 ]
+
+
+def named_ids(spec: RunSpec) -> list[str]:
+    """Engine IDs the input names: the projection makes them perceivable."""
+    named = list(spec.focus_ids)
+    inp = spec.input
+    if isinstance(inp, NarrateInput):
+        named.extend(inp.entity_ids)
+    elif isinstance(inp, DialogueInput):
+        if inp.speaker_id:
+            named.append(inp.speaker_id)
+    elif isinstance(inp, DecisionInput):
+        named.extend(o.target_id for o in inp.options if o.target_id)
+    elif isinstance(inp, DescribeInput):
+        named.append(inp.entity_id)
+    return named
 
 
 def input_text(spec: RunSpec) -> str:
@@ -180,7 +202,7 @@ def build_layout(
     window = max(4, int(budget * (1 - REQUIRED_SHARE) * LORE_SHARE) // 100)
     actions = [query]
     transcript = session.transcripts.get(spec.actor_id, [])
-    actions.extend(e.text for e in reversed(transcript[-(window * LORE_STICKY - 1):]))
+    actions.extend(e.text for e in reversed(transcript[-(window * LORE_STICKY - 1) :]))
     actions.extend(reversed(events))
     cards = rank_lore(cidx, proj, actions, window, sticky.lore)
     if cards:
@@ -191,12 +213,20 @@ def build_layout(
     focus = list(spec.focus_ids)
     if isinstance(spec.input, DescribeInput):
         focus.insert(0, spec.input.entity_id)
-    setting, scene = scene_lines(session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment))
+    setting, scene = engine.scene_for(
+        session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment), tuple(sorted(named_ids(spec)))
+    )
     # The setting (where, who and what is there) changes with the world, not per turn: by
     # default it sits before the history so a dialogue's prefix survives (docs/context.md).
     stable = engine.config.context.stable_setting
-    setting_part = Part("setting", "system" if stable else "final", "required" if stable else "volatile",
-                        "## Setting", setting, mode="lines")
+    setting_part = Part(
+        "setting",
+        "system" if stable else "final",
+        "required" if stable else "volatile",
+        "## Setting",
+        setting,
+        mode="lines",
+    )
     if stable:
         system.append(setting_part)
     final = [] if stable else [setting_part]
@@ -206,7 +236,9 @@ def build_layout(
         final.append(Part("mood", "final", "volatile", "## Mood", mood_lines))
     if len(events) > 1:
         final.append(
-            Part("recent_events", "final", "volatile", "## Earlier events", [f"- {e}" for e in events[:-1]], mode="lines")
+            Part(
+                "recent_events", "final", "volatile", "## Earlier events", [f"- {e}" for e in events[:-1]], mode="lines"
+            )
         )
     if last_event:
         final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {last_event}"]))

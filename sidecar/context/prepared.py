@@ -132,8 +132,11 @@ class Prepared:
                 preview=True,
             )
             prompt = smaller.prompt
-        return [*(dict(m) for m in prompt.messages), {"role": "assistant", "content": shown_reply},
-                {"role": "user", "content": note}]
+        return [
+            *(dict(m) for m in prompt.messages),
+            {"role": "assistant", "content": shown_reply},
+            {"role": "user", "content": note},
+        ]
 
     def record(self, reply: str, *, interrupted: bool, run_id: str) -> None:
         spec, session = self._spec, self._session
@@ -164,4 +167,3 @@ class Prepared:
     def _player_id(self) -> str:
         players = context_index(self._session, index_for(self._session)).player_ids
         return players[0] if players else ""
-

@@ -22,8 +22,8 @@ __all__ = ["Shown", "game_text", "scene_lines", "recent_events", "rank_lore", "r
 MAX_PRESENT = 24
 MAX_ITEMS = 24
 MAX_RELATIONS = 12
-#: Visible recent events considered (the newest is the "last event").
-MAX_EVENTS = 6
+#: Visible recent events shown (seed 000: the last three; the newest is the "last event").
+MAX_EVENTS = 3
 #: Relevant memories included at most.
 MAX_MEMORIES = 4
 #: A card stays while it matched within this many trigger windows (see rank_lore).
@@ -207,14 +207,16 @@ def rank_lore(
         tokens = words(text)
         if not tokens:
             continue
-        joined = " " + " ".join(tokens) + " "
+        joined = ""
         matched: set[str] = set()
         for w in set(tokens):
             for card, trigger in cidx.lore_by_word.get(w, ()):
                 if card.id in matched:
                     continue
-                if len(trigger) > 1 and (" " + " ".join(trigger) + " ") not in joined:
-                    continue
+                if len(trigger) > 1:
+                    joined = joined or " " + " ".join(tokens) + " "
+                    if (" " + " ".join(trigger) + " ") not in joined:
+                        continue
                 matched.add(card.id)
                 cards[card.id] = card
         for cid in matched:

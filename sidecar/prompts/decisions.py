@@ -72,9 +72,7 @@ def parse_decision(reply: str, n_options: int) -> Parsed:
     """Raises ReplyRejected with a reason the model can act on."""
     obj = last_json_object(reply)
     if obj is None:
-        raise ReplyRejected(
-            'the reply has no JSON object; end it with {"action": N, "message": "...", "notes": "..."}'
-        )
+        raise ReplyRejected('the reply has no JSON object; end it with {"action": N, "message": "...", "notes": "..."}')
     if "action" not in obj:
         raise ReplyRejected('the last JSON object has no "action" field')
     number = _action_number(obj["action"])

@@ -50,8 +50,9 @@ class LoadedTemplate:
 
 def _snake(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {_CAMEL.get(k, k): (v if k in ("moodModifiers", "mood_modifiers") else _snake(v))
-                for k, v in obj.items()}
+        return {
+            _CAMEL.get(k, k): (v if k in ("moodModifiers", "mood_modifiers") else _snake(v)) for k, v in obj.items()
+        }
     if isinstance(obj, list):
         return [_snake(v) for v in obj]
     return obj

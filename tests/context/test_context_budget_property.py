@@ -28,8 +28,10 @@ from sidecar.state.model import (
     TranscriptEntry,
 )
 
-VOCAB = ("dragon seal king river forest blade gold silver tower ghost wolf storm harbour merchant "
-         "oath crown shadow ember frost lantern").split()
+VOCAB = (
+    "dragon seal king river forest blade gold silver tower ghost wolf storm harbour merchant "
+    "oath crown shadow ember frost lantern"
+).split()
 ENGINE = engine()
 
 
@@ -41,24 +43,33 @@ def _session(seed: int, n_entities: int, lore_words: int, history: int, memories
     rng = random.Random(seed)
     s = Session(id=f"gen-{seed}")
     w = s.world
-    w.entities["LOC_Hall_0001"] = Entity(id="LOC_Hall_0001", kind="location", name="Hall",
-                                         description=_text(rng, 20))
-    w.entities["BP_Actor_C_0001"] = Entity(id="BP_Actor_C_0001", kind="character", name="Actor",
-                                           location_id="LOC_Hall_0001",
-                                           fields={"hp": Field(rng.randint(0, 10)), "max_hp": Field(10)})
+    w.entities["LOC_Hall_0001"] = Entity(id="LOC_Hall_0001", kind="location", name="Hall", description=_text(rng, 20))
+    w.entities["BP_Actor_C_0001"] = Entity(
+        id="BP_Actor_C_0001",
+        kind="character",
+        name="Actor",
+        location_id="LOC_Hall_0001",
+        fields={"hp": Field(rng.randint(0, 10)), "max_hp": Field(10)},
+    )
     w.entities["PLAYER_0001"] = Entity(id="PLAYER_0001", kind="player", name="Hero", location_id="LOC_Hall_0001")
     for i in range(n_entities):
         eid = f"BP_Thing_C_{i:06d}"
-        w.entities[eid] = Entity(id=eid, kind=rng.choice(["character", "item", "other"]), name=_text(rng, 2),
-                                 description=_text(rng, rng.randint(0, 60)),
-                                 location_id=rng.choice(["LOC_Hall_0001", ""]))
+        w.entities[eid] = Entity(
+            id=eid,
+            kind=rng.choice(["character", "item", "other"]),
+            name=_text(rng, 2),
+            description=_text(rng, rng.randint(0, 60)),
+            location_id=rng.choice(["LOC_Hall_0001", ""]),
+        )
     for i in range(rng.randint(0, 12)):
-        w.events.append(Event(text=f"BP_Thing_C_{i:06d} " + _text(rng, rng.randint(1, 40)),
-                              location_id="LOC_Hall_0001"))
+        w.events.append(
+            Event(text=f"BP_Thing_C_{i:06d} " + _text(rng, rng.randint(1, 40)), location_id="LOC_Hall_0001")
+        )
     for i in range(rng.randint(0, 40)):
         cid = f"LORE_{i:05d}"
-        w.lore[cid] = LoreCard(id=cid, title=_text(rng, 2), text=_text(rng, rng.randint(1, lore_words)),
-                               triggers=[rng.choice(VOCAB)])
+        w.lore[cid] = LoreCard(
+            id=cid, title=_text(rng, 2), text=_text(rng, rng.randint(1, lore_words)), triggers=[rng.choice(VOCAB)]
+        )
     for i in range(memories):
         w.memories.append(Memory(actor_id="BP_Actor_C_0001", text=_text(rng, rng.randint(1, 50)), revision=i))
     w.moods["BP_Actor_C_0001"] = Pad(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1))
@@ -70,8 +81,13 @@ def _session(seed: int, n_entities: int, lore_words: int, history: int, memories
     )
     log = s.transcripts.setdefault("BP_Actor_C_0001", [])
     for i in range(history):
-        log.append(TranscriptEntry(role="player" if i % 2 == 0 else "actor", text=_text(rng, rng.randint(1, 80)),
-                                   speaker_id="PLAYER_0001" if i % 2 == 0 else "BP_Actor_C_0001"))
+        log.append(
+            TranscriptEntry(
+                role="player" if i % 2 == 0 else "actor",
+                text=_text(rng, rng.randint(1, 80)),
+                speaker_id="PLAYER_0001" if i % 2 == 0 else "BP_Actor_C_0001",
+            )
+        )
     return s
 
 
@@ -92,7 +108,9 @@ def test_no_prompt_is_ever_over_budget(seed, n_entities, lore_words, history, me
     if kind == "dialogue":
         inp = DialogueInput(_text(rng, rng.randint(1, 60)))
     elif kind == "decision":
-        inp = DecisionInput(_text(rng, 10), tuple(ActionOption(f"a{i}", _text(rng, 3)) for i in range(rng.randint(1, 6))))
+        inp = DecisionInput(
+            _text(rng, 10), tuple(ActionOption(f"a{i}", _text(rng, 3)) for i in range(rng.randint(1, 6)))
+        )
     else:
         inp = NarrateInput(_text(rng, rng.randint(1, 60)))
     spec = RunSpec(s.id, "BP_Actor_C_0001", inp)

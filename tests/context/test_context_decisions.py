@@ -76,7 +76,7 @@ def test_notes_kept_when_absent_cut_to_200_and_shown_escaped() -> None:
     assert s.notes[NPC] == "first"
     long = "x" * 500
     p = _decide(eng, s)
-    p.record('{"action": 2, "notes": "%s"}' % long, interrupted=False, run_id="c")
+    p.record('{"action": 2, "notes": "' + long + '"}', interrupted=False, run_id="c")
     assert s.notes[NPC] == "x" * 200
     # An interrupted or rejected reply never changes notes.
     p = _decide(eng, s)

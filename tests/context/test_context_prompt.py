@@ -44,8 +44,15 @@ def test_order_stable_first_volatile_last() -> None:
     msgs = p.prompt.messages
     assert msgs[0]["role"] == "system" and msgs[-1]["role"] == "user"
     assert _headers(msgs[0]["content"]) == [
-        "## System", "## Identity", "## Inviolable rules", "## Instructions", "## Plot essentials",
-        "## Story so far", "## Author's note", "## Lore", "## Setting",
+        "## System",
+        "## Identity",
+        "## Inviolable rules",
+        "## Instructions",
+        "## Plot essentials",
+        "## Story so far",
+        "## Author's note",
+        "## Lore",
+        "## Setting",
     ]
     assert _headers(msgs[-1]["content"]) == ["## Scene", "## Mood", "## Last event", "## You remember", "## Input"]
     assert "A red dragon sleeps" in msgs[0]["content"]  # "dragon" triggered the card
@@ -91,7 +98,10 @@ def test_game_text_cannot_forge_headers_and_ids_are_scrubbed() -> None:
 def test_hidden_entities_never_appear() -> None:
     s = tavern_session()
     s.world.entities["spy-hidden-99"] = Entity(
-        id="spy-hidden-99", kind="character", name="Silent Spy", location_id="loc-tavern-01",
+        id="spy-hidden-99",
+        kind="character",
+        name="Silent Spy",
+        location_id="loc-tavern-01",
         visibility=Visibility(level="hidden"),
     )
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("Who else is here?")))
@@ -131,7 +141,8 @@ def test_dialogue_recorded_in_the_npc_transcript_interrupted_marked() -> None:
     p.record("Well met, trav", interrupted=True, run_id="d1")
     log = s.transcripts[NPC]
     assert [(e.role, e.speaker_id, e.interrupted) for e in log] == [
-        ("player", "player-one-1", False), ("actor", NPC, True),
+        ("player", "player-one-1", False),
+        ("actor", NPC, True),
     ]
     q = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Go on")))
     assert q.prompt.messages[1]["content"] == 'player_1 says: "Hello there"'
@@ -179,8 +190,12 @@ def test_history_window_moves_rarely_when_full() -> None:
 def test_required_trimming_follows_priority() -> None:
     s = tavern_session()
     big = "word " * 3000
-    s.world.story = Story(author_note="NOTE " + big, plot_essentials="PLOT " + big, instructions="INSTR " + big,
-                          story_summary="SUMMARY " + big)
+    s.world.story = Story(
+        author_note="NOTE " + big,
+        plot_essentials="PLOT " + big,
+        instructions="INSTR " + big,
+        story_summary="SUMMARY " + big,
+    )
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("hi")), budget=2000)
     sec = {x.name: x for x in p.prompt.sections}
     assert sec["author_note"].trimmed and not sec["author_note"].dropped

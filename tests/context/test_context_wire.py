@@ -26,8 +26,13 @@ def _config() -> Config:
 
 
 def _entity(eid: str, kind: int, name: str, location: str = "", **fields: int) -> state_pb2.DeltaOp:
-    ent = state_pb2.Entity(id=eid, kind=kind, name=name, location_id=location,
-                           description=f"{name}, standing near {TAVERN}." if location else "A tavern.")
+    ent = state_pb2.Entity(
+        id=eid,
+        kind=kind,
+        name=name,
+        location_id=location,
+        description=f"{name}, standing near {TAVERN}." if location else "A tavern.",
+    )
     for k, v in fields.items():
         ent.fields[k].value.int_value = v
     return state_pb2.DeltaOp(upsert_entity=state_pb2.UpsertEntityOp(entity=ent))
@@ -39,16 +44,18 @@ async def _world(client, session_id: str) -> int:
         _entity(TAVERN, types_pb2.ENTITY_KIND_LOCATION, "The Rusty Anchor"),
         _entity(NPC, types_pb2.ENTITY_KIND_CHARACTER, "Maerwyn", TAVERN, hp=30, max_hp=30),
         _entity(PLAYER, types_pb2.ENTITY_KIND_PLAYER, "Aria", TAVERN),
-        state_pb2.DeltaOp(set_mood=state_pb2.SetMoodOp(actor_id=NPC, pad=types_pb2.Pad(
-            pleasure=-0.8, arousal=0.9, dominance=0.5))),
+        state_pb2.DeltaOp(
+            set_mood=state_pb2.SetMoodOp(actor_id=NPC, pad=types_pb2.Pad(pleasure=-0.8, arousal=0.9, dominance=0.5))
+        ),
     ]
     reply = await client.apply_deltas(session_id, opened.revision, ops)
     return reply.revision
 
 
 def _dialogue(session_id: str, text: str, **kw) -> pb.PreviewPromptRequest:
-    return pb.PreviewPromptRequest(run=pb.RunRequest(session_id=session_id, actor_id=NPC,
-                                                     dialogue=pb.DialogueInput(text=text), **kw))
+    return pb.PreviewPromptRequest(
+        run=pb.RunRequest(session_id=session_id, actor_id=NPC, dialogue=pb.DialogueInput(text=text), **kw)
+    )
 
 
 async def test_preview_prompt_over_the_wire(make_server) -> None:
@@ -81,13 +88,23 @@ async def test_preview_errors(make_server) -> None:
     await _world(client, "w2")
     cases = [
         (_dialogue("nope", "hi"), grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND"),
-        (pb.PreviewPromptRequest(run=pb.RunRequest(session_id="w2", actor_id="ghost-actor",
-                                                   dialogue=pb.DialogueInput(text="hi"))),
-         grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_ENTITY"),
-        (pb.PreviewPromptRequest(run=pb.RunRequest(session_id="w2")), grpc.StatusCode.INVALID_ARGUMENT,
-         "INVALID_REQUEST"),
-        (_dialogue("w2", "word " * 5000, budget_tokens=300), grpc.StatusCode.INVALID_ARGUMENT,
-         "CONTEXT_WINDOW_EXCEEDED"),
+        (
+            pb.PreviewPromptRequest(
+                run=pb.RunRequest(session_id="w2", actor_id="ghost-actor", dialogue=pb.DialogueInput(text="hi"))
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "UNKNOWN_ENTITY",
+        ),
+        (
+            pb.PreviewPromptRequest(run=pb.RunRequest(session_id="w2")),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+        ),
+        (
+            _dialogue("w2", "word " * 5000, budget_tokens=300),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "CONTEXT_WINDOW_EXCEEDED",
+        ),
         (_dialogue("w2", "hi", profile="missing"), grpc.StatusCode.NOT_FOUND, "PROFILE_NOT_FOUND"),
     ]
     for request, code, reason in cases:
@@ -105,13 +122,15 @@ async def test_read_transcript_over_the_wire(make_server) -> None:
     session = app.store.get("w3")
     count = app.gateway.token_counter("fake")
     for i in range(7):  # what a run does after each reply
-        prepared = app.context.prepare(session, RunSpec("w3", NPC, DialogueInput(f"line {i}")),
-                                       count_tokens=count, budget_tokens=2000)
+        prepared = app.context.prepare(
+            session, RunSpec("w3", NPC, DialogueInput(f"line {i}")), count_tokens=count, budget_tokens=2000
+        )
         prepared.record(f"reply {i}", interrupted=i == 6, run_id=f"run-{i}")
     got, cursor = [], ""
     while True:
         page = await client.agent.ReadTranscript(
-            pb.ReadTranscriptRequest(session_id="w3", actor_id=NPC, page_size=4, cursor=cursor))
+            pb.ReadTranscriptRequest(session_id="w3", actor_id=NPC, page_size=4, cursor=cursor)
+        )
         assert page.total == 14
         got.extend(page.entries)
         cursor = page.next_cursor
