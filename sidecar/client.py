@@ -40,6 +40,7 @@ __all__ = [
     "SidecarProcess",
     "SidecarClient",
     "error_reason",
+    "auth_interceptors",
 ]
 
 MAGIC_ENV = "GAME_SIDECAR_MAGIC"
@@ -111,12 +112,7 @@ def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str:
     return ""
 
 
-class _AuthInterceptor(
-    grpc.aio.UnaryUnaryClientInterceptor,
-    grpc.aio.UnaryStreamClientInterceptor,
-    grpc.aio.StreamUnaryClientInterceptor,
-    grpc.aio.StreamStreamClientInterceptor,
-):
+class _Auth:
     """Adds `authorization: Bearer <token>` to every call (plain metadata: call
     credentials are dropped on insecure channels)."""
 
@@ -127,17 +123,32 @@ class _AuthInterceptor(
         metadata = grpc.aio.Metadata(*(tuple(d.metadata) if d.metadata else ()), self._pair)
         return grpc.aio.ClientCallDetails(d.method, d.timeout, metadata, d.credentials, d.wait_for_ready)
 
+
+# grpc.aio sorts a channel's interceptors by the first interceptor type each one
+# is an instance of, so each call shape needs its own object.
+class _AuthUnaryUnary(_Auth, grpc.aio.UnaryUnaryClientInterceptor):
     async def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
         return await continuation(self._details(client_call_details), request)
 
+
+class _AuthUnaryStream(_Auth, grpc.aio.UnaryStreamClientInterceptor):
     async def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
         return await continuation(self._details(client_call_details), request)
 
+
+class _AuthStreamUnary(_Auth, grpc.aio.StreamUnaryClientInterceptor):
     async def intercept_stream_unary(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
         return await continuation(self._details(client_call_details), request_iterator)
 
+
+class _AuthStreamStream(_Auth, grpc.aio.StreamStreamClientInterceptor):
     async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
         return await continuation(self._details(client_call_details), request_iterator)
+
+
+def auth_interceptors(token: str) -> list[grpc.aio.ClientInterceptor]:
+    """Client interceptors that attach the sidecar token to calls of every shape."""
+    return [cls(token) for cls in (_AuthUnaryUnary, _AuthUnaryStream, _AuthStreamUnary, _AuthStreamStream)]
 
 
 class SidecarClient:
@@ -145,7 +156,7 @@ class SidecarClient:
     below cover what a game does most."""
 
     def __init__(self, target: str, token: str | None) -> None:
-        interceptors = [_AuthInterceptor(token)] if token is not None else []
+        interceptors = auth_interceptors(token) if token is not None else []
         self.channel = grpc.aio.insecure_channel(target, interceptors=interceptors)
         self.sidecar = sidecar_grpc.SidecarServiceStub(self.channel)
         self.sessions = session_grpc.SessionServiceStub(self.channel)

@@ -99,7 +99,8 @@ async def test_health_without_token_and_reflection_with_it() -> None:
                 reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
         refl = reflection_pb2_grpc.ServerReflectionStub(sidecar.client.channel)
-        replies = [r async for r in refl.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))]
+        ask = reflection_pb2.ServerReflectionRequest(list_services="")
+        replies = [r async for r in refl.ServerReflectionInfo(iter([ask]))]
         names = {s.name for s in replies[0].list_services_response.service}
         assert {"sidecar.v1.SidecarService", "sidecar.v1.SessionService", "sidecar.v1.AgentService",
                 "grpc.health.v1.Health"} <= names
@@ -160,8 +161,10 @@ def test_stderr_logs_are_json_lines() -> None:
     first = proc.stdout.readline()
     assert json.loads(first)["sidecar"] == "game-sidecar"
     proc.stdin.close()
-    _, err = proc.communicate(timeout=EXIT_WAIT_S)
-    assert proc.returncode == 0
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    assert proc.wait(timeout=EXIT_WAIT_S) == 0
+    assert proc.stdout.read() == b""
     lines = [line for line in err.decode().splitlines() if line.strip()]
     assert lines, "expected some logs"
     for line in lines:
@@ -201,7 +204,8 @@ def test_parent_killed_with_sigkill_takes_the_sidecar_along(extra: list[str], tm
 
 async def test_launcher_reports_exit_before_handshake() -> None:
     with pytest.raises(ExitedBeforeHandshake) as err:
-        await SidecarProcess.launch(command=[sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"])
+        await SidecarProcess.launch(
+            command=[sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"])
     assert err.value.returncode == 3 and "boom" in err.value.stderr_tail
 
 
