@@ -143,6 +143,9 @@ class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
     #: true = before the history, with the lore, so a dialogue keeps a cached prefix;
     #: false = in the volatile block with the rest of the scene (CONTEXT.md's literal order).
     stable_setting: bool = True
+    #: Directory of lore card files (TOML `[[cards]]` or JSON lists), shared by every
+    #: session and reloaded on change ("" = none; games can also send cards as state).
+    lore_dir: str = ""
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True):

@@ -25,6 +25,7 @@ from sidecar.context.budget import Layout, fit
 from sidecar.context.history import HistoryCache
 from sidecar.context.index import ContextIndex, context_index
 from sidecar.context.layout import Sticky, build_layout, named_ids
+from sidecar.context.lorefiles import LoreFiles
 from sidecar.context.prepared import Prepared
 from sidecar.context.select import Shown, scene_lines
 from sidecar.context.tokens import CountCache
@@ -67,6 +68,7 @@ class ContextEngine:
         self.config = config
         self.templates = TemplateStore(config.context.templates_dir)
         self.personas = PersonaRenderer()
+        self.lore_files = LoreFiles(config.context.lore_dir)
         self._counts = CountCache()
         self._history = HistoryCache()
         self._lock = threading.Lock()
@@ -95,6 +97,7 @@ class ContextEngine:
         InvalidRequest (bad persona template), ContextWindowExceeded (the fixed
         part alone is over the budget)."""
         count = self._counts.get(count_tokens)
+        self.lore_files.refresh()
         budget = resolve_budget(spec, session, self.config, budget_tokens)
         proj = Projection(session, spec.actor_id, named_ids=named_ids(spec))
         base = index_for(session)
@@ -115,6 +118,7 @@ class ContextEngine:
             budget,
             id(count_tokens),
             persona_version,
+            self.lore_files.version,
             sticky,
         )
         with self._lock:

@@ -188,7 +188,12 @@ def recent_events(session: Session, proj: Projection, limit: int = MAX_EVENTS) -
 
 
 def rank_lore(
-    cidx: ContextIndex, proj: Projection, actions: list[str], window: int, previous: frozenset[str] = frozenset()
+    cidx: ContextIndex,
+    proj: Projection,
+    actions: list[str],
+    window: int,
+    previous: frozenset[str] = frozenset(),
+    extra: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] | None = None,
 ) -> list[LoreCard]:
     """Cards whose triggers occur in the last `window` actions (`actions` is newest
     first), ranked by recency and frequency of their matches.
@@ -197,7 +202,8 @@ def rank_lore(
     eligible while it matched within the last LORE_STICKY x `window` actions, and
     ranks first, so the lore block (which sits before the history) does not
     change every time a trigger word scrolls out of the short window."""
-    if not cidx.lore_by_word or not actions:
+    maps = [m for m in (cidx.lore_by_word, extra) if m]
+    if not maps or not actions:
         return []
     scores: dict[str, float] = {}
     recent: set[str] = set()
@@ -210,7 +216,7 @@ def rank_lore(
         joined = ""
         matched: set[str] = set()
         for w in set(tokens):
-            for card, trigger in cidx.lore_by_word.get(w, ()):
+            for card, trigger in (hit for m in maps for hit in m.get(w, ())):
                 if card.id in matched:
                     continue
                 if len(trigger) > 1:
