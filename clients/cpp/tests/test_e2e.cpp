@@ -195,6 +195,19 @@ TEST(RealSidecar, DestroyingSidecarProcessEndsTheSidecar) {
   EXPECT_EQ(st.code, grpc::StatusCode::UNAVAILABLE) << st.ToString();
 }
 
+TEST(RealSidecar, ShutdownRpcEndsTheProcessInOrder) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  ASSERT_TRUE(s.client->WaitForConnected(std::chrono::seconds(10)));
+  auto st = s.client->Shutdown("c++ test");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  int pid = s.process->pid();
+  EXPECT_TRUE(Eventually([&] { return !Alive(pid); })) << s.process->StderrTail();
+  ExitInfo info = s.process->Stop();
+  EXPECT_EQ(info.how, ExitInfo::How::kExited);
+  EXPECT_EQ(info.exit_code, 0) << s.process->StderrTail();
+}
+
 TEST(RealSidecar, LogLinesReachTheCallback) {
   testing_support::LogLines logs;
   auto options = testing_support::RealOptions();
