@@ -56,8 +56,9 @@ def check_outgoing(
                 log.error(
                     "privacy leak blocked: outgoing model request contains an %s",
                     what,
-                    extra={"fields": {"message_index": index, "role": message.get("role", ""), "key": key,
-                                      "kind": what}},
+                    extra={
+                        "fields": {"message_index": index, "role": message.get("role", ""), "key": key, "kind": what}
+                    },
                 )
                 raise PrivacyLeakBlocked(
                     f"the request to the model was not sent: message {index} contained an {what} "

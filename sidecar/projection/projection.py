@@ -4,7 +4,8 @@ builds prompts from this and nothing else; replies come back through `resolve`.
 
 Perspective rules (docs/privacy.md has the full table):
 
-- hidden: in no prompt, ever (not even the entity's own).
+- hidden: in no prompt, ever; a hidden entity cannot be a run's actor either
+  (InvalidRequest), and its hidden fields stay out of its own prompt.
 - private: only the entity itself (for events: their actor; for lore: nobody).
 - known_to: the listed actors (and the entity itself).
 - public: whoever can perceive it: the actor's own entity, its location and the
@@ -21,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sidecar.errors import UnknownEntity
+from sidecar.errors import InvalidRequest, UnknownEntity
 from sidecar.projection.index import SessionIndex, index_for
 from sidecar.state.model import (
-    EntityRef,
     Entity,
+    EntityRef,
     Event,
     LoreCard,
     Moment,
@@ -61,7 +62,7 @@ class Projection:
     `named_ids`: engine IDs the run's input names (focus entities, event
     participants, the describe target, option targets); they become perceivable
     (see the module docstring). Raises UnknownEntity for an actor or a named ID
-    the session does not hold.
+    the session does not hold, InvalidRequest for a hidden actor.
     """
 
     def __init__(self, session: Session, actor_id: str, *, named_ids: Iterable[str] = ()) -> None:
@@ -75,6 +76,9 @@ class Projection:
             actor = entities.get(actor_id)
             if actor is None:
                 raise UnknownEntity(f"actor {actor_id!r} is not in session {session.id!r}")
+            if actor.visibility.level == "hidden":
+                # Hidden reaches no prompt at all, so it cannot have a prompt of its own.
+                raise InvalidRequest(f"actor {actor_id!r} is hidden: hidden entities reach no prompt")
             self._actor = actor
         self._named: frozenset[str] = frozenset(named_ids)
         for eid in self._named:
@@ -123,11 +127,7 @@ class Projection:
             return True
         if vis.level == "known_to":
             return bool(self.actor_id) and self.actor_id in vis.known_to
-        return (
-            not entity.location_id
-            or entity.location_id in self._containers
-            or entity.id in self._chain_set
-        )
+        return not entity.location_id or entity.location_id in self._containers or entity.id in self._chain_set
 
     def visible_entities(self) -> list[Entity]:
         """What the actor perceives, in a stable order: itself, where it is, what is

@@ -21,8 +21,12 @@ from sidecar.state.model import (
     Event,
     Field,
     LoreCard,
+    Memory,
     Moment,
     MomentExposure,
+    Pad,
+    PersonaBinding,
+    PersonaTemplate,
     Relation,
     Session,
     SessionOptions,
@@ -98,7 +102,9 @@ def _value(rnd: random.Random, ids: list[str]):
 
 
 @st.composite
-def cases(draw) -> Case:
+def cases(draw, persona_ids: bool = True) -> Case:
+    """`persona_ids=False`: persona template text holds no engine IDs (see
+    test_projection_leak_context.py for why that is a separate case)."""
     ids = draw(st.lists(engine_id, min_size=2, max_size=12, unique=True))
     rnd = random.Random(draw(st.integers(0, 2**32)))
     options = SessionOptions(
@@ -161,7 +167,9 @@ def cases(draw) -> Case:
         )
     for _ in range(draw(st.integers(0, 3))):
         vis = _visibility(rnd, ids)
-        extra.append(o.SetRelation(Relation(rnd.choice(ids), rnd.choice(ids), text_for(vis) or "knows", visibility=vis)))
+        extra.append(
+            o.SetRelation(Relation(rnd.choice(ids), rnd.choice(ids), text_for(vis) or "knows", visibility=vis))
+        )
     for lore_id in draw(st.lists(engine_id, max_size=2, unique=True)):
         if lore_id not in ids:
             vis = _visibility(rnd, ids)
@@ -169,6 +177,29 @@ def cases(draw) -> Case:
             extra.append(o.UpsertLoreCard(card))
     if draw(st.booleans()):
         extra.append(o.SetSceneFact(key="weather", value=_value(rnd, ids)))
+    # What only the context engine renders: story, memories, moods, personas.
+    if draw(st.booleans()):
+        extra.append(
+            o.SetStory(
+                plot_essentials=_text(rnd, ids),
+                author_note=_text(rnd, ids),
+                story_summary=_text(rnd, ids),
+                instructions=_text(rnd, ids),
+            )
+        )
+    for _ in range(draw(st.integers(0, 3))):
+        extra.append(o.RecordMemory(Memory(actor_id=rnd.choice(ids), text=_text(rnd, ids))))
+    pool = ids if persona_ids else ["Grub", "the-mill"]
+    for actor in rnd.sample(ids, rnd.randint(0, 2)):
+        extra.append(o.SetMood(actor, Pad(rnd.uniform(-1, 1), rnd.uniform(-1, 1), rnd.uniform(-1, 1))))
+        template = PersonaTemplate(
+            identity=f"You are {{npcName}} of {{location}}, {_text(rnd, pool)}",
+            inviolable_rules=[_text(rnd, pool), "Never name {secret}."],
+            mood_modifiers={"calm": _text(rnd, pool), "angry": _text(rnd, pool)},
+            reminder=_text(rnd, pool),
+        )
+        slots = {"secret": _text(rnd, ids), "npcName": rnd.choice(["", rnd.choice(ids)])}
+        extra.append(o.SetPersona(PersonaBinding(actor_id=actor, inline=template, slots=slots)))
     if extra:
         apply_ops(s, extra, s.revision + 1, StateLimits())
     return Case(
@@ -187,3 +218,8 @@ def cases(draw) -> Case:
 
 def all_engine_ids(s: Session) -> set[str]:
     return set(s.aliases.by_id) | set(s.world.lore)
+
+
+def hidden_actor(case: Case) -> bool:
+    """A hidden actor gets no prompt (InvalidRequest); the tests check that and stop."""
+    return bool(case.actor_id) and case.session.world.entities[case.actor_id].visibility.level == "hidden"

@@ -69,7 +69,9 @@ def tavern_world(options: SessionOptions | None = None) -> Session:
         ),
         Entity(id="BP_Chest_C_0000000777", kind="item", name="Chest", location_id="LOC_Tavern_0001"),
         Entity(id="BP_Wolf_C_0000000042", kind="character", name="Wolf", location_id="LOC_Forest_0002"),
-        Entity(id="BP_Spy_C_0000000099", kind="character", name="Spy", location_id="LOC_Tavern_0001", visibility=HIDDEN),
+        Entity(
+            id="BP_Spy_C_0000000099", kind="character", name="Spy", location_id="LOC_Tavern_0001", visibility=HIDDEN
+        ),
         Entity(id="ITEM_Ring_ÿ_0001", kind="item", name="Ring", location_id="9b2d5c1e-hero-0000-0000-000000000001"),
         Entity(id="FAC_Thieves_0001", kind="faction", name="Thieves Guild"),
         Entity(id="FAC_Cult_0001", kind="faction", name="Cult", visibility=known_to("BP_Goblin_C_2147483647")),

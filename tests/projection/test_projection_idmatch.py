@@ -63,8 +63,18 @@ def test_sub_replaces_every_occurrence(m):
 
 @pytest.mark.parametrize(
     ("ident", "ok"),
-    [("a", False), ("npc", False), ("door", False), ("Goblinoid", True), ("Goblin", False), ("1999", False),
-     ("123456", True), ("a-1b", True), ("e1", False), (str(uuid.UUID(int=1)), True)],
+    [
+        ("a", False),
+        ("npc", False),
+        ("door", False),
+        ("Goblinoid", True),
+        ("Goblin", False),
+        ("1999", False),
+        ("123456", True),
+        ("a-1b", True),
+        ("e1", False),
+        (str(uuid.UUID(int=1)), True),
+    ],
 )
 def test_searchable(ident, ok):
     assert searchable(ident) is ok
