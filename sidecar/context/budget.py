@@ -117,9 +117,10 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     room = int(budget * REQUIRED_SHARE) - used
     full_tier = False
     for name in layout.required_order:
-        p = parts.get(name)
-        if p is None or not p.body:
+        part = parts.get(name)
+        if part is None or not part.body:
             continue
+        p = part
         if full_tier:
             # Once one part had to be cut, every lower one is dropped (CONTEXT.md).
             p.dropped, p.reason = True, f"required tier is capped at {int(REQUIRED_SHARE * 100)}% of the budget"

@@ -39,6 +39,7 @@ from sidecar.state.model import Entity, Session
 __all__ = ["ContextEngine", "resolve_budget"]
 
 _PROMPT_CACHE_SIZE = 1024
+_STICKY_LIMIT = 65_536
 
 
 def resolve_budget(spec: RunSpec, session: Session, config: Config, model_budget: int) -> int:
@@ -138,6 +139,10 @@ class ContextEngine:
             while len(self._prompts) > _PROMPT_CACHE_SIZE:
                 self._prompts.popitem(last=False)
             if not preview:
+                if len(self._sticky) > _STICKY_LIMIT or len(self._lore) > _STICKY_LIMIT:
+                    # Sessions that closed without forget_session: start over rather than grow.
+                    self._sticky.clear()
+                    self._lore.clear()
                 if layout.history:
                     self._sticky[sticky_key] = fitted.history_start
                 self._lore[sticky_key] = fitted.lore_keys

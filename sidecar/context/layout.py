@@ -156,8 +156,8 @@ def _input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextInde
         lines.append(f"End your reply with {DECISION_FORMAT}, N being the option number (1 to {len(inp.options)}).")
         return Part("input", "final", "volatile", "## Decision", lines)
     assert isinstance(inp, DescribeInput)
-    target = ents[inp.entity_id]
-    label = shown.label(proj, target) if proj.can_see(target) else shown.ref(proj, inp.entity_id)
+    subject = ents[inp.entity_id]
+    label = shown.label(proj, subject) if proj.can_see(subject) else shown.ref(proj, inp.entity_id)
     aspect = f", focusing on its {one_line(proj.text(inp.aspect))}" if inp.aspect.strip() else ""
     return Part("input", "final", "volatile", "## Input", [f"Describe {label} as {me} perceives it{aspect}."])
 

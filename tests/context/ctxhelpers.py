@@ -111,9 +111,10 @@ def tavern_session(session_id: str = "s1") -> Session:
     return s
 
 
-def engine(templates_dir: str = "") -> ContextEngine:
+def engine(templates_dir: str = "", lore_dir: str = "") -> ContextEngine:
     cfg = Config()
     cfg.context.templates_dir = templates_dir
+    cfg.context.lore_dir = lore_dir
     return ContextEngine(cfg)
 
 

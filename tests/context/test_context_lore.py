@@ -52,9 +52,7 @@ def test_lore_files_are_loaded_and_reloaded(tmp_path) -> None:
     (lore / "world.toml").write_text(
         '[[cards]]\nid = "kraken"\ntitle = "Kraken"\ntext = "A kraken guards the bay."\ntriggers = ["kraken"]\n'
     )
-    eng = engine()
-    eng.config.context.lore_dir = str(lore)
-    eng.lore_files.__init__(str(lore))
+    eng = engine(lore_dir=str(lore))
     s = tavern_session()
     p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Is there a kraken?")))
     assert "A kraken guards the bay." in p.prompt.messages[0]["content"]
