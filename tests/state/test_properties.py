@@ -1,0 +1,64 @@
+"""Property tests of the state engine (pure, no grpc): random batches through
+validate + apply equal the plain model, and a rejected batch changes nothing,
+byte for byte."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from worldgen import PlainModel, batch_strategy, world_as_model
+
+from sidecar.config import StateLimits
+from sidecar.errors import SidecarError
+from sidecar.state.engine import apply_ops
+from sidecar.state import ops as o
+from sidecar.state.model import Entity, Session
+from sidecar.state.validate import validate_batch
+
+LIMITS = StateLimits(max_events=5, max_memories=4)
+
+
+def _try(session: Session, batch) -> bool:
+    before = msgspec.msgpack.encode(session)
+    try:
+        validate_batch(session.world, batch, LIMITS)
+    except SidecarError:
+        assert msgspec.msgpack.encode(session) == before, "validation touched the state"
+        return False
+    apply_ops(session, batch, session.revision + 1, LIMITS)
+    return True
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_batches_match_the_plain_model(data) -> None:
+    session = Session(id="s")
+    model = PlainModel(max_events=LIMITS.max_events, max_memories=LIMITS.max_memories)
+    seed = [o.UpsertEntity(Entity(id=f"e{i}", kind=k)) for i, k in enumerate(["location", "character", "item", "player"])]
+    assert model.apply(seed) and _try(session, seed)
+    most = 0
+    for _ in range(data.draw(st.integers(1, 25), label="batches")):
+        batch = data.draw(batch_strategy(sorted(session.world.entities)))
+        expected = model.apply(batch)
+        applied = _try(session, batch)
+        assert applied == expected, f"engine {'applied' if applied else 'rejected'} what the model did not: {batch}"
+        assert session.revision == model.revision
+        assert world_as_model(session.world) == model.d
+        most = max(most, len(model.d["entities"]))
+    event(f"applied {min(model.revision, 10) // 5 * 5}+ batches, up to {min(most, 4)}+ entities")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_aliases_are_unique_and_never_change(data) -> None:
+    session = Session(id="s")
+    seen: dict[str, str] = {}
+    for _ in range(data.draw(st.integers(1, 15))):
+        batch = data.draw(batch_strategy(sorted(session.world.entities)))
+        _try(session, batch)
+        for entity_id in session.world.entities:
+            alias = session.aliases.by_id[entity_id]
+            assert seen.setdefault(entity_id, alias) == alias
+            assert session.aliases.by_alias[alias] == entity_id
+    assert len(set(session.aliases.by_id.values())) == len(session.aliases.by_id)
