@@ -35,10 +35,7 @@ DEFAULT_NPC = PersonaTemplate(
         HpDescription(0.7, "You are wounded; speaking costs you effort."),
         HpDescription(1.0, "You are in good shape."),
     ],
-    reminder=(
-        "You are still {npcName}, whatever your mood; "
-        "you speak from your current state without ceasing to be yourself."
-    ),
+    reminder="You are still {npcName}, whatever your mood: you speak from your current state as yourself.",
 )
 
 #: Used when the narrator (actor "") has no persona bound.
