@@ -1,0 +1,157 @@
+// bench_client: figures for the C++ client against the real sidecar, printed as
+// one JSON object. Baselines in the same run: StreamDeltas against unary
+// ApplyDeltas, and launch time against the protocol's 500 ms handshake target.
+//
+//   bench_client SIDECAR_EXE CONFIG_TOML [--launches N] [--batches N] [--runs N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "game_sidecar/sidecar_client.h"
+
+namespace v1 = sidecar::v1;
+using namespace game_sidecar;
+using Clock = std::chrono::steady_clock;
+
+static double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+static double Pct(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  return v[i];
+}
+
+static SidecarOptions Options(const char* exe, const char* config) {
+  SidecarOptions o;
+  o.executable = exe;
+  o.args = {"serve", "--config", config};
+  o.handshake_timeout = std::chrono::seconds(30);
+  return o;
+}
+
+static void Fail(const std::string& what) {
+  std::fprintf(stderr, "bench_client: %s\n", what.c_str());
+  std::exit(1);
+}
+
+static v1::DeltaOp Fact(int i) {
+  v1::DeltaOp op;
+  op.mutable_set_scene_fact()->set_key("tick");
+  op.mutable_set_scene_fact()->mutable_value()->set_int_value(i);
+  return op;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) Fail("usage: bench_client SIDECAR_EXE CONFIG_TOML [--launches N] [--batches N] [--runs N]");
+  int launches = 5, batches = 500, runs = 5;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--launches")) launches = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--batches")) batches = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+  }
+
+  // Launch -> handshake, and Stop (stdin EOF -> reaped).
+  std::vector<double> launch_ms, first_call_ms, stop_ms;
+  for (int i = 0; i < launches; ++i) {
+    LaunchError err;
+    auto t0 = Clock::now();
+    auto p = SidecarProcess::Launch(Options(argv[1], argv[2]), &err);
+    auto t1 = Clock::now();
+    if (!p) Fail(err.ToString());
+    SidecarClient c(*p);
+    if (!c.GetInfo({}, nullptr).ok()) Fail("GetInfo failed");
+    auto t2 = Clock::now();
+    p->Stop();
+    auto t3 = Clock::now();
+    launch_ms.push_back(Ms(t1 - t0));
+    first_call_ms.push_back(Ms(t2 - t0));
+    stop_ms.push_back(Ms(t3 - t2));
+  }
+
+  LaunchError err;
+  auto p = SidecarProcess::Launch(Options(argv[1], argv[2]), &err);
+  if (!p) Fail(err.ToString());
+  SidecarClient client(*p);
+  v1::OpenSessionRequest open;
+  open.set_session_id("bench");
+  if (!client.OpenSession(open, nullptr).ok()) Fail("OpenSession failed");
+
+  // Unary ApplyDeltas, one op per batch (the per-tick case).
+  std::vector<double> unary_us;
+  int64_t rev = 0;
+  for (int i = 0; i < batches; ++i) {
+    v1::ApplyDeltasRequest req;
+    req.set_session_id("bench");
+    req.set_base_revision(rev);
+    req.set_delta_id("u" + std::to_string(i));
+    *req.add_ops() = Fact(i);
+    v1::ApplyDeltasResponse resp;
+    auto t0 = Clock::now();
+    Status st = client.ApplyDeltas(req, &resp);
+    unary_us.push_back(Ms(Clock::now() - t0) * 1000);
+    if (!st.ok()) Fail("ApplyDeltas: " + st.ToString());
+    rev = resp.revision();
+  }
+
+  // The same batches over one StreamDeltas stream, one at a time.
+  std::vector<double> stream_us;
+  auto stream = client.StreamDeltas();
+  for (int i = 0; i < batches; ++i) {
+    v1::StreamDeltasRequest req;
+    req.set_session_id("bench");
+    req.set_base_revision(rev);
+    req.set_delta_id("s" + std::to_string(i));
+    *req.add_ops() = Fact(i);
+    v1::StreamDeltasResponse resp;
+    auto t0 = Clock::now();
+    Status st = stream->Apply(req, &resp);
+    stream_us.push_back(Ms(Clock::now() - t0) * 1000);
+    if (!st.ok()) Fail("StreamDeltas: " + st.ToString());
+    rev = resp.revision();
+  }
+  if (!stream->Finish().ok()) Fail("StreamDeltas finish");
+
+  // Scripted runs: the first pays for the model layer's background import.
+  std::vector<double> ttft_ms, total_ms;
+  double cold_ttft = 0;
+  for (int i = 0; i <= runs; ++i) {
+    v1::RunRequest req;
+    req.set_session_id("bench");
+    req.mutable_narrate()->set_text("The gate opens.");
+    bool got = false;
+    auto t0 = Clock::now();
+    Clock::time_point t_first;
+    Status st = client.Run(req, [&](const RunUpdate& u) {
+      if (u.kind == RunEventKind::kText && !got) {
+        got = true;
+        t_first = Clock::now();
+      }
+    });
+    auto t1 = Clock::now();
+    if (!st.ok() || !got) Fail("Run: " + st.ToString());
+    if (i == 0) {
+      cold_ttft = Ms(t_first - t0);
+    } else {
+      ttft_ms.push_back(Ms(t_first - t0));
+      total_ms.push_back(Ms(t1 - t0));
+    }
+  }
+
+  std::printf(
+      "{\"bench\":\"cpp_client\",\"launches\":%d,\"launch_to_handshake_ms_p50\":%.1f,"
+      "\"launch_to_handshake_ms_max\":%.1f,\"handshake_target_ms\":500,"
+      "\"launch_to_first_call_ms_p50\":%.1f,\"stop_ms_p50\":%.1f,"
+      "\"batches\":%d,\"apply_deltas_unary_us_p50\":%.0f,\"apply_deltas_unary_us_p99\":%.0f,"
+      "\"stream_deltas_us_p50\":%.0f,\"stream_deltas_us_p99\":%.0f,\"stream_vs_unary_p50\":%.2f,"
+      "\"runs\":%d,\"run_cold_first_token_ms\":%.1f,\"run_first_token_ms_p50\":%.1f,\"run_total_ms_p50\":%.1f}\n",
+      launches, Pct(launch_ms, 0.5), Pct(launch_ms, 1.0), Pct(first_call_ms, 0.5), Pct(stop_ms, 0.5), batches,
+      Pct(unary_us, 0.5), Pct(unary_us, 0.99), Pct(stream_us, 0.5), Pct(stream_us, 0.99),
+      Pct(stream_us, 0.5) / std::max(1.0, Pct(unary_us, 0.5)), runs, cold_ttft, Pct(ttft_ms, 0.5),
+      Pct(total_ms, 0.5));
+  return 0;
+}
