@@ -155,3 +155,55 @@ async def test_read_transcript_over_the_wire(make_server) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await client.agent.ReadTranscript(pb.ReadTranscriptRequest(session_id="w3", actor_id="ghost-actor"))
     assert error_reason(info.value) == "UNKNOWN_ENTITY"
+
+
+async def test_runs_use_the_engine_end_to_end(make_server) -> None:
+    """A real Run (scripted model): a decision rejected twice then accepted; notes and
+    transcript recorded; the chosen action comes back with engine IDs."""
+    from sidecar.config import ScriptConfig
+
+    replies = [
+        "I will think about it.",
+        'Hmm. {"action": 9}',
+        'Right. {"action": 2, "message": "Stay back, player_1!", "notes": "Aria  is\\n dangerous"}',
+    ]
+    config = Config(
+        profiles={
+            "fake": ModelProfile(
+                model="scripted/ctx", context_window=4096, script=ScriptConfig(replies=replies, chunk_delay_ms=0)
+            )
+        },
+        default_profile="fake",
+    )
+    server = await make_server(config)
+    client = server.client
+    await _world(client, "w4")
+    request = pb.RunRequest(
+        session_id="w4",
+        actor_id=NPC,
+        decision=pb.DecisionInput(
+            situation="Aria draws her sword.",
+            options=[
+                pb.ActionOption(action_id="flee", label="Run"),
+                pb.ActionOption(action_id="warn", label="Warn her", target_id=PLAYER),
+            ],
+        ),
+    )
+    events = [e async for e in client.run(request, timeout=30)]
+    kinds = [e.WhichOneof("kind") for e in events]
+    rejected = [e.rejected for e in events if e.WhichOneof("kind") == "rejected"]
+    assert [r.attempt for r in rejected] == [1, 2]
+    assert "no JSON object" in rejected[0].reason and "1 to 2" in rejected[1].reason
+    action = next(e.action for e in events if e.WhichOneof("kind") == "action")
+    assert (action.action_id, action.index) == ("warn", 1)
+    assert list(action.mentioned_ids) == [PLAYER]
+    notes = next(e.notes for e in events if e.WhichOneof("kind") == "notes")
+    assert notes.notes == "Aria is dangerous"
+    assert kinds[-1] == "finished"
+    page = await client.agent.ReadTranscript(pb.ReadTranscriptRequest(session_id="w4", actor_id=NPC))
+    assert [e.role for e in page.entries] == ["event", "actor"]
+    assert page.entries[1].text == replies[2]
+    # The next prompt shows the notes, escaped, and the decision in the history.
+    preview = await client.agent.PreviewPrompt(_dialogue("w4", "Why so tense?"))
+    last = preview.messages[-1].content
+    assert '## Your notes\n"Aria is dangerous"' in last
