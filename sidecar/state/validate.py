@@ -150,8 +150,12 @@ class _Check:
         elif t is bool:
             pass
         elif t is Vec3:
-            if not (math.isfinite(v.x) and math.isfinite(v.y) and math.isfinite(v.z)):  # type: ignore[attr-defined]
-                self.fail(f"{what} is not a finite vector")
+            x, y, z = v.x, v.y, v.z  # type: ignore[attr-defined]
+            # Floats only: the journal and saves would turn ints into floats on the way back.
+            if not (type(x) is float and type(y) is float and type(z) is float) or not (
+                math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
+            ):
+                self.fail(f"{what} is not a vector of finite floats")
         elif t is EntityRef:
             self.ref(v.id, f"{what} reference")  # type: ignore[attr-defined]
         elif t is list:

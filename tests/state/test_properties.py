@@ -11,8 +11,8 @@ from worldgen import PlainModel, batch_strategy, world_as_model
 
 from sidecar.config import StateLimits
 from sidecar.errors import SidecarError
-from sidecar.state.engine import apply_ops
 from sidecar.state import ops as o
+from sidecar.state.engine import apply_ops
 from sidecar.state.model import Entity, Session
 from sidecar.state.validate import validate_batch
 
@@ -35,7 +35,9 @@ def _try(session: Session, batch) -> bool:
 def test_random_batches_match_the_plain_model(data) -> None:
     session = Session(id="s")
     model = PlainModel(max_events=LIMITS.max_events, max_memories=LIMITS.max_memories)
-    seed = [o.UpsertEntity(Entity(id=f"e{i}", kind=k)) for i, k in enumerate(["location", "character", "item", "player"])]
+    seed = [
+        o.UpsertEntity(Entity(id=f"e{i}", kind=k)) for i, k in enumerate(["location", "character", "item", "player"])
+    ]
     assert model.apply(seed) and _try(session, seed)
     most = 0
     for _ in range(data.draw(st.integers(1, 25), label="batches")):
