@@ -61,9 +61,16 @@ bool SidecarProcess::Start(LaunchError* error) {
   std::vector<std::string> drop = {kMagicEnv, kTokenEnv};
   for (const auto& kv : options_.env) drop.push_back(kv.first);
   std::vector<std::string> env = internal::EnvironmentWithout(drop);
-  env.push_back(std::string(kMagicEnv) + "=" + kMagicValue);
+  // Each key once (getenv would see only the first of two): options_.env wins,
+  // except for the token, which only options_.token sets so token_ stays true.
+  bool magic_given = false;
+  for (const auto& kv : options_.env) {
+    if (kv.first == kTokenEnv) continue;
+    magic_given = magic_given || kv.first == kMagicEnv;
+    env.push_back(kv.first + "=" + kv.second);
+  }
+  if (!magic_given) env.push_back(std::string(kMagicEnv) + "=" + kMagicValue);
   env.push_back(std::string(kTokenEnv) + "=" + token_);
-  for (const auto& kv : options_.env) env.push_back(kv.first + "=" + kv.second);
 
   std::vector<std::string> argv = {options_.executable};
   argv.insert(argv.end(), options_.args.begin(), options_.args.end());

@@ -42,6 +42,26 @@ TEST(RealSidecar, HandshakeOverUnixSocketThenGetInfo) {
   EXPECT_TRUE(has_scripted) << info.DebugString();
 }
 
+TEST(RealSidecar, BadConfigExitsBeforeHandshakeWithItsReason) {
+  game_sidecar::LaunchError err;
+  auto p = game_sidecar::SidecarProcess::Launch(testing_support::RealOptions("/nonexistent/sidecar.toml"), &err);
+  ASSERT_EQ(p, nullptr);
+  EXPECT_EQ(err.kind, game_sidecar::LaunchError::Kind::kExitedBeforeHandshake) << err.ToString();
+  EXPECT_EQ(err.exit_code, 2) << err.ToString();  // the sidecar's usage-error code
+  EXPECT_NE(err.stderr_tail.find("sidecar.toml"), std::string::npos) << err.ToString();
+}
+
+TEST(RealSidecar, MissingMagicIsRefused) {
+  auto options = testing_support::RealOptions();
+  options.env = {{"GAME_SIDECAR_MAGIC", "not-a-game"}};  // overrides the launcher's value
+  game_sidecar::LaunchError err;
+  auto p = game_sidecar::SidecarProcess::Launch(options, &err);
+  ASSERT_EQ(p, nullptr);
+  EXPECT_EQ(err.kind, game_sidecar::LaunchError::Kind::kExitedBeforeHandshake) << err.ToString();
+  EXPECT_EQ(err.exit_code, 2);
+  EXPECT_NE(err.stderr_tail.find("GAME_SIDECAR_MAGIC"), std::string::npos) << err.ToString();
+}
+
 TEST(RealSidecar, HandshakeOverLoopbackTcp) {
   auto options = testing_support::RealOptions();
   options.args.push_back("--listen");

@@ -30,7 +30,8 @@ struct SidecarOptions {
   // The per-launch secret. Empty = a random 256-bit token made here; it reaches
   // the sidecar through GAME_SIDECAR_TOKEN and is never printed on a pipe.
   std::string token;
-  // Extra environment, added to (and overriding) the game's own.
+  // Extra environment, added to (and overriding) the game's own. It may
+  // override GAME_SIDECAR_MAGIC (tests do); GAME_SIDECAR_TOKEN comes from `token` only.
   std::vector<std::pair<std::string, std::string>> env;
   // Working directory of the sidecar; empty = the game's.
   std::string working_directory;
