@@ -274,7 +274,7 @@ def _value_pb(v: m.Value) -> tpb.Value:
     if t is float:
         return tpb.Value(double_value=v)  # type: ignore[arg-type]
     if t is m.Vec3:
-        return tpb.Value(vector_value=tpb.Vector3(x=v.x, y=v.y, z=v.z))  # type: ignore[union-attr]
+        return tpb.Value(vector_value=tpb.Vec3(x=v.x, y=v.y, z=v.z))  # type: ignore[union-attr]
     if t is m.EntityRef:
         return tpb.Value(entity_ref=v.id)  # type: ignore[union-attr]
     return tpb.Value(list_value=tpb.ValueList(values=[_value_pb(x) for x in v]))  # type: ignore[union-attr]
