@@ -1,13 +1,21 @@
 """SessionService: sessions and their revisioned state, over `app.store`
-(`sidecar.state.store.SessionStore`). Thin: convert, call the store, map errors."""
+(`sidecar.state.store.SessionStore`). Thin: convert, call the store, map errors.
+
+Register it with `add_session_service(app, server)` rather than the generated
+`add_SessionServiceServicer_to_server`: the same handlers, but a request whose
+bytes do not parse (corrupt wire format, invalid UTF-8 in a string) reaches the
+servicer and gets INVALID_ARGUMENT / INVALID_REQUEST instead of grpc's UNKNOWN.
+"""
 
 from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError, Message
 
 from sidecar.app import App
 from sidecar.errors import InvalidRequest, LimitExceeded, ShuttingDown, SidecarError
@@ -19,10 +27,64 @@ from sidecar.state.store import SessionStore
 from sidecar.v1 import session_service_pb2 as pb
 from sidecar.v1 import session_service_pb2_grpc as pb_grpc
 
-__all__ = ["SessionServicer"]
+__all__ = ["SessionServicer", "add_session_service"]
 
 log = logging.getLogger("sidecar.servicers.session")
 _KINDS = range(0, 7)
+M = TypeVar("M", bound=Message)
+
+
+class _Malformed:
+    """What the tolerant deserializer hands the servicer for bytes that do not parse."""
+
+    def __init__(self, type_name: str, error: str) -> None:
+        self.type_name = type_name
+        self.error = error
+
+
+def _tolerant(cls: type[Message]) -> Callable[[bytes], Any]:
+    def deserialize(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except DecodeError as exc:
+            return _Malformed(cls.__name__, str(exc))
+
+    return deserialize
+
+
+def _parsed(request: M) -> M:
+    if isinstance(request, _Malformed):
+        raise InvalidRequest(
+            f"the request is not a valid {request.type_name} (corrupt wire format or invalid UTF-8): {request.error}"
+        )
+    return request
+
+
+_METHODS = {
+    "OpenSession": (pb.OpenSessionRequest, pb.OpenSessionResponse, False),
+    "CloseSession": (pb.CloseSessionRequest, pb.CloseSessionResponse, False),
+    "ApplyDeltas": (pb.ApplyDeltasRequest, pb.ApplyDeltasResponse, False),
+    "StreamDeltas": (pb.StreamDeltasRequest, pb.StreamDeltasResponse, True),
+    "ReplaceState": (pb.ReplaceStateRequest, pb.ReplaceStateResponse, False),
+    "GetState": (pb.GetStateRequest, pb.GetStateResponse, False),
+    "ExportSession": (pb.ExportSessionRequest, pb.ExportSessionResponse, False),
+    "ImportSession": (pb.ImportSessionRequest, pb.ImportSessionResponse, False),
+}
+
+
+def add_session_service(app: App, server: grpc.aio.Server) -> SessionServicer:
+    """Register SessionService on `server` with tolerant request parsing."""
+    servicer = SessionServicer(app)
+    handlers = {}
+    for name, (req, resp, streaming) in _METHODS.items():
+        make = grpc.stream_stream_rpc_method_handler if streaming else grpc.unary_unary_rpc_method_handler
+        handlers[name] = make(
+            getattr(servicer, name), request_deserializer=_tolerant(req), response_serializer=resp.SerializeToString
+        )
+    service = pb.DESCRIPTOR.services_by_name["SessionService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
+    return servicer
 
 
 class SessionServicer(pb_grpc.SessionServiceServicer):
@@ -50,6 +112,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         self, request: pb.OpenSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.OpenSessionResponse:
         try:
+            request = _parsed(request)
             self._admit()
             options = options_from_pb(request.options) if request.HasField("options") else None
             session, created = await self._store.open(request.session_id, options, request.update_options)
@@ -66,6 +129,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         self, request: pb.CloseSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.CloseSessionResponse:
         try:
+            request = _parsed(request)
             _need_id(request.session_id)
             self._store.get(request.session_id)
             cancelled = await self._cancel_runs(request.session_id)
@@ -88,6 +152,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         self, request: pb.ApplyDeltasRequest, context: grpc.aio.ServicerContext
     ) -> pb.ApplyDeltasResponse:
         try:
+            request = _parsed(request)
             self._admit()
             _need_id(request.session_id)
             revision, replayed = await self._store.apply(
@@ -103,6 +168,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         store = self._store
         async for request in request_iterator:
             try:
+                request = _parsed(request)
                 self._admit()
                 _need_id(request.session_id)
                 revision, replayed = await store.apply(
@@ -112,6 +178,9 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
             except Exception as exc:  # reported in the stream, which goes on
                 if not isinstance(exc, SidecarError):
                     log.exception("unexpected error in StreamDeltas", exc_info=exc)
+                if isinstance(request, _Malformed):
+                    yield pb.StreamDeltasResponse(error=error_detail(exc))
+                    continue
                 current = 0
                 try:
                     current = store.get(request.session_id).revision
@@ -123,6 +192,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         self, request: pb.ReplaceStateRequest, context: grpc.aio.ServicerContext
     ) -> pb.ReplaceStateResponse:
         try:
+            request = _parsed(request)
             self._admit()
             _need_id(request.session_id)
             self._store.get(request.session_id)
@@ -134,6 +204,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
 
     async def GetState(self, request: pb.GetStateRequest, context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
         try:
+            request = _parsed(request)
             _need_id(request.session_id)
             bad = [k for k in request.kinds if k not in _KINDS]
             if bad:
@@ -148,6 +219,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         self, request: pb.ExportSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExportSessionResponse:
         try:
+            request = _parsed(request)
             _need_id(request.session_id)
             session = self._store.get(request.session_id)
             revision = session.revision
@@ -160,6 +232,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         self, request: pb.ImportSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.ImportSessionResponse:
         try:
+            request = _parsed(request)
             self._admit()
             session_id, revision = await self._store.import_(request.session_id, request.blob, request.overwrite)
             return pb.ImportSessionResponse(session_id=session_id, revision=revision)
