@@ -90,9 +90,8 @@ class _AcPart:
             self._a.add_word(ident, len(ident))
         self._a.make_automaton()
 
-    def hits(self, text: str) -> Iterable[tuple[int, int]]:
-        for last, length in self._a.iter(text):
-            yield last - length + 1, last + 1
+    def hits(self, text: str) -> list[tuple[int, int]]:
+        return [(last - length + 1, last + 1) for last, length in self._a.iter(text)]
 
 
 class _RegexPart:
@@ -101,21 +100,23 @@ class _RegexPart:
     def __init__(self, ids: Iterable[str]) -> None:
         self._re = _compile(frozenset(ids))
 
-    def hits(self, text: str) -> Iterable[tuple[int, int]]:
-        for m in self._re.finditer(text):
-            yield m.start(), m.end()
+    def hits(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in self._re.finditer(text)]
 
 
 class IdMatcher:
     """Search for a fixed set of IDs, by the rule above."""
 
-    __slots__ = ("ids", "_parts", "_delta_ids", "backend")
+    __slots__ = ("ids", "_parts", "_delta_ids", "backend", "_clean")
 
     def __init__(self, ids: Iterable[str], *, backend: str | None = None) -> None:
         self.ids: frozenset[str] = frozenset(i for i in ids if searchable(i))
         self.backend = backend or BACKEND
         self._parts = [self._part(self.ids)] if self.ids else []
         self._delta_ids: frozenset[str] = frozenset()
+        # Texts known to hold no ID. Game text repeats a lot (field names, names,
+        # descriptions across prompts); a set lookup is ~20x cheaper than a search.
+        self._clean: set[str] = set()
 
     def _part(self, ids: Iterable[str]) -> _AcPart | _RegexPart:
         return _AcPart(ids) if self.backend == "ac" else _RegexPart(ids)
@@ -137,7 +138,13 @@ class IdMatcher:
         return out
 
     def _valid_hits(self, text: str) -> list[tuple[int, int]]:
-        found = [h for part in self._parts for h in part.hits(text) if _bounded(text, *h)]
+        if len(self._parts) == 1:
+            found = self._parts[0].hits(text)  # (the common case, kept cheap: text() runs per field)
+            if not found:
+                return found
+            found = [h for h in found if _bounded(text, *h)]
+        else:
+            found = [h for part in self._parts for h in part.hits(text) if _bounded(text, *h)]
         if len(found) < 2:
             return found
         # Leftmost, then longest; drop hits overlapping one already taken.
@@ -164,10 +171,13 @@ class IdMatcher:
 
     def sub(self, text: str, replace: Callable[[str], str]) -> str:
         """`text` with every ID occurrence replaced by `replace(id)`."""
-        if not self._parts or not text:
+        if not self._parts or not text or text in self._clean:
             return text
         hits = self._valid_hits(text)
         if not hits:
+            if len(self._clean) >= _CLEAN_LIMIT:
+                self._clean.clear()
+            self._clean.add(text)
             return text
         pieces: list[str] = []
         pos = 0
@@ -178,6 +188,9 @@ class IdMatcher:
         pieces.append(text[pos:])
         return "".join(pieces)
 
+
+#: Clean-text memo entries per matcher before it starts over.
+_CLEAN_LIMIT = 100_000
 
 _lock = threading.Lock()
 _cache: OrderedDict[frozenset[str], IdMatcher] = OrderedDict()

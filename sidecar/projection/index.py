@@ -49,19 +49,29 @@ class SessionIndex:
         self.known_to: dict[str, list[str]] = {}
         table = session.aliases
         mode = session.options.alias_mode
+        if len(table.by_id) < len(world.entities) or not table.by_id.keys() >= world.entities.keys():
+            # Safety net for sessions built without the state engine (which assigns at
+            # creation): deterministic, in world order, so the same world gives the same aliases.
+            for ent in world.entities.values():
+                if ent.id not in table.by_id:
+                    assign_alias(table, ent, mode)
+        by_location = self.by_location
+        nowhere = self.nowhere
         for eid, ent in world.entities.items():
-            if eid not in table.by_id:
-                # Safety net for sessions built without the state engine (which assigns at
-                # creation): deterministic, in world order, so the same world gives the same aliases.
-                assign_alias(table, ent, mode)
-            if ent.location_id:
-                self.by_location.setdefault(ent.location_id, []).append(eid)
+            loc = ent.location_id
+            if loc:
+                bucket = by_location.get(loc)
+                if bucket is None:
+                    by_location[loc] = [eid]
+                else:
+                    bucket.append(eid)
             else:
-                self.nowhere.append(eid)
-            if ent.visibility.level == "known_to":
-                for actor in ent.visibility.known_to:
+                nowhere.append(eid)
+            vis = ent.visibility
+            if vis.level == "known_to":
+                for actor in vis.known_to:
                     self.known_to.setdefault(actor, []).append(eid)
-        self.engine_ids: frozenset[str] = frozenset(_all_ids(session))
+        self.engine_ids: frozenset[str] = frozenset(_all_ids(session, self))
         self._matcher: IdMatcher | None = None
         self._guard_ids: frozenset[str] | None = None
         # The last revision's matcher: new IDs extend it instead of rebuilding it all.
@@ -89,21 +99,21 @@ class SessionIndex:
         ID "npc_1" after that alias went to another entity; the alias text then
         appears legitimately, and reverse mapping goes through the alias table)."""
         if self._guard_ids is None:
-            aliases = self.session.aliases.by_alias
-            self._guard_ids = frozenset(i for i in self.engine_ids if i not in aliases)
+            self._guard_ids = self.engine_ids.difference(self.session.aliases.by_alias)
         return self._guard_ids
 
 
-def _all_ids(session: Session) -> set[str]:
-    """Every engine ID the session holds anywhere (entities, references, cards)."""
+def _all_ids(session: Session, idx: SessionIndex) -> set[str]:
+    """Every engine ID the session holds anywhere (entities, references, cards).
+
+    Entity-level references come from the tables just built (locations are
+    containers, known_to lists are keys), so no second pass over the entities."""
     world = session.world
     ids: set[str] = set(world.entities)
     ids.update(session.aliases.by_id)  # removed entities keep their alias and stay secret
     ids.update(world.lore)
-    for ent in world.entities.values():
-        ids.update(ent.visibility.known_to)
-        if ent.location_id:
-            ids.add(ent.location_id)
+    ids.update(idx.by_location)
+    ids.update(idx.known_to)
     for ev in world.events:
         ids.update(ev.entity_ids)
         ids.update(ev.visibility.known_to)
@@ -114,13 +124,14 @@ def _all_ids(session: Session) -> set[str]:
     for rel in world.relations:
         ids.add(rel.source_id)
         ids.add(rel.target_id)
+        ids.update(rel.visibility.known_to)
     ids.update(world.moods)
     ids.update(world.personas)
     for card in world.lore.values():
         ids.update(card.visibility.known_to)
     ids.update(m.actor_id for m in world.memories if m.actor_id)
-    ids.update(a for a in session.transcripts if a)
-    ids.update(a for a in session.notes if a)
+    ids.update(session.transcripts)
+    ids.update(session.notes)
     ids.discard("")
     return ids
 

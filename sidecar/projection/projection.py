@@ -102,6 +102,9 @@ class Projection:
                     self._containers.add(eid)
         self._chain_set = set(self._chain)
         self._visible: list[Entity] | None = None
+        opts = session.options
+        self._suppressed = set(opts.coordinate_fields) - set(opts.exposed_coordinate_fields)
+        self._by_id = session.aliases.by_id
         #: Every engine ID the leak guard must refuse (see SessionIndex.guard_ids).
         self.engine_ids: frozenset[str] = self._idx.guard_ids
 
@@ -157,8 +160,7 @@ class Projection:
         Empty for an entity the actor cannot see."""
         if not self.can_see(entity):
             return {}
-        opts = self.session.options
-        suppressed = set(opts.coordinate_fields) - set(opts.exposed_coordinate_fields)
+        suppressed = self._suppressed
         out: dict[str, str] = {}
         for name, field in entity.fields.items():
             if name in suppressed:
@@ -184,10 +186,15 @@ class Projection:
         actor can see it, else a generic word ("someone", "somewhere", "something")."""
         ent = self._entities.get(engine_id)
         if ent is not None and self.can_see(ent):
-            return self.session.aliases.by_id[engine_id]
+            return self._by_id[engine_id]
         return _GENERIC.get(ent.kind, "something") if ent is not None else "something"
 
     def value_text(self, value: Value) -> str:
+        t = type(value)
+        if t is str:
+            return self.text(value)  # type: ignore[arg-type]
+        if t is int:
+            return str(value)
         if isinstance(value, bool):
             return "true" if value else "false"
         if isinstance(value, str):
