@@ -25,6 +25,8 @@ class SessionIndex:
 
     __slots__ = (
         "session",
+        "world",
+        "aliases",
         "revision",
         "entity_count",
         "by_location",
@@ -38,6 +40,11 @@ class SessionIndex:
 
     def __init__(self, session: Session, previous: SessionIndex | None = None) -> None:
         self.session = session
+        # Identity of the parts a resync or an import swaps out whole (ReplaceState
+        # installs a new World; ImportSession with overwrite replaces every field of
+        # the same Session object, possibly at the same revision).
+        self.world = session.world
+        self.aliases = session.aliases
         self.revision = session.revision
         world = session.world
         self.entity_count = len(world.entities)
@@ -80,6 +87,8 @@ class SessionIndex:
     def fresh_for(self, session: Session) -> bool:
         return (
             self.session is session
+            and self.world is session.world
+            and self.aliases is session.aliases
             and self.revision == session.revision
             and self.entity_count == len(session.world.entities)
         )
