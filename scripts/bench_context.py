@@ -203,6 +203,16 @@ def dialogue_figures(turns: int, count, prior_turns: int = 0) -> dict:
         prepared.record(
             f"Ah, the {rng.choice(WORDS)}. {text(rng, rng.randint(15, 40))}", interrupted=False, run_id=f"t{turn}"
         )
+    # The first prompt after a delta (a new revision re-indexes what changed).
+    after_delta = []
+    for i in range(10):
+        session.world.entities[PLAYER].fields["hp"] = Field(10 + i)
+        session.revision += 1
+        t0 = time.perf_counter()
+        engine.prepare(
+            session, RunSpec("bench", NPC, DialogueInput(f"And now {i}?")), count_tokens=count, budget_tokens=4000
+        )
+        after_delta.append((time.perf_counter() - t0) * 1000)
     # Baseline: the whole session state as JSON, same scene and input.
     dump = msgspec.json.encode(session.world).decode() + "\n" + line
     dump_tokens = count(dump)
@@ -215,6 +225,7 @@ def dialogue_figures(turns: int, count, prior_turns: int = 0) -> dict:
         "prompt_build_ms_p50": round(statistics.median(build_ms), 3),
         "prompt_build_ms_p90": round(sorted(build_ms)[int(len(build_ms) * 0.9) - 1], 3),
         "prompt_build_ms_cold": round(cold_ms, 3),
+        "prompt_build_ms_p50_after_delta": round(statistics.median(after_delta), 3),
         "prompt_build_ms_p50_cached": round(statistics.median(cached_ms), 4),
         "prefix_reuse_ratio": round(statistics.mean(ratios), 4),
         "prefix_reuse_ratio_min": round(min(ratios), 4),

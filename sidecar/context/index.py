@@ -34,31 +34,75 @@ def words(text: str) -> tuple[str, ...]:
 
 
 class ContextIndex:
-    __slots__ = ("base", "relations_by_entity", "player_ids", "lore_by_word", "memories")
+    """Tables for one revision. Each part is rebuilt only when what it indexes
+    changed (same objects = same table), so a delta that moves one entity does
+    not re-index 4,000 memories and lore cards: the first prompt after a delta
+    stays cheap."""
 
-    def __init__(self, session: Session, base: SessionIndex) -> None:
+    __slots__ = (
+        "base",
+        "relations_by_entity",
+        "player_ids",
+        "lore_by_word",
+        "_lore_fp",
+        "_rel_fp",
+        "_memories",
+        "_mem_fp",
+        "_by_actor",
+        "_world_memories",
+    )
+
+    def __init__(self, session: Session, base: SessionIndex, previous: ContextIndex | None = None) -> None:
         self.base = base
         world = session.world
-        #: Engine ID -> relations it takes part in, in world order.
-        self.relations_by_entity: dict[str, list[Relation]] = {}
-        for rel in world.relations:
-            self.relations_by_entity.setdefault(rel.source_id, []).append(rel)
-            if rel.target_id != rel.source_id:
-                self.relations_by_entity.setdefault(rel.target_id, []).append(rel)
+        rel_fp = tuple(map(id, world.relations))
+        if previous is not None and previous._rel_fp == rel_fp:
+            self.relations_by_entity = previous.relations_by_entity
+        else:
+            #: Engine ID -> relations it takes part in, in world order.
+            self.relations_by_entity: dict[str, list[Relation]] = {}
+            for rel in world.relations:
+                self.relations_by_entity.setdefault(rel.source_id, []).append(rel)
+                if rel.target_id != rel.source_id:
+                    self.relations_by_entity.setdefault(rel.target_id, []).append(rel)
+        self._rel_fp = rel_fp
         self.player_ids = [eid for eid, e in world.entities.items() if e.kind == "player"]
-        #: First word of a trigger -> (card, the whole trigger as words).
-        self.lore_by_word: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] = {}
-        for card in world.lore.values():
-            for trigger in card.triggers:
-                tw = tuple(words(trigger))
-                if tw:
-                    self.lore_by_word.setdefault(tw[0], []).append((card, tw))
-        self.memories: dict[str, _MemoryIndex] = {}
-        by_actor: dict[str, list[Memory]] = {}
-        for mem in world.memories:
-            by_actor.setdefault(mem.actor_id, []).append(mem)
-        for actor, mems in by_actor.items():
-            self.memories[actor] = _MemoryIndex(mems)
+        lore_fp = tuple(map(id, world.lore.values()))
+        if previous is not None and previous._lore_fp == lore_fp:
+            self.lore_by_word = previous.lore_by_word
+        else:
+            #: First word of a trigger -> (card, the whole trigger as words).
+            self.lore_by_word: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] = {}
+            for card in world.lore.values():
+                for trigger in card.triggers:
+                    tw = words(trigger)
+                    if tw:
+                        self.lore_by_word.setdefault(tw[0], []).append((card, tw))
+        self._lore_fp = lore_fp
+        self._mem_fp = tuple(map(id, world.memories))
+        self._by_actor: dict[str, list[Memory]] | None = None
+        # Per-actor memory indexes survive revisions while the memories are the same objects.
+        self._memories: dict[str, _MemoryIndex] = {}
+        if previous is not None and previous._mem_fp == self._mem_fp:
+            self._by_actor = previous._by_actor
+            self._memories = previous._memories
+        self._world_memories = world.memories
+
+    def memories(self, actor_id: str) -> _MemoryIndex | None:
+        """The actor's memory index, built on first use."""
+        index = self._memories.get(actor_id)
+        if index is not None:
+            return index
+        if self._by_actor is None:
+            by_actor: dict[str, list[Memory]] = {}
+            for mem in self._world_memories:
+                by_actor.setdefault(mem.actor_id, []).append(mem)
+            self._by_actor = by_actor
+        mems = self._by_actor.get(actor_id)
+        if not mems:
+            return None
+        index = self._memories[actor_id] = _MemoryIndex(mems)
+        return index
 
 
 class _MemoryIndex:
@@ -92,6 +136,8 @@ class _MemoryIndex:
 _lock = threading.Lock()
 # Entries hold their SessionIndex (ContextIndex.base), so an id is never reused while cached.
 _cache: OrderedDict[int, ContextIndex] = OrderedDict()
+#: Session object id -> its newest index, the base for reusing unchanged tables.
+_latest: OrderedDict[int, ContextIndex] = OrderedDict()
 
 
 def context_index(session: Session, base: SessionIndex) -> ContextIndex:
@@ -101,9 +147,13 @@ def context_index(session: Session, base: SessionIndex) -> ContextIndex:
         if hit is not None and hit.base is base:
             _cache.move_to_end(key)
             return hit
-    built = ContextIndex(session, base)
+        previous = _latest.get(id(session))
+    built = ContextIndex(session, base, previous if previous is not None and previous.base.session is session else None)
     with _lock:
         _cache[key] = built
+        _latest[id(session)] = built
         while len(_cache) > 64:
             _cache.popitem(last=False)
+        while len(_latest) > 256:
+            _latest.popitem(last=False)
     return built

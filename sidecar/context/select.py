@@ -236,7 +236,7 @@ def rank_lore(
 
 
 def rank_memories(cidx: ContextIndex, actor_id: str, query: str) -> list[str]:
-    index = cidx.memories.get(actor_id)
+    index = cidx.memories(actor_id)
     if index is None:
         return []
     return [mem.text for _, mem in index.rank(query)[:MAX_MEMORIES]]

@@ -12,6 +12,12 @@ from sidecar.context.api import DialogueInput, RunSpec
 from sidecar.v1 import agent_service_pb2 as pb
 from sidecar.v1 import state_pb2, types_pb2
 
+# litellm's lazy imports warn about pydantic TypedDicts; third-party noise, not ours (the
+# project turns warnings into errors, and that one would fail the run it happens in).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:.*is using the .ReadOnly. qualifier:UserWarning", "ignore:.*are using the .ReadOnly. qualifier:UserWarning"
+)
+
 NPC = "BP_Merchant_C_2147483647"
 PLAYER = "PLAYER_7c1e0000-0001"
 TAVERN = "LOC_Tavern_0001"
