@@ -8,7 +8,7 @@ job (`sidecar.state.validate`), so the rules hold whatever the source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from sidecar.errors import InvalidDelta, InvalidRequest, LimitExceeded
 from sidecar.state import model as m
@@ -251,7 +251,7 @@ def world_from_pb(s: pb.Snapshot) -> m.World:
     return w
 
 
-def _unique(d: dict[str, object], key: str, what: str) -> None:
+def _unique(d: Mapping[str, object], key: str, what: str) -> None:
     if key in d:
         raise _Bad(f"{what} {key!r} appears twice")
 

@@ -60,7 +60,7 @@ def _parsed(request: M) -> M:
     return request
 
 
-_METHODS = {
+_METHODS: dict[str, tuple[type[Message], type[Message], bool]] = {
     "OpenSession": (pb.OpenSessionRequest, pb.OpenSessionResponse, False),
     "CloseSession": (pb.CloseSessionRequest, pb.CloseSessionResponse, False),
     "ApplyDeltas": (pb.ApplyDeltasRequest, pb.ApplyDeltasResponse, False),

@@ -111,7 +111,7 @@ def _revive(value: Any) -> Value:
         if tag == "ref":
             return EntityRef(str(value["id"]))
         raise msgspec.ValidationError(f"unknown tagged value {tag!r} in a list")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def revive_world(world: World) -> World:

@@ -28,7 +28,7 @@ def apply_ops(session: Session, ops: Sequence[o.Op], revision: int, limits: Stat
     for op in ops:
         t = type(op)
         if t is o.PatchEntity:
-            _patch(world.entities[op.id], op)  # type: ignore[union-attr]
+            _patch(world.entities[op.id], op)  # type: ignore[union-attr,arg-type]
         elif t is o.UpsertEntity:
             entity: Entity = op.entity  # type: ignore[union-attr]
             world.entities[entity.id] = entity

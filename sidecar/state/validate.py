@@ -10,7 +10,8 @@ index; limit errors carry metadata "limit" with the StateLimits field name.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn
 
 from sidecar.config import StateLimits
 from sidecar.errors import CapacityExceeded, InvalidDelta, LimitExceeded, UnknownEntity
@@ -72,10 +73,10 @@ class _Check:
         self.personas: set[str] | None = None
 
     # -- errors --------------------------------------------------------------
-    def fail(self, msg: str) -> None:
+    def fail(self, msg: str) -> NoReturn:
         raise InvalidDelta(f"op {self.index}: {msg}", metadata={"op_index": str(self.index)})
 
-    def over(self, limit: str, msg: str, capacity: bool = False) -> None:
+    def over(self, limit: str, msg: str, capacity: bool = False) -> NoReturn:
         cls = CapacityExceeded if capacity else LimitExceeded
         value = getattr(self.lim, limit)
         raise cls(
@@ -86,14 +87,14 @@ class _Check:
     def ident(self, value: object, what: str) -> None:
         if type(value) is not str or not value:
             self.fail(f"{what} is empty")
-        elif len(value) > self.lim.max_id_length:  # type: ignore[arg-type]
-            self.over("max_id_length", f"{what} has {len(value)} characters")  # type: ignore[arg-type]
+        elif len(value) > self.lim.max_id_length:
+            self.over("max_id_length", f"{what} has {len(value)} characters")
 
     def text(self, value: object, what: str) -> None:
         if type(value) is not str:
             self.fail(f"{what} is not a string")
-        elif len(value) > self.lim.max_string_length:  # type: ignore[arg-type]
-            self.over("max_string_length", f"{what} has {len(value)} characters")  # type: ignore[arg-type]
+        elif len(value) > self.lim.max_string_length:
+            self.over("max_string_length", f"{what} has {len(value)} characters")
 
     def texts(self, values: object, what: str) -> None:
         if not isinstance(values, (list, tuple)):
@@ -128,9 +129,9 @@ class _Check:
         if type(vis) is not Visibility:
             self.fail(f"{what} is not a Visibility")
             return
-        if vis.level not in LEVELS:  # type: ignore[union-attr]
-            self.fail(f"{what}.level {vis.level!r} is not one of {sorted(LEVELS)}")  # type: ignore[union-attr]
-        known = vis.known_to  # type: ignore[union-attr]
+        if vis.level not in LEVELS:
+            self.fail(f"{what}.level {vis.level!r} is not one of {sorted(LEVELS)}")
+        known = vis.known_to
         if len(known) > self.lim.max_list_length:
             self.over("max_list_length", f"{what}.known_to has {len(known)} items")
         for actor in known:
@@ -381,7 +382,7 @@ def _persona(c: _Check, op: o.SetPersona) -> None:
         c.over("max_personas", "too many personas", capacity=True)
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[_Check, Any], None]] = {
     o.UpsertEntity: _upsert,
     o.PatchEntity: _patch,
     o.RemoveEntity: _remove,
