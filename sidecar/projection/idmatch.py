@@ -170,25 +170,36 @@ class IdMatcher:
         return [text[s:e] for s, e in self._valid_hits(text)]
 
     def sub(self, text: str, replace: Callable[[str], str]) -> str:
-        """`text` with every ID occurrence replaced by `replace(id)`."""
+        """`text` with every ID occurrence replaced by `replace(id)`.
+
+        Repeated until nothing matches (at most `_MAX_PASSES` passes): a replacement
+        changes the neighbours of the text around it, so an all-letter ID that was
+        glued to a replaced one ("/Game/AGoblinoid") can become a whole word after it.
+        """
         if not self._parts or not text or text in self._clean:
             return text
-        hits = self._valid_hits(text)
-        if not hits:
+        out = text
+        for _ in range(_MAX_PASSES):
+            hits = self._valid_hits(out)
+            if not hits:
+                break
+            pieces: list[str] = []
+            pos = 0
+            for start, end in hits:
+                pieces.append(out[pos:start])
+                pieces.append(replace(out[start:end]))
+                pos = end
+            pieces.append(out[pos:])
+            out = "".join(pieces)
+        if out is text:
             if len(self._clean) >= _CLEAN_LIMIT:
                 self._clean.clear()
             self._clean.add(text)
-            return text
-        pieces: list[str] = []
-        pos = 0
-        for start, end in hits:
-            pieces.append(text[pos:start])
-            pieces.append(replace(text[start:end]))
-            pos = end
-        pieces.append(text[pos:])
-        return "".join(pieces)
+        return out
 
 
+#: Replacement passes in `sub` (one, plus re-checks; more only for IDs glued together).
+_MAX_PASSES = 4
 #: Clean-text memo entries per matcher before it starts over.
 _CLEAN_LIMIT = 100_000
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sidecar.projection import idmatch
 from sidecar.projection.idmatch import IdMatcher, matcher_for, searchable
@@ -96,3 +98,62 @@ def test_matcher_for_caches_by_id_set_and_extends():
     grown = matcher_for(ids | {"CACHE-NEW-1"}, previous=first)
     assert grown.find_all("CACHE-NEW-1 CACHE-00003") == ["CACHE-NEW-1", "CACHE-00003"]
     assert grown.ids == ids | {"CACHE-NEW-1"}
+
+
+def _reference(ids: list[str], text: str) -> bool:
+    """Brute force: does any searchable ID occur in `text` by the rule?"""
+    for ident in ids:
+        if not searchable(ident):
+            continue
+        start = text.find(ident)
+        while start != -1:
+            end = start + len(ident)
+            before = text[start - 1] if start else ""
+            after = text[end] if end < len(text) else ""
+            if ident.isalpha():
+                ok = not before.isalpha() and not after.isalpha()
+            elif ident.isdigit():
+                ok = not before.isdigit() and not after.isdigit()
+            else:
+                ok = True
+            if ok:
+                return True
+            start = text.find(ident, start + 1)
+    return False
+
+
+_pieces = st.sampled_from(
+    [
+        "BP_Goblin_C_1",
+        "BP_Goblin_C_12",
+        "Goblinoid",
+        "Goblinoids",
+        "1234567",
+        "12345678",
+        "/Game/A",
+        "/Game/A/B",
+        "ид-аб",
+        "a",
+        "x",
+        " ",
+        "_",
+        "-",
+        "1",
+        "é",
+        "Guard",
+    ]
+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=300, deadline=None)
+@given(ids=st.lists(_pieces, min_size=1, max_size=6, unique=True), parts=st.lists(_pieces, max_size=12))
+def test_matcher_agrees_with_brute_force(backend, ids, parts):
+    text = "".join(parts)
+    m = IdMatcher(ids, backend=backend)
+    assert (m.first(text) is not None) == _reference(ids, text)
+    # Every reported hit is a real occurrence of a searched ID, and after replacing
+    # them with a marker no ID occurs any more (sub misses nothing).
+    for found in m.find_all(text):
+        assert found in m.ids and found in text
+    assert not _reference(ids, m.sub(text, lambda i: "\x00"))
