@@ -68,3 +68,28 @@ async def test_no_stale_view_after_replace_state():
     p = Projection(s, "BP_Other_C_0000000001")
     assert [e.id for e in p.visible_entities()] == ["BP_Other_C_0000000001"]
     await store.aclose()
+
+
+async def test_journal_replay_reproduces_aliases(tmp_path):
+    from sidecar.state.store import SessionStore
+
+    for mode in ("kind", "display_name"):
+        state_dir = str(tmp_path / mode)
+        store = SessionStore(StateLimits(), state_dir)
+        await store.start()
+        await store.open("slot", SessionOptions(alias_mode=mode))
+        world = tavern_world().world
+        ops = o.world_to_ops(world)
+        await store.apply("slot", 0, "d1", ops[:5])
+        await store.apply("slot", 1, "d2", ops[5:])
+        await store.apply("slot", 2, "d3", [o.RemoveEntity(GOBLIN), o.UpsertEntity(Entity(id="BP_Late_C_0001"))])
+        before = store.get("slot").aliases
+        prompt = render(Projection(store.get("slot"), "9b2d5c1e-hero-0000-0000-000000000001"), "hi")
+        await store.aclose()
+
+        again = SessionStore(StateLimits(), state_dir)
+        await again.start()
+        s = again.get("slot")
+        assert s.aliases == before
+        assert render(Projection(s, "9b2d5c1e-hero-0000-0000-000000000001"), "hi") == prompt
+        await again.aclose()
