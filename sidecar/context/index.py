@@ -9,15 +9,17 @@ touches only what is relevant, never all 10,000 entities or all memories.
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 
 from sidecar.projection.index import SessionIndex
 from sidecar.state.model import LoreCard, Memory, Relation, Session
 
-__all__ = ["ContextIndex", "context_index", "words"]
+__all__ = ["ContextIndex", "LoreMatcher", "context_index", "words"]
 
 _WORD = re.compile(r"\w+")
 _STOP = frozenset(
@@ -33,6 +35,46 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(text.lower()))
 
 
+class LoreMatcher:
+    """Trigger lookup over a set of cards, with the matches per text memoized
+    (the same transcript lines are scanned turn after turn)."""
+
+    __slots__ = ("by_word", "_memo")
+
+    def __init__(self, cards: Iterable[LoreCard] = ()) -> None:
+        #: First word of a trigger -> (card, the whole trigger as words).
+        self.by_word: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] = {}
+        for card in cards:
+            for trigger in card.triggers:
+                tw = words(trigger)
+                if tw:
+                    self.by_word.setdefault(tw[0], []).append((card, tw))
+        self._memo: dict[str, tuple[LoreCard, ...]] = {}
+
+    def match(self, text: str) -> tuple[LoreCard, ...]:
+        """Cards with a trigger in `text` (whole words; a phrase as consecutive words)."""
+        hit = self._memo.get(text)
+        if hit is not None:
+            return hit
+        tokens = words(text)
+        joined = ""
+        found: dict[str, LoreCard] = {}
+        for w in set(tokens):
+            for card, trigger in self.by_word.get(w, ()):
+                if card.id in found:
+                    continue
+                if len(trigger) > 1:
+                    joined = joined or " " + " ".join(tokens) + " "
+                    if " " + " ".join(trigger) + " " not in joined:
+                        continue
+                found[card.id] = card
+        result = tuple(found.values())
+        if len(self._memo) > 16_384:
+            self._memo.clear()
+        self._memo[text] = result
+        return result
+
+
 class ContextIndex:
     """Tables for one revision. Each part is rebuilt only when what it indexes
     changed (same objects = same table), so a delta that moves one entity does
@@ -43,7 +85,7 @@ class ContextIndex:
         "base",
         "relations_by_entity",
         "player_ids",
-        "lore_by_word",
+        "lore",
         "_lore_fp",
         "_rel_fp",
         "_memories",
@@ -51,6 +93,17 @@ class ContextIndex:
         "_by_actor",
         "_world_memories",
     )
+    base: SessionIndex
+    #: Engine ID -> relations it takes part in, in world order.
+    relations_by_entity: dict[str, list[Relation]]
+    player_ids: list[str]
+    lore: LoreMatcher
+    _rel_fp: tuple[int, ...]
+    _lore_fp: tuple[int, ...]
+    _mem_fp: tuple[int, ...]
+    _by_actor: dict[str, list[Memory]] | None
+    _memories: dict[str, _MemoryIndex]
+    _world_memories: list[Memory]
 
     def __init__(self, session: Session, base: SessionIndex, previous: ContextIndex | None = None) -> None:
         self.base = base
@@ -59,8 +112,7 @@ class ContextIndex:
         if previous is not None and previous._rel_fp == rel_fp:
             self.relations_by_entity = previous.relations_by_entity
         else:
-            #: Engine ID -> relations it takes part in, in world order.
-            self.relations_by_entity: dict[str, list[Relation]] = {}
+            self.relations_by_entity = {}
             for rel in world.relations:
                 self.relations_by_entity.setdefault(rel.source_id, []).append(rel)
                 if rel.target_id != rel.source_id:
@@ -69,20 +121,14 @@ class ContextIndex:
         self.player_ids = [eid for eid, e in world.entities.items() if e.kind == "player"]
         lore_fp = tuple(map(id, world.lore.values()))
         if previous is not None and previous._lore_fp == lore_fp:
-            self.lore_by_word = previous.lore_by_word
+            self.lore = previous.lore
         else:
-            #: First word of a trigger -> (card, the whole trigger as words).
-            self.lore_by_word: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] = {}
-            for card in world.lore.values():
-                for trigger in card.triggers:
-                    tw = words(trigger)
-                    if tw:
-                        self.lore_by_word.setdefault(tw[0], []).append((card, tw))
+            self.lore = LoreMatcher(world.lore.values())
         self._lore_fp = lore_fp
         self._mem_fp = tuple(map(id, world.memories))
-        self._by_actor: dict[str, list[Memory]] | None = None
+        self._by_actor = None
         # Per-actor memory indexes survive revisions while the memories are the same objects.
-        self._memories: dict[str, _MemoryIndex] = {}
+        self._memories = {}
         if previous is not None and previous._mem_fp == self._mem_fp:
             self._by_actor = previous._by_actor
             self._memories = previous._memories
@@ -119,8 +165,8 @@ class _MemoryIndex:
         n = len(memories)
         self.idf = {w: math.log(1 + n / len(p)) for w, p in self.postings.items()}
 
-    def rank(self, query: str) -> list[tuple[float, Memory]]:
-        """Memories sharing words with `query`, most relevant first (ties: newest first)."""
+    def rank(self, query: str, limit: int) -> list[tuple[float, Memory]]:
+        """The `limit` memories sharing most with `query`, most relevant first (ties: newest first)."""
         scores: dict[int, float] = {}
         for w in set(words(query)) - _STOP:
             posting = self.postings.get(w)
@@ -129,8 +175,9 @@ class _MemoryIndex:
             weight = self.idf[w]
             for i in posting:
                 scores[i] = scores.get(i, 0.0) + weight
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], -self.memories[kv[0]].revision, -kv[0]))
-        return [(score, self.memories[i]) for i, score in ranked]
+        mems = self.memories
+        ranked = heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], -mems[kv[0]].revision, -kv[0]))
+        return [(score, mems[i]) for i, score in ranked]
 
 
 _lock = threading.Lock()

@@ -204,7 +204,7 @@ def build_layout(
     transcript = session.transcripts.get(spec.actor_id, [])
     actions.extend(e.text for e in reversed(transcript[-(window * LORE_STICKY - 1) :]))
     actions.extend(reversed(events))
-    cards = rank_lore(cidx, proj, actions, window, sticky.lore, engine.lore_files.lore_by_word)
+    cards = rank_lore(cidx, proj, actions, window, sticky.lore, engine.lore_files.matcher)
     if cards:
         body = [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
         # Keys are engine-side card IDs used only for ordering; they never reach the text.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from sidecar.context.index import words
+from sidecar.context.index import LoreMatcher
 from sidecar.state.model import LoreCard
 
 __all__ = ["LoreFiles"]
@@ -39,7 +39,7 @@ class LoreFiles:
         self._checked = 0.0
         #: Bumped on every change: part of the prompt cache key.
         self.version = 0
-        self.lore_by_word: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] = {}
+        self.matcher = LoreMatcher()
 
     def refresh(self) -> None:
         if self.directory is None:
@@ -70,14 +70,7 @@ class LoreFiles:
                     except (OSError, ValueError, msgspec.ValidationError, tomllib.TOMLDecodeError) as exc:
                         log.warning("lore file %s failed to load, keeping its last good cards: %s", name, exc)
             self._stamps = stamps
-            index: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] = {}
-            for name in sorted(self._cards_by_file):
-                for card in self._cards_by_file[name]:
-                    for trigger in card.triggers:
-                        tw = words(trigger)
-                        if tw:
-                            index.setdefault(tw[0], []).append((card, tw))
-            self.lore_by_word = index
+            self.matcher = LoreMatcher(c for name in sorted(self._cards_by_file) for c in self._cards_by_file[name])
             self.version += 1
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sidecar.context.index import ContextIndex, words
+from sidecar.context.index import ContextIndex, LoreMatcher
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line
 from sidecar.state.model import Entity, LoreCard, Session
@@ -193,7 +193,7 @@ def rank_lore(
     actions: list[str],
     window: int,
     previous: frozenset[str] = frozenset(),
-    extra: dict[str, list[tuple[LoreCard, tuple[str, ...]]]] | None = None,
+    extra: LoreMatcher | None = None,
 ) -> list[LoreCard]:
     """Cards whose triggers occur in the last `window` actions (`actions` is newest
     first), ranked by recency and frequency of their matches.
@@ -202,34 +202,21 @@ def rank_lore(
     eligible while it matched within the last LORE_STICKY x `window` actions, and
     ranks first, so the lore block (which sits before the history) does not
     change every time a trigger word scrolls out of the short window."""
-    maps = [m for m in (cidx.lore_by_word, extra) if m]
-    if not maps or not actions:
+    matchers = [m for m in (cidx.lore, extra) if m is not None and m.by_word]
+    if not matchers or not actions:
         return []
     scores: dict[str, float] = {}
     recent: set[str] = set()
     cards: dict[str, LoreCard] = {}
     span = actions[: window * LORE_STICKY] if previous else actions[:window]
     for rank, text in enumerate(span):
-        tokens = words(text)
-        if not tokens:
-            continue
-        joined = ""
-        matched: set[str] = set()
-        for w in set(tokens):
-            for card, trigger in (hit for m in maps for hit in m.get(w, ())):
-                if card.id in matched:
-                    continue
-                if len(trigger) > 1:
-                    joined = joined or " " + " ".join(tokens) + " "
-                    if (" " + " ".join(trigger) + " ") not in joined:
-                        continue
-                matched.add(card.id)
+        for matcher in matchers:
+            for card in matcher.match(text):
                 cards[card.id] = card
-        for cid in matched:
-            # Every match counts (frequency), newer matches count more (recency).
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (1 + rank)
-            if rank < window:
-                recent.add(cid)
+                # Every match counts (frequency), newer matches count more (recency).
+                scores[card.id] = scores.get(card.id, 0.0) + 1.0 / (1 + rank)
+                if rank < window:
+                    recent.add(card.id)
     eligible = [c for c in scores if c in recent or c in previous]
     ranked = sorted(eligible, key=lambda c: (c not in previous, -scores[c], c))
     return [cards[c] for c in ranked if proj.can_see_card(cards[c])]
@@ -239,4 +226,4 @@ def rank_memories(cidx: ContextIndex, actor_id: str, query: str) -> list[str]:
     index = cidx.memories(actor_id)
     if index is None:
         return []
-    return [mem.text for _, mem in index.rank(query)[:MAX_MEMORIES]]
+    return [mem.text for _, mem in index.rank(query, MAX_MEMORIES)]
