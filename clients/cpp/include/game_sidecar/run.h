@@ -93,6 +93,7 @@ class RunHandle {
   // when the run is no longer running.
   Status CancelOnServer();
   // Blocks until the stream has ended; returns its final status (OK after kFinished).
+  // One waiting thread at a time; never from inside the run's own callback.
   Status Wait();
   // True once the final kFinished/kError callback has returned.
   bool Done() const { return done_.load(); }

@@ -105,7 +105,8 @@ class SidecarProcess {
 
   // Closes stdin (the sidecar exits within 1 s on EOF), waits exit_grace, then
   // SIGTERM, waits terminate_grace, then SIGKILL; reaps the process and joins
-  // the reader thread. Idempotent: later calls return the first result.
+  // the reader thread. Idempotent: later calls return the first result. Call it
+  // (and destroy the object) from one thread at a time.
   ExitInfo Stop();
 
  private:
