@@ -14,6 +14,7 @@ projection's own matcher was built for, so a check costs one pass per message).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 
@@ -32,7 +33,8 @@ def check_outgoing(
     *,
     moment: Moment | None = None,
 ) -> None:
-    """Raise PrivacyLeakBlocked when any message holds an engine ID.
+    """Raise PrivacyLeakBlocked when any message holds an engine ID (in any key
+    but "role"; non-string values are checked as their JSON).
 
     `moment`: the parts of the game moment that must not reach the model (pass
     `Projection.guard_moment(spec.moment)`, which blanks the exposed parts); its
@@ -43,10 +45,13 @@ def check_outgoing(
     matcher = matcher_for(ids)
     extra = _moment_matcher(moment)
     for index, message in enumerate(messages):
-        for key in ("content", "name"):
-            text = message.get(key)
-            if not text or not isinstance(text, str):
+        for key, value in message.items():
+            if key == "role" or not value:
                 continue
+            # Every other part of the message is checked, whatever its shape (content
+            # parts, tool calls...): a request is refused on what it holds, not on
+            # where the guard expected to find it.
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
             what = None
             if matcher.first(text) is not None:
                 what = "engine_id"

@@ -50,9 +50,17 @@ def test_every_kind_of_id_is_caught(leak):
         check_outgoing([{"role": "user", "content": leak}], ids)
 
 
-def test_name_key_is_checked_too():
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "user", "name": "GUID-0001-abcd", "content": "hi"},
+        {"role": "user", "content": [{"type": "text", "text": "about GUID-0001-abcd"}]},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"arguments": '{"t": "GUID-0001-abcd"}'}}]},
+    ],
+)
+def test_every_part_of_a_message_is_checked(message):
     with pytest.raises(PrivacyLeakBlocked):
-        check_outgoing([{"role": "user", "name": "GUID-0001-abcd", "content": "hi"}], ["GUID-0001-abcd"])
+        check_outgoing([message], ["GUID-0001-abcd"])
 
 
 def test_short_and_word_ids_do_not_cause_false_positives():
