@@ -9,6 +9,7 @@ from sidecar.errors import InvalidRequest, UnknownEntity
 from sidecar.projection import AliasRejected, Projection
 from sidecar.state import ops as o
 from sidecar.state.model import (
+    Entity,
     EntityRef,
     Event,
     Field,
@@ -226,3 +227,22 @@ def test_index_follows_revisions():
     apply(s, o.PatchEntity(WOLF, location_id=TAVERN))
     assert WOLF in visible(Projection(s, GOBLIN))
     assert WOLF not in visible(Projection(s, "", named_ids=[FOREST]))
+
+
+def test_a_prompt_touches_only_what_is_near_not_the_whole_world(monkeypatch):
+    # Structural, not timed: with the location index, one actor's view looks at its
+    # surroundings only, so its cost does not grow with the session.
+    s = tavern_world()
+    apply(s, *(o.UpsertEntity(Entity(id=f"BP_Far_C_{i:07d}", location_id=FOREST)) for i in range(2000)))
+    calls = 0
+    original = Projection.can_see
+
+    def counting(self, entity):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        return original(self, entity)
+
+    monkeypatch.setattr(Projection, "can_see", counting)
+    p = Projection(s, GOBLIN)
+    assert len(p.visible_entities()) == 7
+    assert calls < 20
