@@ -11,6 +11,7 @@ newer than this code's is refused rather than half-read.
 
 from __future__ import annotations
 
+import asyncio
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from sidecar.state import ops as o
 from sidecar.state.model import (
     ActorUsage,
     AliasTable,
+    Entity,
     EntityRef,
     Session,
     SessionOptions,
@@ -36,6 +38,8 @@ __all__ = [
     "BLOB_VERSION",
     "encode_session",
     "decode_session",
+    "encode_snapshot",
+    "decode_snapshot",
     "encode_ops",
     "decode_ops",
     "export_blob",
@@ -131,6 +135,45 @@ def encode_session(session: Session) -> bytes:
 
 def decode_session(data: bytes) -> Session:
     session = _session_dec.decode(data)
+    revive_world(session.world)
+    return session
+
+
+class _Snapshot(msgspec.Struct, tag="snapshot1"):
+    """A journal snapshot: the session without its entities, and the entities in
+    chunks, so a big world is encoded a chunk per event-loop turn."""
+
+    shell: bytes
+    entity_chunks: list[bytes]
+
+
+_entities_dec = msgspec.msgpack.Decoder(list[Entity])
+_snapshot_dec = msgspec.msgpack.Decoder(_Snapshot)
+SNAPSHOT_CHUNK = 500
+
+
+async def encode_snapshot(session: Session, session_id: str) -> bytes:
+    """Encode for the journal, yielding to the event loop between chunks.
+
+    The caller holds the session's lock, so the world cannot change meanwhile;
+    only the entities are big enough to need chunks.
+    """
+    shell = msgspec.structs.replace(session, id=session_id, world=msgspec.structs.replace(session.world, entities={}))
+    entities = list(session.world.entities.values())
+    chunks = []
+    for start in range(0, len(entities), SNAPSHOT_CHUNK):
+        chunks.append(_enc.encode(entities[start : start + SNAPSHOT_CHUNK]))
+        await asyncio.sleep(0)
+    return _enc.encode(_Snapshot(_enc.encode(shell), chunks))
+
+
+def decode_snapshot(data: bytes) -> Session:
+    snap = _snapshot_dec.decode(data)
+    session = _session_dec.decode(snap.shell)
+    entities = session.world.entities
+    for chunk in snap.entity_chunks:
+        for entity in _entities_dec.decode(chunk):
+            entities[entity.id] = entity
     revive_world(session.world)
     return session
 

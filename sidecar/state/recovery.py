@@ -20,7 +20,7 @@ log = logging.getLogger("sidecar.state")
 
 def recover_session(stored: StoredSession, limits: StateLimits) -> tuple[Session, int]:
     """(session at its last committed revision, last journal seq)."""
-    session = codec.decode_session(stored.snapshot)
+    session = codec.decode_snapshot(stored.snapshot)
     session.id = stored.id
     seq = stored.seq
     for rec in stored.tail:

@@ -331,7 +331,7 @@ class SessionStore:
         if self._journal is None:
             return
         session = session or slot.session
-        data = codec.encode_session(msgspec.structs.replace(session, id=slot.session.id))
+        data = await codec.encode_snapshot(session, slot.session.id)
         await self._journal.submit(Journal.snapshot_stmts(slot.session.id, slot.seq, data))
         slot.tail_records = 0
         slot.tail_bytes = 0
