@@ -153,7 +153,12 @@ async def test_export_import_round_trip_and_bad_blobs(store: SessionStore) -> No
         "g",
         0,
         "d1",
-        [upsert("bob", fields={"pos": Field(Vec3(1.0, 2.0, 3.0)), "bag": Field([EntityRef("bob"), [Vec3(0.0, 0.0, 1.0)]])})],
+        [
+            upsert(
+                "bob",
+                fields={"pos": Field(Vec3(1.0, 2.0, 3.0)), "bag": Field([EntityRef("bob"), [Vec3(0.0, 0.0, 1.0)]])},
+            )
+        ],
     )
     s.transcripts["bob"] = [TranscriptEntry(role="actor", text="hello")]
     s.notes["bob"] = "likes ale"
@@ -269,3 +274,18 @@ async def test_concurrent_applies_across_sessions_group_commit(tmp_path: Path) -
     b = await reopen(tmp_path)
     assert all(b.get(f"s{i}").revision == 1 for i in range(20))
     await b.aclose()
+
+
+async def test_compaction_of_a_big_session_recovers_exactly(tmp_path: Path) -> None:
+    a = await reopen(tmp_path, journal_compact_records=2)
+    s, _ = await a.open("g")
+    ops: list[o.Op] = [upsert(f"n{i}", fields={"i": Field(i), "v": Field([Vec3(1.0, 0.0, 0.0)])}) for i in range(1200)]
+    await a.apply("g", 0, "d1", ops)
+    await a.apply("g", 1, "d2", [o.PatchEntity("n5", set_fields={"i": Field(-5)})])
+    await a.apply("g", 2, "d3", [o.RemoveEntity("n7")])
+    assert a._slots["g"].tail_records == 1  # compacted after the second record
+    b = await reopen(tmp_path)
+    assert enc(b.get("g")) == enc(s)
+    assert len(b.get("g").world.entities) == 1199
+    await b.aclose()
+    await a.aclose()

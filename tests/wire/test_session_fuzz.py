@@ -235,3 +235,17 @@ async def test_fuzz_apply_deltas(session_server: SidecarClient) -> None:
     assert world_as_model(world_from_pb(state.snapshot)) == model.d
     assert counts.get("OK", 0) > 300 and counts.get("UNKNOWN_ENTITY", 0) > 50, counts
     assert counts.get("UNPARSEABLE", 0) > 50, counts
+
+
+async def test_stream_reports_unparseable_requests_and_goes_on(session_server: SidecarClient) -> None:
+    client = session_server
+    await client.open_session("g")
+    call = client.channel.stream_stream(
+        "/sidecar.v1.SessionService/StreamDeltas", request_serializer=lambda b: b, response_deserializer=lambda b: b
+    )
+    good = spb.StreamDeltasRequest(session_id="g", base_revision=0, delta_id="a").SerializeToString()
+    bad_utf8 = b"\x0a\x02\xff\xfe"  # field 1 (session_id) with invalid UTF-8
+    got = [spb.StreamDeltasResponse.FromString(r) async for r in call(iter([bad_utf8, b"\xff\xff\xff", good]))]
+    assert [r.error.reason for r in got] == ["INVALID_REQUEST", "INVALID_REQUEST", ""]
+    assert got[0].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert got[2].revision == 1
