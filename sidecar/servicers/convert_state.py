@@ -76,9 +76,13 @@ def _value(v: tpb.Value, depth: int = 0) -> m.Value:
 
 
 def _field(f: tpb.FieldValue) -> m.Field:
-    if not f.HasField("value"):
-        raise _Bad("a field has no value")
+    # An absent `value` reads as an empty Value, which _value refuses (no kind set).
     return m.Field(_value(f.value), _vis(f.visibility) if f.HasField("visibility") else None)
+
+
+def _fields(fields: Mapping[str, tpb.FieldValue]) -> dict[str, m.Field]:
+    # Key iteration plus lookup is about a third faster than .items() on upb maps.
+    return {k: _field(fields[k]) for k in fields}
 
 
 def _entity(e: pb.Entity) -> m.Entity:
@@ -88,7 +92,7 @@ def _entity(e: pb.Entity) -> m.Entity:
         name=e.name,
         description=e.description,
         tags=list(e.tags),
-        fields={k: _field(f) for k, f in e.fields.items()},
+        fields=_fields(e.fields),
         location_id=e.location_id,
         visibility=_vis(e.visibility),
     )
@@ -154,7 +158,7 @@ def _op(d: pb.DeltaOp) -> o.Op:
         p = d.patch_entity
         return o.PatchEntity(
             id=p.id,
-            set_fields={k: _field(f) for k, f in p.set_fields.items()},
+            set_fields=_fields(p.set_fields),
             unset_fields=list(p.unset_fields),
             name=_opt(p, "name"),
             description=_opt(p, "description"),
