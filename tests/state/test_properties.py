@@ -4,6 +4,9 @@ byte for byte."""
 
 from __future__ import annotations
 
+import asyncio
+import tempfile
+
 import msgspec
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -13,7 +16,8 @@ from sidecar.config import StateLimits
 from sidecar.errors import SidecarError
 from sidecar.state import ops as o
 from sidecar.state.engine import apply_ops
-from sidecar.state.model import Entity, Session
+from sidecar.state.model import Entity, Session, SessionOptions
+from sidecar.state.store import SessionStore
 from sidecar.state.validate import validate_batch
 
 LIMITS = StateLimits(max_events=5, max_memories=4)
@@ -64,3 +68,33 @@ def test_aliases_are_unique_and_never_change(data) -> None:
             assert seen.setdefault(entity_id, alias) == alias
             assert session.aliases.by_alias[alias] == entity_id
     assert len(set(session.aliases.by_id.values())) == len(session.aliases.by_id)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_journal_brings_back_exactly_what_was_acknowledged(data) -> None:
+    """Random batches (some rejected), option changes and compactions through a
+    journaled store; a second store on the same dir holds the same bytes."""
+
+    async def scenario(state_dir: str) -> None:
+        limits = StateLimits(journal_compact_records=data.draw(st.integers(1, 6), label="compact every"))
+        store = SessionStore(limits, state_dir)
+        await store.start()
+        session, _ = await store.open("s")
+        for _ in range(data.draw(st.integers(1, 12), label="batches")):
+            batch = data.draw(batch_strategy(sorted(session.world.entities)))
+            try:
+                await store.apply("s", session.revision, f"d{session.revision}", batch)
+            except SidecarError:
+                pass
+            if data.draw(st.booleans(), label="touch options"):
+                await store.open("s", SessionOptions(profile=str(session.revision)), update_options=True)
+        expected = msgspec.msgpack.encode(session)
+        again = SessionStore(limits, state_dir)
+        await again.start()
+        assert msgspec.msgpack.encode(again.get("s")) == expected
+        await again.aclose()
+        await store.aclose()
+
+    with tempfile.TemporaryDirectory(prefix="journal-prop-") as d:
+        asyncio.run(scenario(d))
