@@ -114,6 +114,12 @@ async def _aclose(upstream: Any) -> None:
             log.debug("upstream close failed", exc_info=True)
 
 
+def _close_if_opened(call: asyncio.Future[Any]) -> None:
+    """Done-callback for an abandoned request: close the stream if it opened anyway."""
+    if not call.cancelled() and call.exception() is None:
+        asyncio.ensure_future(_aclose(call.result()))
+
+
 async def _open(
     gateway: ModelGateway, profile: ModelProfile, messages: list[dict[str, str]], limits: Limits
 ) -> tuple[Any, str, str | None]:
@@ -121,9 +127,12 @@ async def _open(
     litellm = gateway.litellm
     timeout = limits.first_token_timeout_s or profile.first_token_timeout_s
     upstream = None
+    # Its own task: when we give up on it mid-flight, a stream it still returns is closed,
+    # never left holding a pooled connection.
+    call = asyncio.ensure_future(litellm.acompletion(**_request(profile, messages, limits)))
     try:
         async with asyncio.timeout(timeout):
-            upstream = await litellm.acompletion(**_request(profile, messages, limits))
+            upstream = await asyncio.shield(call)
             async for chunk in upstream:
                 text, finish = _delta_text(chunk)
                 if text or finish:
@@ -132,11 +141,19 @@ async def _open(
                     return upstream, "", "stop"
             return upstream, "", "stop"
     except TimeoutError:
-        await _aclose(upstream)
+        await _abandon(call, upstream)
         raise ProviderTimeout(f"no first token from {profile.model} within {timeout:g} s") from None
     except BaseException:
-        await _aclose(upstream)
+        await _abandon(call, upstream)
         raise
+
+
+async def _abandon(call: asyncio.Future[Any], upstream: Any) -> None:
+    if upstream is not None:
+        await _aclose(upstream)
+    elif not call.done():
+        call.cancel()
+        call.add_done_callback(_close_if_opened)
 
 
 async def stream_reply(

@@ -77,11 +77,11 @@ async def test_limits_reach_the_request(make_gateway, fake_openai: FakeOpenAI) -
         ("http503", ProviderUnavailable, 3),
         ("http401", ProviderAuth, 1),  # never retried
         ("http400", ProviderBadRequest, 1),
-        ("stall", ProviderTimeout, 3),
+        ("stall", ProviderTimeout, 3),  # first_token_timeout_s below
     ],
 )
 async def test_faults_before_the_first_token(make_gateway, fake_openai, mode, error, requests) -> None:
-    gw = make_gateway(main={"model": mode, "max_retries": 2, "first_token_timeout_s": 0.3})
+    gw = make_gateway(main={"model": mode, "max_retries": 2, "first_token_timeout_s": 1.0})
     pieces, err = await collect(gw, "main")
     assert pieces == []
     assert type(err) is error
