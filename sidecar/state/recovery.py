@@ -18,11 +18,10 @@ __all__ = ["recover_session", "Extras"]
 log = logging.getLogger("sidecar.state")
 
 
-def recover_session(stored: StoredSession, limits: StateLimits) -> tuple[Session, int]:
-    """(session at its last committed revision, last journal seq)."""
+def recover_session(stored: StoredSession, limits: StateLimits) -> tuple[Session, bool]:
+    """(session at its last committed revision, whether every record replayed)."""
     session = codec.decode_snapshot(stored.snapshot)
     session.id = stored.id
-    seq = stored.seq
     for rec in stored.tail:
         try:
             _replay(session, rec.kind, rec.revision, rec.delta_id, rec.body, limits)
@@ -31,9 +30,8 @@ def recover_session(stored: StoredSession, limits: StateLimits) -> tuple[Session
                 "journal record does not replay; session stops at the revision before it",
                 extra={"fields": {"session_id": stored.id, "seq": rec.seq, "revision": session.revision}},
             )
-            break
-        seq = rec.seq
-    return session, seq
+            return session, False
+    return session, True
 
 
 def _replay(session: Session, kind: str, revision: int, delta_id: str, body: bytes, limits: StateLimits) -> None:

@@ -27,6 +27,8 @@ from sidecar.errors import (
     RevisionNotReached,
     SessionExists,
     SessionNotFound,
+    ShuttingDown,
+    SidecarError,
     StaleRevision,
 )
 from sidecar.state import codec
@@ -66,6 +68,7 @@ class SessionStore:
         self.state_dir = state_dir or None
         self._slots: dict[str, _Slot] = {}
         self._journal: Journal | None = None
+        self._closed = False
 
     # -- lifecycle -------------------------------------------------------------
     async def start(self) -> None:
@@ -75,18 +78,25 @@ class SessionStore:
         os.makedirs(self.state_dir, exist_ok=True)
         self._journal = Journal(os.path.join(self.state_dir, JOURNAL_FILE), self.limits.journal_synchronous)
         for stored in await self._journal.open():
-            session, seq = recover_session(stored, self.limits)
-            slot = _Slot(session, seq)
+            session, complete = recover_session(stored, self.limits)
+            # Past every stored record, replayed or not: new records must not collide.
+            slot = _Slot(session, stored.tail[-1].seq if stored.tail else stored.seq)
             slot.tail_records = len(stored.tail)
             slot.tail_bytes = sum(len(r.body) for r in stored.tail)
             self._slots[session.id] = slot
+            if not complete:
+                # Make the journal say what memory holds (the record that did not replay goes).
+                async with slot.lock:
+                    await self._snapshot(slot)
         if self._slots:
             log.info("recovered sessions", extra={"fields": {"sessions": len(self._slots)}})
 
     async def aclose(self) -> None:
-        """Flush and close the journal (shutdown)."""
+        """Flush and close the journal (shutdown). Later writes get ShuttingDown
+        rather than silently going unjournaled."""
+        self._closed = True
         if self._journal is not None:
-            journal, self._journal = self._journal, None
+            journal = self._journal
             await journal.close()
 
     @property
@@ -317,7 +327,12 @@ class SessionStore:
             await self._record(slot, "extras", s.revision, "", body)
         await self.compact_if_due(session_id)
 
+    def _writable(self) -> None:
+        if self._closed:
+            raise ShuttingDown("the session store is closed (the sidecar is shutting down)")
+
     async def _record(self, slot: _Slot, kind: str, revision: int, delta_id: str, body: bytes) -> None:
+        self._writable()
         if self._journal is None:
             return
         slot.seq += 1
@@ -328,6 +343,7 @@ class SessionStore:
 
     async def _snapshot(self, slot: _Slot, session: Session | None = None) -> None:
         """Write the session whole and drop its tail (creation, import, compaction)."""
+        self._writable()
         if self._journal is None:
             return
         session = session or slot.session
@@ -344,10 +360,16 @@ class SessionStore:
         lim = self.limits
         if slot.tail_records < lim.journal_compact_records and slot.tail_bytes < lim.journal_compact_bytes:
             return False
-        async with slot.lock:
-            if slot.closed:
-                return False
-            await self._snapshot(slot)
+        try:
+            async with slot.lock:
+                if slot.closed or self._closed:
+                    return False
+                await self._snapshot(slot)
+        except SidecarError:
+            # The write that triggered it is committed and acknowledged; the tail
+            # stays valid, so a failed compaction is retried after the next write.
+            log.warning("journal compaction failed", exc_info=True, extra={"fields": {"session_id": session_id}})
+            return False
         return True
 
 

@@ -4,6 +4,7 @@ and the SQLite journal (recovery, compaction, a failing commit)."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import zlib
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from sidecar.errors import (
     RevisionNotReached,
     SessionExists,
     SessionNotFound,
+    ShuttingDown,
     SidecarError,
     StaleRevision,
     UnknownEntity,
@@ -289,3 +291,47 @@ async def test_compaction_of_a_big_session_recovers_exactly(tmp_path: Path) -> N
     assert len(b.get("g").world.entities) == 1199
     await b.aclose()
     await a.aclose()
+
+
+async def test_a_record_that_does_not_replay_stops_recovery_cleanly(tmp_path: Path) -> None:
+    a = await reopen(tmp_path)
+    await a.open("g")
+    await a.apply("g", 0, "d1", [upsert("bob")])
+    await a.apply("g", 1, "d2", [upsert("ann")])
+    await a.apply("g", 2, "d3", [upsert("cat")])
+    await a.aclose()
+    with sqlite3.connect(tmp_path / "state.sqlite3") as db:
+        db.execute("UPDATE records SET body = x'c1c1' WHERE delta_id = 'd2'")
+    b = await reopen(tmp_path)
+    s = b.get("g")
+    assert s.revision == 1 and set(s.world.entities) == {"bob"}
+    assert await b.apply("g", 1, "d2", [upsert("ann")]) == (2, False)  # the journal takes new records
+    expected = enc(s)
+    await b.aclose()
+    c = await reopen(tmp_path)
+    assert enc(c.get("g")) == expected
+    await c.aclose()
+
+
+async def test_a_failed_compaction_does_not_fail_the_committed_write(tmp_path: Path) -> None:
+    a = await reopen(tmp_path, journal_compact_records=1)
+    s, _ = await a.open("g")
+
+    async def failing(session: object, session_id: str) -> bytes:
+        raise JournalError("disk full during compaction")
+
+    real = codec.encode_snapshot
+    codec.encode_snapshot = failing  # type: ignore[assignment]
+    try:
+        assert await a.apply("g", 0, "d1", [upsert("bob")]) == (1, False)
+    finally:
+        codec.encode_snapshot = real  # type: ignore[assignment]
+    assert a._slots["g"].tail_records == 1
+    await a.apply("g", 1, "d2", [upsert("ann")])  # compacts now
+    assert a._slots["g"].tail_records == 0
+    await a.aclose()
+    with pytest.raises(ShuttingDown):
+        await a.apply("g", 2, "d3", [])
+    b = await reopen(tmp_path)
+    assert enc(b.get("g")) == enc(s)
+    await b.aclose()
