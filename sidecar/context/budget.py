@@ -84,17 +84,14 @@ class Layout:
     memory_bank: bool
     #: Index into `history` of the previous window's first entry (None: no previous window).
     sticky_start: int | None = None
-    #: Fingerprint of the stable block besides lore (see layout.Sticky).
-    stable_fp: int = 0
 
 
 @dataclass
 class Fitted:
     prompt: Prompt
     history_start: int
-    #: Keys of the lore cards the prompt holds, and of those in its stable block.
+    #: Keys of the lore cards the prompt holds.
     lore_keys: frozenset[str] = frozenset()
-    stable_lore_keys: frozenset[str] = frozenset()
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -137,9 +134,6 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     lore, memory = parts.get("lore"), parts.get("memory")
     lore_allow = int(dynamic * LORE_SHARE)
     lore_used = _fit_cards(lore, lore_allow, count) if lore is not None else 0
-    fresh = parts.get("lore_new")
-    if fresh is not None:
-        lore_used += _fit_cards(fresh, lore_allow - lore_used, count)
     share = HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY
     history_allow = int(dynamic * share) + (lore_allow - lore_used)
     start = _history_window(layout, history_allow, count, hard_limit=dynamic - lore_used)
@@ -259,14 +253,15 @@ def _finish(layout: Layout, parts: dict[str, Part], start: int, budget: int, cou
         messages, sections = _render(layout, parts, start, count)
         total = messages_tokens(messages, count)
         if total <= budget:
-            held, fresh = _keys(parts.get("lore")), _keys(parts.get("lore_new"))
-            return Fitted(Prompt(messages, sections, budget, total), start, held | fresh, held)
+            lore = parts.get("lore")
+            keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
+            return Fitted(Prompt(messages, sections, budget, total), start, keys)
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
         if start < len(layout.history):
             start += 1
             continue
-        for name in ["memory", "lore_new", "lore", *reversed(layout.required_order)]:
+        for name in ["memory", "lore", *reversed(layout.required_order)]:
             p = parts.get(name)
             if p is not None and p.text:
                 p.text, p.tokens, p.dropped, p.reason = "", 0, True, "dropped to fit the budget exactly"
@@ -276,10 +271,6 @@ def _finish(layout: Layout, parts: dict[str, Part], start: int, budget: int, cou
                 f"the prompt needs {total} tokens, over the budget of {budget}",
                 metadata={"required_tokens": str(total), "budget_tokens": str(budget)},
             )
-
-
-def _keys(p: Part | None) -> frozenset[str]:
-    return frozenset(k for k, _ in p.body) if p is not None and p.text else frozenset()
 
 
 def _render(

@@ -75,8 +75,8 @@ class ContextEngine:
         self._lock = threading.Lock()
         #: (session id, actor) -> first history index of the last prompt (prefix stability).
         self._sticky: dict[tuple[str, str], int] = {}
-        #: (session id, actor) -> lore held by the last prompt: (all keys, stable-block keys, stable fingerprint).
-        self._lore: dict[tuple[str, str], tuple[frozenset[str], frozenset[str], int]] = {}
+        #: (session id, actor) -> lore card keys of the last prompt (lore hysteresis).
+        self._lore: dict[tuple[str, str], frozenset[str]] = {}
         self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
         self._scenes: OrderedDict[tuple, tuple] = OrderedDict()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
@@ -103,12 +103,7 @@ class ContextEngine:
         proj = Projection(session, spec.actor_id, named_ids=named_ids(spec))
         base = index_for(session)
         sticky_key = (session.id, spec.actor_id)
-        lore_state = self._lore.get(sticky_key)
-        sticky = (
-            Sticky(self._sticky.get(sticky_key), lore_state[0], lore_state[1], lore_state[2])
-            if lore_state is not None
-            else Sticky(self._sticky.get(sticky_key))
-        )
+        sticky = Sticky(self._sticky.get(sticky_key), self._lore.get(sticky_key, frozenset()))
         persona_version = self._persona_version(session, spec.actor_id)
         key = (
             id(session),
@@ -150,7 +145,7 @@ class ContextEngine:
                     self._lore.clear()
                 if layout.history:
                     self._sticky[sticky_key] = fitted.history_start
-                self._lore[sticky_key] = (fitted.lore_keys, fitted.stable_lore_keys, layout.stable_fp)
+                self._lore[sticky_key] = fitted.lore_keys
         return Prepared(self, session, spec, proj, _copy(fitted.prompt), entry.shown, count, budget)
 
     def scene_for(

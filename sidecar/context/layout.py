@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, NarrateInput, RunSpec
 from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, Layout, Part
 from sidecar.context.index import ContextIndex
@@ -30,7 +28,7 @@ from sidecar.prompts.escape import one_line, quote
 from sidecar.prompts.mood import condition_holds, hp_description, hp_fraction, pad_to_tag
 from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC, PersonaInputs, PersonaText
 from sidecar.prompts.system import DECISION_FORMAT, SYSTEM_RULES
-from sidecar.state.model import Entity, LoreCard, PersonaTemplate, Session
+from sidecar.state.model import Entity, PersonaTemplate, Session
 
 if TYPE_CHECKING:
     from sidecar.context.engine import ContextEngine
@@ -41,12 +39,7 @@ class Sticky:
     """What the actor's previous prompt held, kept to preserve its prefix."""
 
     history_start: int | None = None
-    #: Every lore card the previous prompt held (the hysteresis of rank_lore).
     lore: frozenset[str] = frozenset()
-    #: The cards it held in the stable block; None when there was no previous prompt.
-    stable_lore: frozenset[str] | None = None
-    #: Fingerprint of the rest of the stable block (persona, story, setting) then.
-    stable_fp: int = 0
 
 
 __all__ = ["build_layout", "input_text", "named_ids", "REQUIRED_ORDER", "Sticky"]
@@ -169,10 +162,6 @@ def _input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextInde
     return Part("input", "final", "volatile", "## Input", [f"Describe {label} as {me} perceives it{aspect}."])
 
 
-def _cards(proj: Projection, cards: list[LoreCard]) -> list[tuple[str, str]]:
-    return [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
-
-
 def build_layout(
     engine: ContextEngine,
     session: Session,
@@ -216,6 +205,10 @@ def build_layout(
     actions.extend(e.text for e in reversed(transcript[-(window * LORE_STICKY - 1) :]))
     actions.extend(reversed(events))
     cards = rank_lore(cidx, proj, actions, window, sticky.lore, engine.lore_files.matcher)
+    if cards:
+        body = [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
+        # Keys are engine-side card IDs used only for ordering; they never reach the text.
+        system.append(Part("lore", "system", "dynamic", "## Lore", body, mode="cards"))
 
     focus = list(spec.focus_ids)
     if isinstance(spec.input, DescribeInput):
@@ -226,25 +219,6 @@ def build_layout(
     # The setting (where, who and what is there) changes with the world, not per turn: by
     # default it sits before the history so a dialogue's prefix survives (docs/context.md).
     stable = engine.config.context.stable_setting
-    # Lore promotion is deferred: a card that newly triggers goes in the volatile block
-    # until the stable block changes anyway (persona, story, setting), so one new card
-    # does not re-cache the whole history.
-    fp = hash(
-        (
-            identity[0] if identity else "",
-            persona.inviolable,
-            msgspec.json.encode(story),
-            tuple(setting) if stable else (),
-        )
-    )
-    if sticky.stable_lore is None or fp != sticky.stable_fp:
-        held, fresh = cards, []
-    else:
-        held = [c for c in cards if c.id in sticky.stable_lore]
-        fresh = [c for c in cards if c.id not in sticky.stable_lore]
-    if held:
-        # Keys are engine-side card IDs used only for ordering; they never reach the text.
-        system.append(Part("lore", "system", "dynamic", "## Lore", _cards(proj, held), mode="cards"))
     setting_part = Part(
         "setting",
         "system" if stable else "final",
@@ -256,8 +230,6 @@ def build_layout(
     if stable:
         system.append(setting_part)
     final = [] if stable else [setting_part]
-    if fresh:
-        final.insert(0, Part("lore_new", "final", "dynamic", "## Lore", _cards(proj, fresh), mode="cards"))
     final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
     mood_lines = [x for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
@@ -288,6 +260,5 @@ def build_layout(
         required_order=REQUIRED_ORDER,
         memory_bank=session.options.memory_bank,
         sticky_start=sticky.history_start,
-        stable_fp=fp,
     )
     return layout, shown

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from ctxhelpers import all_text, engine, prepare, tavern_session
+from ctxhelpers import engine, prepare, tavern_session
 
 from sidecar.context.api import DialogueInput, RunSpec
 from sidecar.context.index import context_index
@@ -59,35 +59,9 @@ def test_lore_files_are_loaded_and_reloaded(tmp_path) -> None:
     (lore / "more.json").write_text(json.dumps([{"id": "eel", "text": "Giant eels.", "triggers": ["eel"]}]))
     eng.lore_files._checked = 0.0  # skip the one-second rescan pause
     p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("An eel, or a kraken?")))
-    # A card that newly triggers waits in the volatile block (deferred promotion).
-    assert "A kraken guards the bay." in p.prompt.messages[0]["content"]
-    assert "Giant eels." in p.prompt.messages[-1]["content"]
-    assert "file:" not in all_text(p.prompt.messages)
+    assert "Giant eels." in p.prompt.messages[0]["content"]
+    assert "file:" not in p.prompt.messages[0]["content"]
     os.remove(lore / "world.toml")
     eng.lore_files._checked = 0.0
     p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Kraken?")))
-    assert "kraken guards" not in all_text(p.prompt.messages)
-
-
-def test_a_new_card_waits_in_the_volatile_block_until_the_stable_block_changes() -> None:
-    s, eng = tavern_session(), engine()
-    first = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("The dragon?")))
-    first.record("It sleeps.", interrupted=False, run_id="1")
-    assert "A red dragon sleeps" in first.prompt.messages[0]["content"]
-    second = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("And the seal?")))
-    second.record("Stolen.", interrupted=False, run_id="2")
-    # The system message (and so the cached prefix) is unchanged; the seal card is volatile.
-    assert second.prompt.messages[0] == first.prompt.messages[0]
-    assert "The royal seal opens the vault." in second.prompt.messages[-1]["content"]
-    sections = {x.name: x for x in second.prompt.sections}
-    assert sections["lore_new"].message_index == len(second.prompt.messages) - 1
-    # Someone new walks in: the stable block changes anyway, and the card is promoted.
-    from sidecar.state.model import Entity
-
-    s.world.entities["npc-bard-55"] = Entity(
-        id="npc-bard-55", kind="character", name="Bard", location_id="loc-tavern-01"
-    )
-    s.revision += 1
-    third = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Who is that?")))
-    assert "The royal seal opens the vault." in third.prompt.messages[0]["content"]
-    assert "lore_new" not in {x.name for x in third.prompt.sections}
+    assert "kraken guards" not in p.prompt.messages[0]["content"]

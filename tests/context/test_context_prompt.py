@@ -226,12 +226,9 @@ def test_cached_prompt_is_identical_and_counted() -> None:
     s, eng = tavern_session(), engine()
     spec = RunSpec("s1", NPC, DialogueInput("hello"))
     a = prepare(eng, s, spec)
-    # The first prompt for an actor records its prefix state (history start, lore), which
-    # is part of the key: the next identical request builds once with it, then hits.
     b = prepare(eng, s, spec)
-    c = prepare(eng, s, spec)
-    assert eng.cache_hits == 1 and a.prompt.messages == b.prompt.messages == c.prompt.messages
+    assert eng.cache_hits == 1 and a.prompt.messages == b.prompt.messages
     s.revision += 1  # anything applied: rebuilt
     prepare(eng, s, spec)
-    assert eng.builds == 3
+    assert eng.builds == 2
     assert re.search(r"npc_\d", a.prompt.messages[0]["content"])
