@@ -75,7 +75,7 @@ class SessionStore:
         """Open the journal (with a state dir) and bring every session back."""
         if self.state_dir is None:
             return
-        os.makedirs(self.state_dir, exist_ok=True)
+        os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
         self._journal = Journal(os.path.join(self.state_dir, JOURNAL_FILE), self.limits.journal_synchronous)
         for stored in await self._journal.open():
             session, complete = recover_session(stored, self.limits)
