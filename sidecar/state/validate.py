@@ -89,12 +89,24 @@ class _Check:
             self.fail(f"{what} is empty")
         elif len(value) > self.lim.max_id_length:
             self.over("max_id_length", f"{what} has {len(value)} characters")
+        elif not value.isascii():
+            self.utf8(value, what)
 
     def text(self, value: object, what: str) -> None:
         if type(value) is not str:
             self.fail(f"{what} is not a string")
         elif len(value) > self.lim.max_string_length:
             self.over("max_string_length", f"{what} has {len(value)} characters")
+        elif not value.isascii():
+            self.utf8(value, what)
+
+    def utf8(self, value: str, what: str) -> None:
+        # Protobuf refuses invalid UTF-8 on parse; this keeps lone surrogates that
+        # reach the domain some other way out of the state (and the journal).
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail(f"{what} is not valid UTF-8 (lone surrogate)")
 
     def texts(self, values: object, what: str) -> None:
         if not isinstance(values, (list, tuple)):
@@ -142,6 +154,8 @@ class _Check:
         if t is str:
             if len(v) > self.lim.max_string_length:  # type: ignore[arg-type]
                 self.over("max_string_length", f"{what} has {len(v)} characters")  # type: ignore[arg-type]
+            if not v.isascii():  # type: ignore[attr-defined]
+                self.utf8(v, what)  # type: ignore[arg-type]
         elif t is float:
             if not math.isfinite(v):  # type: ignore[arg-type]
                 self.fail(f"{what} is not a finite number")
@@ -172,7 +186,7 @@ class _Check:
     def field_map(self, fields: dict[str, Field], what: str) -> None:
         max_id = self.lim.max_id_length
         for name, f in fields.items():
-            if not name or len(name) > max_id:
+            if not name or len(name) > max_id or not name.isascii():
                 self.ident(name, f"{what} name")
             if type(f) is not Field:
                 self.fail(f"{what} {name!r} is not a Field")

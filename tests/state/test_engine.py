@@ -194,6 +194,9 @@ def test_story_scene_and_lore(tavern: Session) -> None:
         (o.SetSceneFact("k", None), InvalidDelta, "no value"),
         (o.SetPersona(PersonaBinding("bob")), InvalidDelta, "exactly one"),
         (o.RecordMemory(Memory("ghost", "x")), UnknownEntity, "ghost"),
+        (o.PatchEntity("bob", name="bad \ud800"), InvalidDelta, "UTF-8"),
+        (o.PatchEntity("bob", set_fields={"f\udfff": Field(1)}), InvalidDelta, "UTF-8"),
+        (o.SetSceneFact("k", ["ok", "\ud800"]), InvalidDelta, "UTF-8"),
     ],
 )
 def test_bad_ops_are_rejected_precisely(tavern: Session, op: o.Op, error: type, needle: str) -> None:
