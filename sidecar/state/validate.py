@@ -9,20 +9,16 @@ index; limit errors carry metadata "limit" with the StateLimits field name.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from sidecar.config import StateLimits
-from sidecar.errors import CapacityExceeded, InvalidDelta, LimitExceeded, UnknownEntity
+from sidecar.errors import LimitExceeded
 from sidecar.state import ops as o
-from sidecar.state.model import EntityRef, Field, Moment, PersonaTemplate, Vec3, Visibility, World
+from sidecar.state.checker import KINDS, LEVELS, Checker
+from sidecar.state.model import World
 
 __all__ = ["validate_batch", "KINDS", "LEVELS"]
-
-KINDS = frozenset({"character", "location", "item", "faction", "player", "other"})
-LEVELS = frozenset({"public", "known_to", "private", "hidden"})
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def validate_batch(
@@ -45,7 +41,7 @@ def validate_batch(
             f"batch has {len(ops)} ops, over max_ops_per_batch={limits.max_ops_per_batch}",
             metadata={"limit": "max_ops_per_batch"},
         )
-    check = _Check(world, limits, fresh_ids)
+    check = Checker(world, limits, fresh_ids)
     check.history_refs = history_refs
     for index, op in enumerate(ops):
         check.index = index
@@ -55,175 +51,10 @@ def validate_batch(
         handler(check, op)
 
 
-class _Check:
-    def __init__(self, world: World, limits: StateLimits, fresh_ids: Iterable[str]) -> None:
-        self.world = world
-        self.lim = limits
-        self.index = 0
-        self.history_refs = True
-        #: Entity ID -> exists after the ops so far (only IDs the batch touched).
-        self.exists: dict[str, bool] = dict.fromkeys(fresh_ids, True)
-        self.entity_count = len(world.entities) + sum(1 for i in self.exists if i not in world.entities)
-        #: Entity ID -> its field names after the ops so far (touched entities only).
-        self.fields: dict[str, set[str]] = {}
-        self.upserted: set[str] = set()
-        self.relations: set[tuple[str, str, str]] | None = None
-        self.lore: set[str] | None = None
-        self.scene: set[str] | None = None
-        self.personas: set[str] | None = None
-
-    # -- errors --------------------------------------------------------------
-    def fail(self, msg: str) -> NoReturn:
-        raise InvalidDelta(f"op {self.index}: {msg}", metadata={"op_index": str(self.index)})
-
-    def over(self, limit: str, msg: str, capacity: bool = False) -> NoReturn:
-        cls = CapacityExceeded if capacity else LimitExceeded
-        value = getattr(self.lim, limit)
-        raise cls(
-            f"op {self.index}: {msg}, over {limit}={value}", metadata={"limit": limit, "op_index": str(self.index)}
-        )
-
-    # -- scalars -------------------------------------------------------------
-    def ident(self, value: object, what: str) -> None:
-        if type(value) is not str or not value:
-            self.fail(f"{what} is empty")
-        elif len(value) > self.lim.max_id_length:
-            self.over("max_id_length", f"{what} has {len(value)} characters")
-        elif not value.isascii():
-            self.utf8(value, what)
-
-    def text(self, value: object, what: str) -> None:
-        if type(value) is not str:
-            self.fail(f"{what} is not a string")
-        elif len(value) > self.lim.max_string_length:
-            self.over("max_string_length", f"{what} has {len(value)} characters")
-        elif not value.isascii():
-            self.utf8(value, what)
-
-    def utf8(self, value: str, what: str) -> None:
-        # Protobuf refuses invalid UTF-8 on parse; this keeps lone surrogates that
-        # reach the domain some other way out of the state (and the journal).
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            self.fail(f"{what} is not valid UTF-8 (lone surrogate)")
-
-    def texts(self, values: object, what: str) -> None:
-        if not isinstance(values, (list, tuple)):
-            self.fail(f"{what} is not a list")
-            return
-        if len(values) > self.lim.max_list_length:
-            self.over("max_list_length", f"{what} has {len(values)} items")
-        for v in values:
-            self.text(v, what)
-
-    def number(self, value: object, what: str) -> None:
-        if type(value) not in (float, int) or not math.isfinite(value):  # type: ignore[arg-type]
-            self.fail(f"{what} must be a finite number")
-
-    def exists_id(self, entity_id: str) -> bool:
-        known = self.exists.get(entity_id)
-        return (entity_id in self.world.entities) if known is None else known
-
-    def ref(self, entity_id: object, what: str, *, optional: bool = False, history: bool = False) -> None:
-        if optional and entity_id == "":
-            return
-        self.ident(entity_id, what)
-        if history and not self.history_refs:
-            return
-        if not self.exists_id(entity_id):  # type: ignore[arg-type]
-            raise UnknownEntity(
-                f"op {self.index}: {what} {entity_id!r} is not an entity of the session",
-                metadata={"op_index": str(self.index), "entity_id": str(entity_id)},
-            )
-
-    def visibility(self, vis: object, what: str) -> None:
-        if type(vis) is not Visibility:
-            self.fail(f"{what} is not a Visibility")
-            return
-        if vis.level not in LEVELS:
-            self.fail(f"{what}.level {vis.level!r} is not one of {sorted(LEVELS)}")
-        known = vis.known_to
-        if len(known) > self.lim.max_list_length:
-            self.over("max_list_length", f"{what}.known_to has {len(known)} items")
-        for actor in known:
-            self.ident(actor, f"{what}.known_to")
-
-    def value(self, v: object, what: str, depth: int = 0) -> None:
-        t = type(v)
-        if t is str:
-            if len(v) > self.lim.max_string_length:  # type: ignore[arg-type]
-                self.over("max_string_length", f"{what} has {len(v)} characters")  # type: ignore[arg-type]
-            if not v.isascii():  # type: ignore[attr-defined]
-                self.utf8(v, what)  # type: ignore[arg-type]
-        elif t is float:
-            if not math.isfinite(v):  # type: ignore[arg-type]
-                self.fail(f"{what} is not a finite number")
-        elif t is int:
-            if not _INT64_MIN <= v <= _INT64_MAX:  # type: ignore[operator]
-                self.fail(f"{what} does not fit in 64 bits")
-        elif t is bool:
-            pass
-        elif t is Vec3:
-            x, y, z = v.x, v.y, v.z  # type: ignore[attr-defined]
-            # Floats only: the journal and saves would turn ints into floats on the way back.
-            if not (type(x) is float and type(y) is float and type(z) is float) or not (
-                math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
-            ):
-                self.fail(f"{what} is not a vector of finite floats")
-        elif t is EntityRef:
-            self.ref(v.id, f"{what} reference")  # type: ignore[attr-defined]
-        elif t is list:
-            if depth + 1 > self.lim.max_value_depth:
-                self.over("max_value_depth", f"{what} nests lists {depth + 1} deep")
-            if len(v) > self.lim.max_list_length:  # type: ignore[arg-type]
-                self.over("max_list_length", f"{what} has {len(v)} items")  # type: ignore[arg-type]
-            for item in v:  # type: ignore[attr-defined]
-                self.value(item, what, depth + 1)
-        else:
-            self.fail(f"{what} has no value (set one of the Value kinds)")
-
-    def field_map(self, fields: dict[str, Field], what: str) -> None:
-        max_id = self.lim.max_id_length
-        for name, f in fields.items():
-            if not name or len(name) > max_id or not name.isascii():
-                self.ident(name, f"{what} name")
-            if type(f) is not Field:
-                self.fail(f"{what} {name!r} is not a Field")
-            self.value(f.value, f"{what} {name!r}")
-            if f.visibility is not None:
-                self.visibility(f.visibility, f"{what} {name!r} visibility")
-
-    def field_count(self, entity_id: str, names: set[str]) -> None:
-        if len(names) > self.lim.max_fields_per_entity:
-            self.over("max_fields_per_entity", f"entity {entity_id!r} would have {len(names)} fields")
-        self.fields[entity_id] = names
-
-    def moment(self, m: Moment | None) -> None:
-        if m is None:
-            return
-        self.text(m.timeline, "moment.timeline")
-        self.text(m.calendar, "moment.calendar")
-        if type(m.tick) is not int or not _INT64_MIN <= m.tick <= _INT64_MAX:
-            self.fail("moment.tick does not fit in 64 bits")
-
-    def template(self, t: PersonaTemplate) -> None:
-        self.text(t.identity, "template.identity")
-        self.text(t.reminder, "template.reminder")
-        self.texts(t.inviolable_rules, "template.inviolable_rules")
-        self.texts(list(t.mood_modifiers) + list(t.mood_modifiers.values()), "template.mood_modifiers")
-        for hp in t.hp_descriptions:
-            self.number(hp.max_fraction, "template.hp_descriptions.max_fraction")
-            self.text(hp.text, "template.hp_descriptions.text")
-        for sm in t.situational_modifiers:
-            self.text(sm.condition, "template.situational_modifiers.condition")
-            self.text(sm.text, "template.situational_modifiers.text")
-
-
 # -- one handler per op type -------------------------------------------------
 
 
-def _upsert(c: _Check, op: o.UpsertEntity) -> None:
+def _upsert(c: Checker, op: o.UpsertEntity) -> None:
     e = op.entity
     c.ident(e.id, "entity.id")
     if e.id in c.upserted:
@@ -249,7 +80,7 @@ def _upsert(c: _Check, op: o.UpsertEntity) -> None:
     c.fields[e.id] = set(e.fields)
 
 
-def _patch(c: _Check, op: o.PatchEntity) -> None:
+def _patch(c: Checker, op: o.PatchEntity) -> None:
     c.ref(op.id, "patch.id")
     both = set(op.set_fields).intersection(op.unset_fields)
     if both:
@@ -279,7 +110,7 @@ def _patch(c: _Check, op: o.PatchEntity) -> None:
         c.visibility(op.visibility, "patch.visibility")
 
 
-def _remove(c: _Check, op: o.RemoveEntity) -> None:
+def _remove(c: Checker, op: o.RemoveEntity) -> None:
     c.ref(op.id, "remove.id")
     c.exists[op.id] = False
     c.entity_count -= 1
@@ -287,7 +118,7 @@ def _remove(c: _Check, op: o.RemoveEntity) -> None:
     c.upserted.discard(op.id)
 
 
-def _event(c: _Check, op: o.RecordEvent) -> None:
+def _event(c: Checker, op: o.RecordEvent) -> None:
     ev = op.event
     if type(ev.text) is not str or not ev.text.strip():
         c.fail("event.text is empty: say what happened")
@@ -302,7 +133,7 @@ def _event(c: _Check, op: o.RecordEvent) -> None:
     c.moment(ev.moment)
 
 
-def _relation(c: _Check, op: o.SetRelation) -> None:
+def _relation(c: Checker, op: o.SetRelation) -> None:
     r = op.relation
     c.ident(r.kind, "relation.kind")
     if c.relations is None:
@@ -322,7 +153,7 @@ def _relation(c: _Check, op: o.SetRelation) -> None:
         c.over("max_relations", "too many relations", capacity=True)
 
 
-def _mood(c: _Check, op: o.SetMood) -> None:
+def _mood(c: Checker, op: o.SetMood) -> None:
     c.ref(op.actor_id, "mood.actor_id")
     for axis in ("pleasure", "arousal", "dominance"):
         v = getattr(op.pad, axis)
@@ -331,7 +162,7 @@ def _mood(c: _Check, op: o.SetMood) -> None:
             c.fail(f"mood.pad.{axis} = {v} is outside [-1, 1]")
 
 
-def _scene(c: _Check, op: o.SetSceneFact) -> None:
+def _scene(c: Checker, op: o.SetSceneFact) -> None:
     c.ident(op.key, "scene_fact.key")
     if c.scene is None:
         c.scene = set(c.world.scene)
@@ -344,7 +175,7 @@ def _scene(c: _Check, op: o.SetSceneFact) -> None:
         c.over("max_scene_facts", "too many scene facts", capacity=True)
 
 
-def _lore(c: _Check, op: o.UpsertLoreCard) -> None:
+def _lore(c: Checker, op: o.UpsertLoreCard) -> None:
     card = op.card
     c.ident(card.id, "lore_card.id")
     c.text(card.title, "lore_card.title")
@@ -358,28 +189,28 @@ def _lore(c: _Check, op: o.UpsertLoreCard) -> None:
         c.over("max_lore_cards", "too many lore cards", capacity=True)
 
 
-def _unlore(c: _Check, op: o.RemoveLoreCard) -> None:
+def _unlore(c: Checker, op: o.RemoveLoreCard) -> None:
     c.ident(op.id, "remove_lore_card.id")
     if c.lore is None:
         c.lore = set(c.world.lore)
     c.lore.discard(op.id)
 
 
-def _memory(c: _Check, op: o.RecordMemory) -> None:
+def _memory(c: Checker, op: o.RecordMemory) -> None:
     c.ref(op.memory.actor_id, "memory.actor_id", history=True)
     if type(op.memory.text) is not str or not op.memory.text.strip():
         c.fail("memory.text is empty")
     c.text(op.memory.text, "memory.text")
 
 
-def _story(c: _Check, op: o.SetStory) -> None:
+def _story(c: Checker, op: o.SetStory) -> None:
     for part in ("plot_essentials", "author_note", "story_summary", "instructions"):
         v = getattr(op, part)
         if v is not None:
             c.text(v, f"story.{part}")
 
 
-def _persona(c: _Check, op: o.SetPersona) -> None:
+def _persona(c: Checker, op: o.SetPersona) -> None:
     p = op.persona
     c.ref(p.actor_id, "persona.actor_id")
     if (p.template_name is None) == (p.inline is None):
@@ -396,7 +227,7 @@ def _persona(c: _Check, op: o.SetPersona) -> None:
         c.over("max_personas", "too many personas", capacity=True)
 
 
-_HANDLERS: dict[type, Callable[[_Check, Any], None]] = {
+_HANDLERS: dict[type, Callable[[Checker, Any], None]] = {
     o.UpsertEntity: _upsert,
     o.PatchEntity: _patch,
     o.RemoveEntity: _remove,
