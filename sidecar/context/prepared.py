@@ -30,6 +30,7 @@ from sidecar.context.api import (
 from sidecar.context.history import new_entry
 from sidecar.context.index import context_index
 from sidecar.context.tokens import MESSAGE_OVERHEAD
+from sidecar.errors import ContextWindowExceeded
 from sidecar.projection import AliasRejected, Projection
 from sidecar.projection.index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
@@ -111,32 +112,38 @@ class Prepared:
         return tuple(out)
 
     def _retry_messages(self, reply: str, reason: str) -> list[dict[str, str]]:
+        """The prompt, the rejected reply and the reason, within the same budget: the
+        reply keeps its end (where the JSON was expected), shortened or left out, and
+        the prompt is rebuilt smaller when needed. ContextWindowExceeded when not even
+        the prompt's fixed part and the reason fit."""
         note = (
             f"Your reply was rejected: {reason}. Reply again and end with one JSON object "
             f"{DECISION_FORMAT} naming one of the numbered options."
         )
         count = self._count
-        # Keep the reply's end (where the JSON was expected), within a quarter of the budget.
-        shown_reply = reply
-        limit = max(16, self._budget // 4)
-        while shown_reply and count(shown_reply) > limit:
-            shown_reply = "…" + shown_reply[len(shown_reply) // 4 + 1 :]
-        extra = count(shown_reply) + count(note) + 2 * MESSAGE_OVERHEAD
-        prompt = self.prompt
-        if prompt.prompt_tokens + extra > self._budget:
-            smaller = self._engine.prepare(
-                self._session,
-                msgspec.structs.replace(self._spec, budget_tokens=max(1, self._budget - extra)),
-                count_tokens=count,
-                budget_tokens=self._budget - extra,
-                preview=True,
-            )
-            prompt = smaller.prompt
-        return [
-            *(dict(m) for m in prompt.messages),
-            {"role": "assistant", "content": shown_reply},
-            {"role": "user", "content": note},
-        ]
+        failure: ContextWindowExceeded | None = None
+        for share in (4, 16, 0):
+            shown_reply = _tail(reply, self._budget // share, count) if share else ""
+            extra = count(note) + MESSAGE_OVERHEAD
+            if shown_reply:
+                extra += count(shown_reply) + MESSAGE_OVERHEAD
+            prompt = self.prompt
+            if prompt.prompt_tokens + extra > self._budget:
+                try:
+                    prompt = self._engine.prepare(
+                        self._session,
+                        msgspec.structs.replace(self._spec, budget_tokens=max(1, self._budget - extra)),
+                        count_tokens=count,
+                        budget_tokens=self._budget - extra,
+                        preview=True,
+                    ).prompt
+                except ContextWindowExceeded as exc:
+                    failure = exc
+                    continue
+            turns = [{"role": "assistant", "content": shown_reply}] if shown_reply else []
+            return [*(dict(m) for m in prompt.messages), *turns, {"role": "user", "content": note}]
+        assert failure is not None
+        raise failure
 
     def record(self, reply: str, *, interrupted: bool, run_id: str) -> None:
         spec, session = self._spec, self._session
@@ -167,3 +174,14 @@ class Prepared:
     def _player_id(self) -> str:
         players = context_index(self._session, index_for(self._session)).player_ids
         return players[0] if players else ""
+
+
+def _tail(text: str, limit: int, count: Callable[[str], int]) -> str:
+    """The end of `text` within `limit` tokens, marked with a leading ellipsis when cut."""
+    if limit <= 0:
+        return ""
+    while count(text) > limit:
+        if len(text) <= 2:
+            return ""
+        text = "…" + text[len(text) // 4 + 1 :]
+    return text

@@ -104,3 +104,23 @@ def test_retry_messages_stay_within_budget() -> None:
     assert isinstance(rej, Rejected)
     assert count_messages(rej.retry_messages) <= budget
     assert rej.retry_messages[-2]["role"] == "assistant"
+
+
+def test_retry_fits_even_when_the_budget_is_nearly_all_fixed_part() -> None:
+    s, eng = tavern_session(), engine()
+    full = _decide(eng, s, 10_000)
+    fixed = sum(
+        x.tokens
+        for x in full.prompt.sections
+        if x.name in {"system_rules", "identity", "inviolable", "mood", "last_event", "input"}
+    )
+    for budget in range(fixed + 14, fixed + 140, 9):
+        p = _decide(eng, s, budget)
+        try:
+            rej = p.evaluate("no choice here " * 50, 1)
+        except Exception as exc:  # only a clear budget error is acceptable
+            assert type(exc).__name__ == "ContextWindowExceeded", exc
+            continue
+        assert isinstance(rej, Rejected)
+        assert count_messages(rej.retry_messages) <= budget
+        assert rej.reason in rej.retry_messages[-1]["content"]
