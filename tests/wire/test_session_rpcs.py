@@ -259,3 +259,19 @@ async def test_shutting_down_refuses_new_work(server) -> None:  # type: ignore[n
     state = await client.sessions.GetState(spb.GetStateRequest(session_id="g"))  # reads still work (saves)
     assert state.revision == 0
     server.app.shutting_down = False
+
+
+async def test_state_dir_survives_a_server_restart(make_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    config = Config(state_dir=str(tmp_path / "state"))
+    first = await make_server(config)
+    await first.client.open_session("g")
+    await first.client.apply_deltas("g", 0, [upsert("bob")], delta_id="d1")
+    await first.client.apply_deltas("g", 1, [patch("bob", hp=tpb.Value(int_value=7))], delta_id="d2")
+    before = await state_bytes(first.client, "g")
+    await first.server.stop("restart")
+    second = await make_server(Config(state_dir=str(tmp_path / "state")))
+    reopened = await second.client.open_session("g")
+    assert (reopened.revision, reopened.created) == (2, False)
+    assert await state_bytes(second.client, "g") == before
+    replay = await second.client.apply_deltas("g", 1, [], delta_id="d2")
+    assert (replay.revision, replay.replayed) == (2, True)
