@@ -25,7 +25,7 @@ __all__ = ["HistoryCache", "render_entry", "new_entry"]
 def render_entry(proj: Projection, entry: TranscriptEntry) -> HistoryItem:
     if entry.role == "player":
         who = proj.ref_text(entry.speaker_id) if entry.speaker_id else "The player"
-        return HistoryItem("user", f"{who} says: {quote(entry.text)}")
+        return HistoryItem("user", f"{who} says: {quote(proj.text(entry.text))}")
     if entry.role == "event":
         return HistoryItem("user", f"Event: {game_text(proj, entry.text)}")
     text = proj.text(entry.text).strip() or "…"

@@ -137,7 +137,7 @@ def _input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextInde
     if isinstance(inp, DialogueInput):
         speaker = inp.speaker_id or (cidx.player_ids[0] if cidx.player_ids else "")
         who = shown.ref(proj, speaker) if speaker else "The player"
-        lines = [f"{who} says to you: {quote(inp.text)}", f"Answer as {me}, in character."]
+        lines = [f"{who} says to you: {quote(proj.text(inp.text))}", f"Answer as {me}, in character."]
         return Part("input", "final", "volatile", "## Input", lines)
     if isinstance(inp, NarrateInput):
         lines = [f"Narrate what happens: {game_text(proj, inp.text)}"]
@@ -179,13 +179,16 @@ def build_layout(
     last_event = events[-1] if events else ""
     persona = _persona(engine, session, proj, actor, last_event)
 
-    identity = [persona.identity] if persona.identity else []
+    # Template texts come from the game or its files: scrub them like any game text.
+    identity = [game_text(proj, persona.identity)] if persona.identity else []
     if actor is not None:
         identity.append(f"Your handle in this game: {shown.ref(proj, actor.id)}.")
     system = [
         Part("system_rules", "system", "required", "", [SYSTEM_RULES]),
         Part("identity", "system", "required", "## Identity", identity),
-        Part("inviolable", "system", "required", "## Inviolable rules", persona.inviolable.splitlines()),
+        Part(
+            "inviolable", "system", "required", "## Inviolable rules", game_text(proj, persona.inviolable).splitlines()
+        ),
     ]
     story = world.story
     for name, header, text in (
@@ -231,7 +234,7 @@ def build_layout(
         system.append(setting_part)
     final = [] if stable else [setting_part]
     final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
-    mood_lines = [x for x in (persona.mood, persona.reminder) if x]
+    mood_lines = [game_text(proj, x) for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
         final.append(Part("mood", "final", "volatile", "## Mood", mood_lines))
     if len(events) > 1:
@@ -249,7 +252,7 @@ def build_layout(
             final.append(Part("memory", "final", "dynamic", "## You remember", lines, mode="memory"))
     notes = session.notes.get(spec.actor_id, "")
     if notes:
-        final.append(Part("notes", "final", "volatile", "## Your notes", [quote(notes)]))
+        final.append(Part("notes", "final", "volatile", "## Your notes", [quote(proj.text(notes))]))
     final.append(_input_part(spec, proj, shown, cidx, session))
 
     history = engine._history.items(session, proj, cidx.base)
