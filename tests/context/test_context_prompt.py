@@ -232,3 +232,30 @@ def test_cached_prompt_is_identical_and_counted() -> None:
     prepare(eng, s, spec)
     assert eng.builds == 2
     assert re.search(r"npc_\d", a.prompt.messages[0]["content"])
+
+
+def test_engine_ids_in_every_kind_of_game_text_are_scrubbed() -> None:
+    s, eng = tavern_session(), engine()
+    ids = "npc-maerwyn-7 player-one-1 loc-tavern-01 item-key-0042 npc-guard-33 lore-dragon"
+    persona = s.world.personas[NPC]
+    persona.inline.identity = "You are {npcName}, keeper of item-key-0042. {extra}"
+    persona.inline.inviolable_rules = ["Never mention npc-guard-33."]
+    persona.inline.mood_modifiers["calm"] = "Calm, watching player-one-1."
+    persona.inline.reminder = "Still npc-maerwyn-7."
+    persona.slots["extra"] = ids
+    s.notes[NPC] = f"watch {ids}"
+    s.world.story.author_note = ids
+    s.world.memories.append(Memory(actor_id=NPC, text=f"dragon {ids}"))
+    s.world.scene["weather"] = ids
+    s.world.entities["item-key-0042"].tags = ["npc-guard-33"]
+    p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(f"dragon? {ids}")))
+    p.record(f"I know {ids}", interrupted=False, run_id="r")
+    for spec in (
+        RunSpec("s1", NPC, DialogueInput(f"again {ids}")),
+        RunSpec("s1", NPC, DecisionInput(ids, (ActionOption("x", ids, "npc-guard-33"),))),
+        RunSpec("s1", NPC, DescribeInput("item-key-0042", ids)),
+        RunSpec("s1", "", NarrateInput(ids, ("player-one-1",))),
+    ):
+        q = prepare(eng, s, spec)
+        _assert_no_ids(s, q.prompt.messages)
+        assert "keeper of item_1" in q.prompt.messages[0]["content"] or spec.actor_id == ""
