@@ -149,3 +149,26 @@ def test_no_prompt_is_ever_over_budget(seed, n_entities, lore_words, history, me
     if need <= int(budget * REQUIRED_SHARE):
         for name in present:
             assert not sec[name].trimmed and not sec[name].dropped, name
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10**9),
+    budgets=st.lists(st.integers(300, 6000), min_size=5, max_size=25),
+    history=st.integers(0, 60),
+)
+def test_dialogues_with_changing_budgets_stay_within_each_budget(seed, budgets, history):
+    """The remembered history start and lore set (prefix stability) never push a
+    prompt over budget, whatever the budget does from turn to turn."""
+    s = _session(seed, 40, 200, history, 30, 300)
+    eng = engine()
+    rng = random.Random(seed)
+    count = tiktoken_counter()
+    for turn, budget in enumerate(budgets):
+        spec = RunSpec(s.id, "BP_Actor_C_0001", DialogueInput(_text(rng, rng.randint(1, 30))))
+        try:
+            p = eng.prepare(s, spec, count_tokens=count, budget_tokens=budget)
+        except ContextWindowExceeded:
+            continue
+        assert count_messages(p.prompt.messages) <= budget
+        p.record(_text(rng, rng.randint(1, 60)), interrupted=turn % 7 == 3, run_id=str(turn))
