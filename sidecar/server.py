@@ -18,7 +18,6 @@ from sidecar.v1 import (
     agent_service_pb2,
     agent_service_pb2_grpc,
     session_service_pb2,
-    session_service_pb2_grpc,
     sidecar_service_pb2,
     sidecar_service_pb2_grpc,
 )
@@ -90,7 +89,7 @@ class SidecarServer:
     async def start(self, listen: ListenSpec) -> ListenSpec:
         """Bind, register everything, start serving; returns the spec with the bound port."""
         from sidecar.servicers.agent import AgentServicer
-        from sidecar.servicers.session import SessionServicer
+        from sidecar.servicers.session import add_session_service
         from sidecar.servicers.sidecar import SidecarServicer
 
         app = self.app
@@ -98,7 +97,7 @@ class SidecarServer:
         sidecar_service_pb2_grpc.add_SidecarServiceServicer_to_server(
             SidecarServicer(app, self.request_stop), self._server
         )
-        session_service_pb2_grpc.add_SessionServiceServicer_to_server(SessionServicer(app), self._server)
+        add_session_service(app, self._server)  # tolerant parsing: garbage bytes get INVALID_ARGUMENT
         agent_service_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(app), self._server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(
