@@ -71,7 +71,8 @@ class ContextEngine:
         self.personas = PersonaRenderer()
         self.lore_files = LoreFiles(config.context.lore_dir)
         self._counts = CountCache()
-        self._history = HistoryCache()
+        #: Rendered transcripts per actor (history turns).
+        self.history = HistoryCache()
         self._lock = threading.Lock()
         #: (session id, actor) -> first history index of the last prompt (prefix stability).
         self._sticky: dict[tuple[str, str], int] = {}
@@ -130,7 +131,7 @@ class ContextEngine:
             self.cache_hits += 1
             return Prepared(self, session, spec, proj, _copy(cached.prompt), cached.shown, count, budget)
         cidx = context_index(session, base)
-        layout, shown = build_layout(self, session, spec, proj, cidx, count, sticky, budget)
+        layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget)
         fitted = fit(layout, budget, count)
         self.builds += 1
         entry = _Cached(fitted.prompt, frozenset(shown.aliases), fitted.history_start, base)

@@ -8,7 +8,6 @@ text and notes are escaped quoted strings (`sidecar.prompts.escape.quote`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -168,7 +167,6 @@ def build_layout(
     spec: RunSpec,
     proj: Projection,
     cidx: ContextIndex,
-    count: Callable[[str], int],
     sticky: Sticky,
     budget: int,
 ) -> tuple[Layout, Shown]:
@@ -245,7 +243,7 @@ def build_layout(
         )
     if last_event:
         final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {last_event}"]))
-    if session.options.memory_bank and spec.actor_id is not None:
+    if session.options.memory_bank:
         memories = rank_memories(cidx, spec.actor_id, query)
         if memories:
             lines = [f"- {one_line(proj.text(m))}" for m in memories]
@@ -255,7 +253,7 @@ def build_layout(
         final.append(Part("notes", "final", "volatile", "## Your notes", [quote(proj.text(notes))]))
     final.append(_input_part(spec, proj, shown, cidx, session))
 
-    history = engine._history.items(session, proj, cidx.base)
+    history = engine.history.items(session, proj, cidx.base)
     layout = Layout(
         system=[p for p in system if p.body],
         history=history,
