@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import grpc
 import pytest
 from ctxhelpers import all_text
@@ -213,3 +215,42 @@ async def test_runs_use_the_engine_end_to_end(make_server) -> None:
     preview = await client.agent.PreviewPrompt(_dialogue("w4", "Why so tense?"))
     last = preview.messages[-1].content
     assert '## Your notes\n"Aria is dangerous"' in last
+
+
+async def test_template_edits_and_mood_changes_reach_the_next_preview(make_server, tmp_path) -> None:
+    """Hot reload without a restart, and PAD deltas crossing a mood threshold, over the wire;
+    the session's budget option applies to previews."""
+    path = tmp_path / "merchant.toml"
+    path.write_text(
+        'identity = "You are {npcName}, VERSION ONE."\n[mood_modifiers]\nangry = "Seething."\ncalm = "Serene."\n'
+    )
+    config = _config()
+    config.context.templates_dir = str(tmp_path)
+    server = await make_server(config)
+    client = server.client
+    opened = await client.open_session("w5", budget_tokens=1500)
+    ops = [
+        _entity(TAVERN, types_pb2.ENTITY_KIND_LOCATION, "The Rusty Anchor"),
+        _entity(NPC, types_pb2.ENTITY_KIND_CHARACTER, "Maerwyn", TAVERN),
+        state_pb2.DeltaOp(
+            set_mood=state_pb2.SetMoodOp(actor_id=NPC, pad=types_pb2.Pad(pleasure=-0.8, arousal=0.9, dominance=0.5))
+        ),
+        state_pb2.DeltaOp(
+            set_persona=state_pb2.SetPersonaOp(persona=state_pb2.PersonaBinding(actor_id=NPC, template_name="merchant"))
+        ),
+    ]
+    revision = (await client.apply_deltas("w5", opened.revision, ops)).revision
+    one = await client.agent.PreviewPrompt(_dialogue("w5", "hi"))
+    assert one.budget_tokens == 1500
+    assert "You are Maerwyn, VERSION ONE." in one.messages[0].content
+    assert "Seething." in one.messages[-1].content
+    path.write_text('identity = "You are {npcName}, VERSION TWO."\n[mood_modifiers]\ncalm = "Serene."\n')
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    calm = state_pb2.DeltaOp(
+        set_mood=state_pb2.SetMoodOp(actor_id=NPC, pad=types_pb2.Pad(pleasure=0.7, arousal=-0.4, dominance=0.1))
+    )
+    await client.apply_deltas("w5", revision, [calm])
+    two = await client.agent.PreviewPrompt(_dialogue("w5", "hi"))
+    assert "You are Maerwyn, VERSION TWO." in two.messages[0].content
+    assert "Serene." in two.messages[-1].content and "Seething." not in two.messages[-1].content
