@@ -74,10 +74,10 @@ class ContextEngine:
         #: Rendered transcripts per actor (history turns).
         self.history = HistoryCache()
         self._lock = threading.Lock()
-        #: (session id, actor) -> first history index of the last prompt (prefix stability).
-        self._sticky: dict[tuple[str, str], int] = {}
+        #: (session id, session object id, actor) -> first history index of the last prompt (prefix stability).
+        self._sticky: dict[tuple[str, int, str], int] = {}
         #: (session id, actor) -> lore card keys of the last prompt (lore hysteresis).
-        self._lore: dict[tuple[str, str], frozenset[str]] = {}
+        self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
         self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
         self._scenes: OrderedDict[tuple, tuple] = OrderedDict()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
@@ -103,7 +103,8 @@ class ContextEngine:
         budget = resolve_budget(spec, session, self.config, budget_tokens)
         proj = Projection(session, spec.actor_id, named_ids=named_ids(spec))
         base = index_for(session)
-        sticky_key = (session.id, spec.actor_id)
+        # The session object too: an imported session with the same ID starts afresh.
+        sticky_key = (session.id, id(session), spec.actor_id)
         sticky = Sticky(self._sticky.get(sticky_key), self._lore.get(sticky_key, frozenset()))
         persona_version = self._persona_version(session, spec.actor_id)
         key = (
