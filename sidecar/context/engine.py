@@ -76,7 +76,7 @@ class ContextEngine:
         self._lock = threading.Lock()
         #: (session id, session object id, actor) -> first history index of the last prompt (prefix stability).
         self._sticky: dict[tuple[str, int, str], int] = {}
-        #: (session id, actor) -> lore card keys of the last prompt (lore hysteresis).
+        #: Same key -> lore card keys of the last prompt (lore hysteresis).
         self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
         self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
         self._scenes: OrderedDict[tuple, tuple] = OrderedDict()
