@@ -55,7 +55,14 @@ def trim_text(text: str, limit: int, count: Callable[[str], int]) -> str:
         return ""
     lo, hi = 0, len(text)
     best = ""
-    # Binary search on characters, measured with the real tokenizer.
+    # Binary search on characters, measured with the real tokenizer, starting from a
+    # proportional guess so a long text costs a few counts of about the right size.
+    total = count(text)
+    guess = len(text) * limit // max(1, total)
+    if count(text[: guess * 9 // 10]) <= limit:
+        lo = guess * 9 // 10
+        if guess * 11 // 10 < hi and count(text[: guess * 11 // 10]) > limit:
+            hi = guess * 11 // 10
     while lo < hi:
         mid = (lo + hi + 1) // 2
         cut = text[:mid]
