@@ -57,7 +57,9 @@ def resolve_budget(spec: RunSpec, session: Session, config: Config, model_budget
 class _Cached:
     prompt: Prompt
     shown: frozenset[str]
-    history_start: int
+    #: None when the prompt held no history.
+    history_start: int | None
+    lore_keys: frozenset[str]
     #: The session index it was built from: identity check against id() reuse.
     base: object
 
@@ -130,25 +132,32 @@ class ContextEngine:
                 self._prompts.move_to_end(key)
         if cached is not None and cached.base is base:
             self.cache_hits += 1
-            return Prepared(self, session, spec, proj, _copy(cached.prompt), cached.shown, count, budget)
-        cidx = context_index(session, base)
-        layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget)
-        fitted = fit(layout, budget, count)
-        self.builds += 1
-        entry = _Cached(fitted.prompt, frozenset(shown.aliases), fitted.history_start, base)
+            entry = cached
+        else:
+            cidx = context_index(session, base)
+            layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget)
+            fitted = fit(layout, budget, count)
+            self.builds += 1
+            start = fitted.history_start if layout.history else None
+            entry = _Cached(fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, base)
+            with self._lock:
+                self._prompts[key] = entry
+                while len(self._prompts) > _PROMPT_CACHE_SIZE:
+                    self._prompts.popitem(last=False)
+        if not preview:
+            # A run remembers what its prompt held (also when a preview built it first).
+            self._remember(sticky_key, entry)
+        return Prepared(self, session, spec, proj, _copy(entry.prompt), entry.shown, count, budget)
+
+    def _remember(self, sticky_key: tuple[str, int, str], entry: _Cached) -> None:
         with self._lock:
-            self._prompts[key] = entry
-            while len(self._prompts) > _PROMPT_CACHE_SIZE:
-                self._prompts.popitem(last=False)
-            if not preview:
-                if len(self._sticky) > _STICKY_LIMIT or len(self._lore) > _STICKY_LIMIT:
-                    # Sessions that closed without forget_session: start over rather than grow.
-                    self._sticky.clear()
-                    self._lore.clear()
-                if layout.history:
-                    self._sticky[sticky_key] = fitted.history_start
-                self._lore[sticky_key] = fitted.lore_keys
-        return Prepared(self, session, spec, proj, _copy(fitted.prompt), entry.shown, count, budget)
+            if len(self._sticky) > _STICKY_LIMIT or len(self._lore) > _STICKY_LIMIT:
+                # Sessions that closed without forget_session: start over rather than grow.
+                self._sticky.clear()
+                self._lore.clear()
+            if entry.history_start is not None:
+                self._sticky[sticky_key] = entry.history_start
+            self._lore[sticky_key] = entry.lore_keys
 
     def scene_for(
         self,

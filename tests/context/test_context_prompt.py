@@ -170,13 +170,20 @@ def test_prefix_stability_over_20_turns() -> None:
         p.record(f"Answer {turn}: it rains, as always.", interrupted=False, run_id=f"t{turn}")
 
 
-def test_history_window_moves_rarely_when_full() -> None:
+@pytest.mark.parametrize("preview_first", [False, True])
+def test_history_window_moves_rarely_when_full(preview_first: bool) -> None:
     """With a small budget the history slides; it jumps back with headroom, so most
-    turns still extend the previous prompt."""
+    turns still extend the previous prompt. A PreviewPrompt of the same request before
+    each run (served from the prompt cache) changes nothing."""
     s, eng = tavern_session(), engine()
     previous, extended = None, 0
     for turn in range(40):
-        p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(f"Tell me more, part {turn}.")), budget=1200)
+        spec = RunSpec("s1", NPC, DialogueInput(f"Tell me more, part {turn}."))
+        if preview_first:
+            shown = prepare(eng, s, spec, budget=1200, preview=True)
+        p = prepare(eng, s, spec, budget=1200)
+        if preview_first:
+            assert shown.prompt.messages == p.prompt.messages
         msgs = p.prompt.messages
         assert count_messages(msgs) <= 1200
         if previous is not None and msgs[: len(previous) - 1] == previous[:-1]:
