@@ -144,6 +144,7 @@ class RunScheduler:
         self._queued += 1
         handle.slot = asyncio.get_running_loop().create_future()
         handle.task = asyncio.create_task(self._life(handle), name=f"run-{run_id}")
+        handle.task.add_done_callback(lambda _task, h=handle: self._cancelled_before_start(h))
         self._dispatch()
         return handle
 
@@ -205,6 +206,17 @@ class RunScheduler:
             await asyncio.wait(tasks, timeout=2.0)
 
     # -- one run ------------------------------------------------------------
+
+    def _cancelled_before_start(self, handle: RunHandle) -> None:
+        """A task cancelled before its first step never runs `_life` (not even its
+        `finally`): end the run here so its caller and its slot are not left hanging."""
+        if handle.done:
+            return
+        handle.done = True
+        error = handle.cancel_error or RunCancelled(f"run {handle.run_id!r} was cancelled")
+        self._count_error(handle.spec.session_id, error.reason)
+        handle.queue.put_nowait(error)
+        self._release(handle)
 
     def _deadline(self, handle: RunHandle) -> float:
         p = self.app.gateway.profile(handle.profile)  # type: ignore[attr-defined]
