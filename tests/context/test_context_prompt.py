@@ -266,3 +266,18 @@ def test_engine_ids_in_every_kind_of_game_text_are_scrubbed() -> None:
         q = prepare(eng, s, spec)
         _assert_no_ids(s, q.prompt.messages)
         assert "keeper of item_1" in q.prompt.messages[0]["content"] or spec.actor_id == ""
+
+
+def test_budget_resolution_order() -> None:
+    from sidecar.config import Config
+    from sidecar.context import resolve_budget
+
+    s, cfg = tavern_session(), Config()
+    spec = RunSpec("s1", NPC, DialogueInput("hi"))
+    assert resolve_budget(spec, s, cfg, 7000) == 7000  # the model's window budget
+    cfg.context.budget_tokens = 5000
+    assert resolve_budget(spec, s, cfg, 7000) == 5000  # config
+    s.options.budget_tokens = 3000
+    assert resolve_budget(spec, s, cfg, 7000) == 3000  # session
+    assert resolve_budget(RunSpec("s1", NPC, DialogueInput("hi"), budget_tokens=900), s, cfg, 7000) == 900  # run
+    assert resolve_budget(RunSpec("s1", NPC, DialogueInput("hi"), budget_tokens=9000), s, cfg, 7000) == 7000
