@@ -102,9 +102,7 @@ def _value(rnd: random.Random, ids: list[str]):
 
 
 @st.composite
-def cases(draw, persona_ids: bool = True) -> Case:
-    """`persona_ids=False`: persona template text holds no engine IDs (see
-    test_projection_leak_context.py for why that is a separate case)."""
+def cases(draw) -> Case:
     ids = draw(st.lists(engine_id, min_size=2, max_size=12, unique=True))
     rnd = random.Random(draw(st.integers(0, 2**32)))
     options = SessionOptions(
@@ -189,7 +187,7 @@ def cases(draw, persona_ids: bool = True) -> Case:
         )
     for _ in range(draw(st.integers(0, 3))):
         extra.append(o.RecordMemory(Memory(actor_id=rnd.choice(ids), text=_text(rnd, ids))))
-    pool = ids if persona_ids else ["Grub", "the-mill"]
+    pool = ids
     for actor in rnd.sample(ids, rnd.randint(0, 2)):
         extra.append(o.SetMood(actor, Pad(rnd.uniform(-1, 1), rnd.uniform(-1, 1), rnd.uniform(-1, 1))))
         template = PersonaTemplate(

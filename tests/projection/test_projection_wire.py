@@ -149,7 +149,7 @@ async def test_runs_over_the_wire_leak_nothing(make_server, recorded) -> None:
             session_id="save-slot-7f3a",
             actor_id=NPC,
             moment=MOMENT,
-            dialogue=pb.DialogueInput(text="Seen any wolves lately?", speaker_id=PLAYER),
+            dialogue=pb.DialogueInput(text=f"Seen {WOLF} lately?", speaker_id=PLAYER),
         ),
         pb.RunRequest(
             session_id="save-slot-7f3a",
