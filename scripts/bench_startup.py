@@ -38,8 +38,11 @@ async def main(runs: int) -> dict[str, object]:
         await sidecar.close()
     return {
         "runs": runs,
-        "spawn_to_handshake_ms": {"p50": round(statistics.median(spawn), 1), "max": round(max(spawn), 1),
-                                  "p90": round(_pct(spawn, 0.9), 1)},
+        "spawn_to_handshake_ms": {
+            "p50": round(statistics.median(spawn), 1),
+            "max": round(max(spawn), 1),
+            "p90": round(_pct(spawn, 0.9), 1),
+        },
         "exit_after_stdin_eof_ms": {"p50": round(statistics.median(exit_eof), 1), "max": round(max(exit_eof), 1)},
         "targets": {"spawn_to_handshake_ms_p50": 500, "exit_after_stdin_eof_ms_max": 1000},
     }

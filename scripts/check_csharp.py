@@ -16,8 +16,27 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHADOWED = {"Action", "Task", "Type", "Object", "Exception", "Attribute", "Random", "Timer", "Math", "Event",
-            "Delegate", "String", "Buffer", "Version", "Debug", "Color", "Vector3", "Time", "Application"}
+SHADOWED = {
+    "Action",
+    "Task",
+    "Type",
+    "Object",
+    "Exception",
+    "Attribute",
+    "Random",
+    "Timer",
+    "Math",
+    "Event",
+    "Delegate",
+    "String",
+    "Buffer",
+    "Version",
+    "Debug",
+    "Color",
+    "Vector3",
+    "Time",
+    "Application",
+}
 
 
 def main() -> int:

@@ -49,9 +49,19 @@ def main() -> int:
         fresh = tmp_path / OUT_PACKAGE
         target = ROOT / OUT_PACKAGE
         if args.check:
-            names = sorted({p.name for p in fresh.iterdir()} | ({p.name for p in target.iterdir()} if target.exists() else set()))
-            stale = [n for n in names if n != "__pycache__" and not (
-                (fresh / n).is_file() and (target / n).is_file() and filecmp.cmp(fresh / n, target / n, shallow=False))]
+            names = sorted(
+                {p.name for p in fresh.iterdir()} | ({p.name for p in target.iterdir()} if target.exists() else set())
+            )
+            stale = [
+                n
+                for n in names
+                if n != "__pycache__"
+                and not (
+                    (fresh / n).is_file()
+                    and (target / n).is_file()
+                    and filecmp.cmp(fresh / n, target / n, shallow=False)
+                )
+            ]
             if stale:
                 print("generated stubs out of step with proto/: " + ", ".join(stale), file=sys.stderr)
                 print("run: python scripts/gen_protos.py", file=sys.stderr)
