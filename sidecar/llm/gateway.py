@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
+import importlib
 import importlib.util
 import logging
 import os
 import threading
+import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,27 @@ log = logging.getLogger("sidecar.llm")
 DEFAULT_CONTEXT_WINDOW = 8192
 #: Smallest prompt budget handed out, whatever the reserve says.
 MIN_BUDGET = 256
+
+
+#: Modules litellm imports lazily on a first call; imported up front, off the loop.
+_LAZY_MODULES = ("litellm.llms.github_copilot.authenticator", "litellm.litellm_core_utils.streaming_handler")
+
+
+async def _warm_up(litellm: Any) -> None:
+    """One offline streamed call down the OpenAI path (mock_response: nothing is
+    sent), so the first real run does not pay litellm's lazy imports."""
+    try:
+        stream = await litellm.acompletion(
+            model="openai/warm-up",
+            api_key="none",
+            mock_response="ok",
+            stream=True,
+            messages=[{"role": "user", "content": "warm up"}],
+        )
+        async for _ in stream:
+            pass
+    except Exception:  # noqa: BLE001 - only an optimisation
+        log.debug("litellm warm-up failed", exc_info=True)
 
 
 def _tiktoken_counter() -> Callable[[str], int]:
@@ -69,7 +93,14 @@ class ModelGateway:
         try:
             # Before the import: never fetch the price map from the network.
             os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-            import litellm
+            with warnings.catch_warnings():
+                # litellm's import-time warnings (pydantic, its own) are not ours to show.
+                warnings.simplefilter("ignore")
+                import litellm
+
+                for lazy in _LAZY_MODULES:
+                    with contextlib.suppress(Exception):
+                        importlib.import_module(lazy)
 
             from sidecar.llm.local import PROVIDER as LOCAL
             from sidecar.llm.local import LocalLLM
@@ -90,6 +121,9 @@ class ModelGateway:
                 {"provider": LOCAL, "custom_handler": self.local},
                 {"provider": SCRIPTED, "custom_handler": self.scripted},
             ]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                asyncio.run(_warm_up(litellm))
             self._loaded.set_result(litellm)
             log.info("litellm ready")
             default = self.config.profiles[self.config.default_profile]

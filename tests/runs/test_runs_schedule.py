@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import drain
+from fakes.runs_rig import drain
 
 from sidecar.config import RunsConfig, ScriptConfig
 from sidecar.errors import (
