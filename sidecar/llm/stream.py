@@ -91,19 +91,37 @@ def _usage(chunk: Any) -> tuple[int, int, int] | None:
     return int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0), int(cached)
 
 
+#: model -> USD per (prompt, completion, cached) token, from litellm.completion_cost
+#: on unit counts: litellm's cost path costs milliseconds a call, and prices are linear.
+_RATES: dict[str, tuple[float, float, float]] = {}
+_UNIT = 1_000_000
+
+
+def _price(litellm: Any, model: str, prompt: int, completion: int, cached: int) -> float:
+    response = litellm.ModelResponse(model=model)
+    response.usage = litellm.Usage(  # type: ignore[attr-defined]
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=prompt + completion,
+        prompt_tokens_details={"cached_tokens": cached} if cached else None,
+    )
+    return float(litellm.completion_cost(completion_response=response, model=model) or 0.0)
+
+
 def _cost(litellm: Any, model: str, prompt: int, completion: int, cached: int) -> float:
     """USD from litellm's price map; 0.0 for a model it cannot price (never an error)."""
-    try:
-        response = litellm.ModelResponse(model=model)
-        response.usage = litellm.Usage(  # type: ignore[attr-defined]
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            total_tokens=prompt + completion,
-            prompt_tokens_details={"cached_tokens": cached} if cached else None,
-        )
-        return float(litellm.completion_cost(completion_response=response, model=model) or 0.0)
-    except Exception:  # noqa: BLE001 - unpriced or unknown model
-        return 0.0
+    rates = _RATES.get(model)
+    if rates is None:
+        try:
+            p = _price(litellm, model, _UNIT, 0, 0) / _UNIT
+            c = _price(litellm, model, 0, _UNIT, 0) / _UNIT
+            # A cached prompt token's price: all-cached prompt minus nothing.
+            k = _price(litellm, model, _UNIT, 0, _UNIT) / _UNIT
+        except Exception:  # noqa: BLE001 - unpriced or unknown model
+            p = c = k = 0.0
+        rates = _RATES[model] = (p, c, k)
+    p, c, k = rates
+    return (prompt - cached) * p + cached * k + completion * c
 
 
 async def _aclose(upstream: Any) -> None:

@@ -54,11 +54,17 @@ class FakeOpenAI:
         interval_s: float = 0.002,
         slow_first_s: float = 1.0,
         record_sends: bool = False,
+        stamp: bool = False,
+        port: int = 0,
     ) -> None:
         self.chunks = chunks
         self.interval_s = interval_s
         self.slow_first_s = slow_first_s
         self.record_sends = record_sends
+        #: Chunk text is "t<monotonic ns> ": the receiver computes each chunk's lag
+        #: (CLOCK_MONOTONIC is system-wide, so this works across processes).
+        self.stamp = stamp
+        self.port = port
         self.seen = Seen()
         self._flaked = False
         self._runner: web.AppRunner | None = None
@@ -70,7 +76,7 @@ class FakeOpenAI:
         app.router.add_post("/chat/completions", self._chat)
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.base_url = f"http://127.0.0.1:{port}/v1"
@@ -156,7 +162,8 @@ class FakeOpenAI:
                 await asyncio.sleep(self.interval_s)
             if self.record_sends:
                 self.seen.sent[(n, seq)] = time.monotonic()
-            await resp.write(self._chunk(model, chunk_text(n, seq)))
+            text = f"t{time.monotonic_ns()} " if self.stamp else chunk_text(n, seq)
+            await resp.write(self._chunk(model, text))
             seq += 1
         await resp.write(self._chunk(model, None, "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
@@ -176,3 +183,29 @@ class FakeOpenAI:
             await resp.write(b"data: " + json.dumps(usage).encode() + b"\n\n")
         await resp.write(b"data: [DONE]\n\n")
         self.seen.completed += 1
+
+
+def main() -> None:
+    """`python tests/fakes/openai_server.py [--chunks N] [--interval-ms X] [--stamp]`:
+    serve until stdin closes; prints the base URL as the first stdout line."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chunks", type=int, default=20)
+    parser.add_argument("--interval-ms", type=float, default=20.0)
+    parser.add_argument("--stamp", action="store_true")
+    args = parser.parse_args()
+
+    async def serve() -> None:
+        server = FakeOpenAI(chunks=args.chunks, interval_s=args.interval_ms / 1000, stamp=args.stamp)
+        print(await server.start(), flush=True)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, sys.stdin.read)
+        await server.stop()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+#!/usr/bin/env python
+"""Streaming overhead of the sidecar against a fake OpenAI-compatible server.
+
+Three processes: the fake server (tests/fakes/openai_server.py, streaming
+chunks at a fixed rate, each stamped with its CLOCK_MONOTONIC send time), the
+real sidecar (launched like a game does, its profile pointing at the fake
+server through litellm's OpenAI path), and this client. In the same run it
+measures, at 1 and 64 concurrent streams:
+
+- direct: an httpx SSE client calling the fake server itself (the baseline);
+- sidecar: gRPC `Run` calls, time to the first text event and per-chunk lag;
+- the LiteLLM proxy (when `--proxy-bin` points at a `litellm` CLI from a venv
+  with `litellm[proxy]`), measured the same way as direct.
+
+Then it probes larger concurrency for `max_concurrent_streams_ok`. Prints one
+JSON object. Usage: .venv/bin/python scripts/bench_stream.py [--proxy-bin PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sidecar.client import SidecarProcess  # noqa: E402
+from sidecar.v1 import agent_service_pb2 as apb  # noqa: E402
+from sidecar.v1 import state_pb2 as spb  # noqa: E402
+from sidecar.v1 import types_pb2 as tpb  # noqa: E402
+
+COALESCE_MS = 16.0
+LAG_SLACK_MS = 5.0
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def stamps_lag(text: str, now_ns: int) -> list[float]:
+    return [(now_ns - int(tok[1:])) / 1e6 for tok in text.split() if tok.startswith("t") and tok[1:].isdigit()]
+
+
+class Sample:
+    def __init__(self) -> None:
+        self.ttft: list[float] = []
+        self.lag: list[float] = []
+        self.errors = 0
+
+
+async def start_upstream(chunks: int, interval_ms: float) -> tuple[asyncio.subprocess.Process, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "tests" / "fakes" / "openai_server.py"),
+        "--chunks", str(chunks), "--interval-ms", str(interval_ms), "--stamp",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    url = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode().strip()
+    return proc, url
+
+
+async def sse_stream(client: httpx.AsyncClient, url: str, model: str, sample: Sample) -> None:
+    body = {"model": model, "stream": True, "messages": [{"role": "user", "content": "Narrate."}]}
+    start = time.monotonic()
+    first = True
+    try:
+        async with client.stream("POST", url + "/chat/completions", json=body,
+                                 headers={"Authorization": "Bearer sk-bench"}) as resp:
+            if resp.status_code != 200:
+                sample.errors += 1
+                return
+            async for line in resp.aiter_lines():
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                chunk = json.loads(line[6:])
+                choices = chunk.get("choices") or []
+                text = (choices[0].get("delta") or {}).get("content") if choices else None
+                if not text:
+                    continue
+                now = time.monotonic_ns()
+                if first:
+                    sample.ttft.append((time.monotonic() - start) * 1000)
+                    first = False
+                sample.lag.extend(stamps_lag(text, now))
+    except Exception:  # noqa: BLE001 - counted
+        sample.errors += 1
+
+
+async def sse_bench(url: str, model: str, streams: int, rounds: int) -> Sample:
+    sample = Sample()
+    limits = httpx.Limits(max_connections=streams + 8, max_keepalive_connections=streams + 8)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+        async def worker() -> None:
+            for _ in range(rounds):
+                await sse_stream(client, url, model, sample)
+
+        await asyncio.gather(*(worker() for _ in range(streams)))
+    return sample
+
+
+async def sidecar_bench(sidecar: SidecarProcess, streams: int, rounds: int) -> Sample:
+    sample = Sample()
+    agent = sidecar.client.agent
+
+    async def worker(actor: str) -> None:
+        for _ in range(rounds):
+            request = apb.RunRequest(session_id="bench", actor_id=actor, narrate=apb.NarrateInput(text="A bell rings."))
+            start = time.monotonic()
+            first = True
+            try:
+                async for response in agent.Run(request):
+                    event = response.event
+                    if event.HasField("text"):
+                        now = time.monotonic_ns()
+                        if first:
+                            sample.ttft.append((time.monotonic() - start) * 1000)
+                            first = False
+                        sample.lag.extend(stamps_lag(event.text.text, now))
+            except Exception:  # noqa: BLE001 - counted
+                sample.errors += 1
+
+    await asyncio.gather(*(worker(f"npc-{i}") for i in range(streams)))
+    return sample
+
+
+async def litellm_cpu_per_chunk(upstream: str) -> float:
+    """CPU microseconds litellm itself spends per streamed chunk (no sidecar), in
+    this process: the floor under the sidecar's per-chunk cost."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.disable_streaming_logging = True
+    chunks = 0
+    start = time.process_time()
+    for _ in range(5):
+        stream = await litellm.acompletion(
+            model="openai/ok", api_base=upstream, api_key="sk-bench", stream=True,
+            stream_options={"include_usage": True}, messages=[{"role": "user", "content": "Narrate."}],
+        )
+        async for _chunk in stream:
+            chunks += 1
+        await stream.aclose()
+    return (time.process_time() - start) / max(1, chunks) * 1e6
+
+
+async def start_proxy(proxy_bin: str, upstream: str, tmp: Path) -> tuple[asyncio.subprocess.Process, str] | None:
+    cfg = tmp / "proxy.yaml"
+    cfg.write_text(
+        "model_list:\n"
+        "  - model_name: ok\n"
+        "    litellm_params:\n"
+        "      model: openai/ok\n"
+        f"      api_base: {upstream}\n"
+        "      api_key: sk-bench\n"
+    )
+    port = 40000 + os.getpid() % 20000
+    proc = await asyncio.create_subprocess_exec(
+        proxy_bin, "--config", str(cfg), "--port", str(port), "--host", "127.0.0.1", "--num_workers", "1",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    async with httpx.AsyncClient() as client:
+        for _ in range(240):
+            try:
+                if (await client.get(url + "/health/liveliness")).status_code == 200:
+                    return proc, url + "/v1"
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(0.5)
+    proc.kill()
+    return None
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=10)
+    parser.add_argument("--interval-ms", type=float, default=20.0)
+    parser.add_argument("--single-runs", type=int, default=60, help="sequential runs at 1 stream")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per stream at 64 and above")
+    parser.add_argument("--probe", default="128,200,256", help="concurrency levels probed for the maximum")
+    parser.add_argument("--proxy-bin", default="", help="the `litellm` CLI of a venv with litellm[proxy]")
+    args = parser.parse_args()
+    proxy_bin = args.proxy_bin if args.proxy_bin and Path(args.proxy_bin).exists() else ""
+
+    upstream_proc, upstream = await start_upstream(args.chunks, args.interval_ms)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
+    max_streams = max([64, *[int(x) for x in args.probe.split(",") if x]])
+    (tmp / "sidecar.toml").write_text(
+        'default_profile = "bench"\nlog_level = "warning"\n'
+        f"[runs]\nmax_concurrent = {max_streams + 8}\nmax_queue = {4 * max_streams}\ncoalesce_ms = {COALESCE_MS}\n"
+        f'[profiles.bench]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
+        "first_token_timeout_s = 20.0\nmax_retries = 0\n"
+    )
+    env = {**os.environ, "BENCH_KEY": "sk-bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    sidecar = await SidecarProcess.launch(["--config", str(tmp / "sidecar.toml")], env=env)
+    result: dict[str, object] = {
+        "chunks_per_stream": args.chunks,
+        "chunk_interval_ms": args.interval_ms,
+        "coalesce_ms": COALESCE_MS,
+    }
+    proxy = None
+    try:
+        client = sidecar.client
+        await client.open_session("bench")
+        await client.apply_deltas("bench", 0, [
+            spb.DeltaOp(upsert_entity=spb.UpsertEntityOp(entity=spb.Entity(
+                id=f"npc-{i}", kind=tpb.ENTITY_KIND_CHARACTER, name=f"Npc{i}")))
+            for i in range(max_streams)
+        ])
+        for _ in range(300):
+            if (await client.get_info()).llm_ready:
+                break
+            await asyncio.sleep(0.2)
+        await sidecar_bench(sidecar, 4, 3)  # warm-up: connections, caches
+        await sse_bench(upstream, "ok", 4, 3)
+
+        for streams, rounds in ((1, args.single_runs), (64, args.rounds)):
+            direct = await sse_bench(upstream, "ok", streams, rounds)
+            side = await sidecar_bench(sidecar, streams, rounds)
+            tag = f"{streams}"
+            result[f"direct_ttft_ms_p50_at_{tag}"] = round(pct(direct.ttft, 0.5), 3)
+            result[f"sidecar_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5), 3)
+            result[f"sidecar_added_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5) - pct(direct.ttft, 0.5), 3)
+            result[f"sidecar_added_ttft_ms_p99_at_{tag}"] = round(pct(side.ttft, 0.99) - pct(direct.ttft, 0.99), 3)
+            result[f"direct_token_lag_ms_p99_at_{tag}"] = round(pct(direct.lag, 0.99), 3)
+            result[f"token_lag_ms_p50_at_{tag}"] = round(pct(side.lag, 0.5), 3)
+            result[f"token_lag_ms_p99_at_{tag}"] = round(pct(side.lag, 0.99), 3)
+            result[f"errors_at_{tag}"] = direct.errors + side.errors
+            result[f"samples_at_{tag}"] = len(side.ttft)
+        result["direct_ttft_ms_p50"] = result["direct_ttft_ms_p50_at_1"]
+        result["token_lag_ms_p99"] = result["token_lag_ms_p99_at_64"]
+
+        if proxy_bin:
+            started = await start_proxy(proxy_bin, upstream, tmp)
+            if started is None:
+                result["litellm_proxy_added_ttft_ms_p50"] = "proxy did not start"
+            else:
+                proxy, proxy_url = started
+                await sse_bench(proxy_url, "ok", 2, 3)  # warm-up
+                direct = await sse_bench(upstream, "ok", 1, args.single_runs)
+                via = await sse_bench(proxy_url, "ok", 1, args.single_runs)
+                result["litellm_proxy_ttft_ms_p50"] = round(pct(via.ttft, 0.5), 3)
+                result["litellm_proxy_added_ttft_ms_p50"] = round(pct(via.ttft, 0.5) - pct(direct.ttft, 0.5), 3)
+                result["litellm_proxy_errors"] = via.errors
+        else:
+            result["litellm_proxy_added_ttft_ms_p50"] = "not measured (no --proxy-bin)"
+
+        lag_ok = result["token_lag_ms_p99_at_64"] <= COALESCE_MS + LAG_SLACK_MS  # type: ignore[operator]
+        best = 64 if result["errors_at_64"] == 0 and lag_ok else 0
+        probes = {}
+        for streams in sorted(int(x) for x in args.probe.split(",") if x):
+            side = await sidecar_bench(sidecar, streams, 2)
+            lag99 = round(pct(side.lag, 0.99), 3)
+            ok = side.errors == 0 and lag99 <= COALESCE_MS + LAG_SLACK_MS
+            probes[str(streams)] = {"errors": side.errors, "token_lag_ms_p99": lag99,
+                                    "ttft_ms_p50": round(pct(side.ttft, 0.5), 3), "ok": ok}
+            if ok:
+                best = max(best, streams)
+        result["probes"] = probes
+        result["litellm_alone_cpu_us_per_chunk"] = round(await litellm_cpu_per_chunk(upstream), 1)
+        result["max_concurrent_streams_ok"] = best
+        result["cpu_count"] = os.cpu_count()
+        result["python"] = sys.version.split()[0]
+    finally:
+        if proxy is not None:
+            proxy.kill()
+            await proxy.wait()
+        await sidecar.close()
+        assert upstream_proc.stdin is not None
+        upstream_proc.stdin.close()
+        await upstream_proc.wait()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
