@@ -184,17 +184,7 @@ async def start_proxy(proxy_bin: str, upstream: str, tmp: Path) -> tuple[asyncio
     return None
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", type=int, default=10)
-    parser.add_argument("--interval-ms", type=float, default=20.0)
-    parser.add_argument("--single-runs", type=int, default=60, help="sequential runs at 1 stream")
-    parser.add_argument("--rounds", type=int, default=3, help="runs per stream at 64 and above")
-    parser.add_argument("--probe", default="128,200,256", help="concurrency levels probed for the maximum")
-    parser.add_argument("--proxy-bin", default="", help="the `litellm` CLI of a venv with litellm[proxy]")
-    args = parser.parse_args()
-    proxy_bin = args.proxy_bin if args.proxy_bin and Path(args.proxy_bin).exists() else ""
-
+async def main(args: argparse.Namespace, proxy_bin: str) -> None:
     upstream_proc, upstream = await start_upstream(args.chunks, args.interval_ms)
     tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
     max_streams = max([64, *[int(x) for x in args.probe.split(",") if x]])
@@ -285,5 +275,19 @@ async def main() -> None:
     print(json.dumps(result))
 
 
+def cli() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=10)
+    parser.add_argument("--interval-ms", type=float, default=20.0)
+    parser.add_argument("--single-runs", type=int, default=60, help="sequential runs at 1 stream")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per stream at 64 and above")
+    parser.add_argument("--probe", default="128,200,256", help="concurrency levels probed for the maximum")
+    parser.add_argument("--proxy-bin", default="", help="the `litellm` CLI of a venv with litellm[proxy]")
+    args = parser.parse_args()
+    proxy_bin = args.proxy_bin if args.proxy_bin and Path(args.proxy_bin).exists() else ""
+
+    asyncio.run(main(args, proxy_bin))
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    cli()
