@@ -6,7 +6,7 @@ replays batches through the same function, which makes recovery exact
 (aliases included, since they are assigned here in op order).
 
 Removal cascades run once at the end of the batch, for the entities the batch
-removed that do not exist at its end (docs/state.md, "Removing an entity").
+removed that do not exist at its end (docs/protocol.md §5, "Removing an entity").
 """
 
 from __future__ import annotations

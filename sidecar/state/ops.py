@@ -2,7 +2,7 @@
 converts proto `DeltaOp`s into, what the engine validates and applies, and what
 the journal encodes (the tag keeps a journal readable by later versions).
 
-Semantics (docs/state.md has the full contract):
+Semantics (docs/protocol.md §5 has the full contract):
 
 - `UpsertEntity` creates the entity or replaces it whole.
 - `PatchEntity` sets and unsets named fields; `None` attributes are left alone;
