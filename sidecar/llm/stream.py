@@ -236,10 +236,16 @@ async def _relay(
                     parts.append(text)
                     yield TextPiece(text)
                 finish = reason or finish
+                if finish and usage:
+                    # All we need: stop here. Draining to the end would make litellm
+                    # rebuild the whole response and run its logging (milliseconds a run).
+                    break
         else:
             # The end came with the first chunk; usage may still follow.
             async for chunk in upstream:
                 usage = _usage(chunk) or usage
+                if usage:
+                    break
     except (GeneratorExit, asyncio.CancelledError):
         raise
     except Exception as exc:
