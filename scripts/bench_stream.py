@@ -136,27 +136,33 @@ async def sidecar_bench(sidecar: SidecarProcess, streams: int, rounds: int) -> S
     return sample
 
 
-async def litellm_cpu_per_chunk(upstream: str) -> float:
-    """CPU microseconds litellm itself spends per streamed chunk (no sidecar), in
-    this process: the floor under the sidecar's per-chunk cost."""
+async def litellm_cpu_per_stream(upstream: str) -> float:
+    """CPU milliseconds litellm alone spends on one stream of the fake server (in this
+    process, reading it the way the sidecar does): the floor under the sidecar's cost."""
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     import litellm
 
     litellm.suppress_debug_info = True
     litellm.disable_streaming_logging = True
-    chunks = 0
-    start = 0.0
-    for i in range(6):
+    start, n = 0.0, 20
+    for i in range(n + 1):
         if i == 1:  # the first call pays litellm's lazy imports: not counted
-            chunks, start = 0, time.process_time()
+            start = time.process_time()
         stream = await litellm.acompletion(
-            model="openai/ok", api_base=upstream, api_key="sk-bench", stream=True,
+            model="openai/ok", api_base=upstream, api_key=BENCH_KEY, stream=True,
             stream_options={"include_usage": True}, messages=[{"role": "user", "content": "Narrate."}],
         )
-        async for _chunk in stream:
-            chunks += 1
+        async for chunk in stream:
+            if getattr(chunk, "usage", None):
+                break
         await stream.aclose()
-    return (time.process_time() - start) / max(1, chunks) * 1e6
+    return (time.process_time() - start) / n * 1000
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def start_proxy(proxy_bin: str, upstream: str, tmp: Path) -> tuple[asyncio.subprocess.Process, str] | None:
@@ -225,7 +231,9 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
 
         for streams, rounds in ((1, args.single_runs), (64, args.rounds)):
             direct = await sse_bench(upstream, "ok", streams, rounds)
+            cpu0 = cpu_seconds(sidecar.pid)
             side = await sidecar_bench(sidecar, streams, rounds)
+            cpu_per_stream = (cpu_seconds(sidecar.pid) - cpu0) / max(1, streams * rounds) * 1000
             tag = f"{streams}"
             result[f"direct_ttft_ms_p50_at_{tag}"] = round(pct(direct.ttft, 0.5), 3)
             result[f"sidecar_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5), 3)
@@ -236,6 +244,7 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
             result[f"token_lag_ms_p99_at_{tag}"] = round(pct(side.lag, 0.99), 3)
             result[f"errors_at_{tag}"] = direct.errors + side.errors
             result[f"samples_at_{tag}"] = len(side.ttft)
+            result[f"sidecar_cpu_ms_per_stream_at_{tag}"] = round(cpu_per_stream, 2)
         result["direct_ttft_ms_p50"] = result["direct_ttft_ms_p50_at_1"]
         result["token_lag_ms_p99"] = result["token_lag_ms_p99_at_64"]
 
@@ -266,7 +275,7 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
             if ok:
                 best = max(best, streams)
         result["probes"] = probes
-        result["litellm_alone_cpu_us_per_chunk"] = round(await litellm_cpu_per_chunk(upstream), 1)
+        result["litellm_alone_cpu_ms_per_stream"] = round(await litellm_cpu_per_stream(upstream), 2)
         result["max_concurrent_streams_ok"] = best
         result["cpu_count"] = os.cpu_count()
         result["python"] = sys.version.split()[0]
