@@ -1,2 +1,2 @@
-"""Fakes for tests: a misbehaving OpenAI-compatible SSE server, a stand-in
-context engine, and a helper that serves AgentService on a real socket."""
+"""Test helpers: a misbehaving OpenAI-compatible SSE server (`openai_server`)
+and a real App around the scripted fake model for run tests (`runs_rig`)."""
