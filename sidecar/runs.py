@@ -10,6 +10,7 @@ servicer drains; cancelling the task closes the model stream upstream.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import time
@@ -144,7 +145,7 @@ class RunScheduler:
         self._queued += 1
         handle.slot = asyncio.get_running_loop().create_future()
         handle.task = asyncio.create_task(self._life(handle), name=f"run-{run_id}")
-        handle.task.add_done_callback(lambda _task, h=handle: self._cancelled_before_start(h))
+        handle.task.add_done_callback(functools.partial(self._cancelled_before_start, handle))
         self._dispatch()
         return handle
 
@@ -207,7 +208,7 @@ class RunScheduler:
 
     # -- one run ------------------------------------------------------------
 
-    def _cancelled_before_start(self, handle: RunHandle) -> None:
+    def _cancelled_before_start(self, handle: RunHandle, _task: object = None) -> None:
         """A task cancelled before its first step never runs `_life` (not even its
         `finally`): end the run here so its caller and its slot are not left hanging."""
         if handle.done:
@@ -238,17 +239,17 @@ class RunScheduler:
             except TimeoutError:
                 raise ProviderTimeout(f"run {handle.run_id!r} did not finish within {deadline:g} s") from None
         except asyncio.CancelledError:
-            error = handle.cancel_error or RunCancelled(f"run {handle.run_id!r} was cancelled")
-            self._ended_early(handle, error)
-            emit(error)
-        except SidecarError as error:
-            self._ended_early(handle, error)
-            emit(error)
+            cancelled = handle.cancel_error or RunCancelled(f"run {handle.run_id!r} was cancelled")
+            self._ended_early(handle, cancelled)
+            emit(cancelled)
+        except SidecarError as failed:
+            self._ended_early(handle, failed)
+            emit(failed)
         except Exception as exc:  # noqa: BLE001 - a bug: INTERNAL, logged, never a hang
             log.exception("run failed", extra={"fields": {"run_id": handle.run_id}})
-            error = SidecarError(f"internal error in run: {type(exc).__name__}")
-            self._ended_early(handle, error)
-            emit(error)
+            bug = SidecarError(f"internal error in run: {type(exc).__name__}")
+            self._ended_early(handle, bug)
+            emit(bug)
         else:
             emit(_END)
         finally:

@@ -62,7 +62,7 @@ def split_sentences(text: str, before: str = "") -> tuple[list[str], str]:
 def ends_sentence(text: str, before: str = "") -> bool:
     full = before + text
     m = _TAIL.search(full, len(before))
-    return bool(m) and _is_end(full, m.start())
+    return m is not None and _is_end(full, m.start())
 
 
 class Coalescer:

@@ -99,7 +99,7 @@ _UNIT = 1_000_000
 
 def _price(litellm: Any, model: str, prompt: int, completion: int, cached: int) -> float:
     response = litellm.ModelResponse(model=model)
-    response.usage = litellm.Usage(  # type: ignore[attr-defined]
+    response.usage = litellm.Usage(
         prompt_tokens=prompt,
         completion_tokens=completion,
         total_tokens=prompt + completion,
