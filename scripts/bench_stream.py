@@ -165,6 +165,53 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class Disconnects:
+    """Reads the fake server's "disconnect <ns>" lines all the time (so its pipe never fills)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.times: list[int] = []
+        self._task = asyncio.create_task(self._read(proc))
+
+    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        while line := await proc.stdout.readline():
+            parts = line.decode().split()
+            if len(parts) == 2 and parts[0] == "disconnect":
+                self.times.append(int(parts[1]))
+
+    async def first_after(self, start_ns: int, timeout_s: float = 5.0) -> int:
+        for _ in range(int(timeout_s / 0.0005)):
+            later = [t for t in self.times if t >= start_ns]
+            if later:
+                return min(later)
+            await asyncio.sleep(0.0005)
+        raise TimeoutError("the fake server never saw the stream close")
+
+
+async def cancel_to_close(sidecar: SidecarProcess, seen: Disconnects, runs: int, use_cancel_run: bool) -> list[float]:
+    """Milliseconds from cancelling a streaming run (client cancel, or CancelRun) to the
+    fake server seeing its HTTP stream closed."""
+    delays = []
+    for i in range(runs):
+        run_id = f"cancel-{use_cancel_run}-{i}"
+        request = apb.RunRequest(session_id="bench", actor_id="npc-0", profile="endless", run_id=run_id,
+                                 narrate=apb.NarrateInput(text="Go on and on."))
+        call = sidecar.client.agent.Run(request)
+        texts = 0
+        async for response in call:
+            texts += response.event.HasField("text")
+            if texts == 3:
+                break
+        start = time.monotonic_ns()
+        if use_cancel_run:
+            await sidecar.client.agent.CancelRun(apb.CancelRunRequest(run_id=run_id))
+        else:
+            call.cancel()
+        delays.append((await seen.first_after(start) - start) / 1e6)
+        call.cancel()
+    return delays
+
+
 async def start_proxy(proxy_bin: str, upstream: str, tmp: Path) -> tuple[asyncio.subprocess.Process, str] | None:
     cfg = tmp / "proxy.yaml"
     cfg.write_text(
@@ -198,6 +245,7 @@ async def start_proxy(proxy_bin: str, upstream: str, tmp: Path) -> tuple[asyncio
 
 async def main(args: argparse.Namespace, proxy_bin: str) -> None:
     upstream_proc, upstream = await start_upstream(args.chunks, args.interval_ms)
+    disconnects = Disconnects(upstream_proc)
     tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
     max_streams = max([64, *[int(x) for x in args.probe.split(",") if x]])
     (tmp / "sidecar.toml").write_text(
@@ -205,6 +253,7 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         f"[runs]\nmax_concurrent = {max_streams + 8}\nmax_queue = {4 * max_streams}\ncoalesce_ms = {COALESCE_MS}\n"
         f'[profiles.bench]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
         "first_token_timeout_s = 20.0\nmax_retries = 0\n"
+        f'[profiles.endless]\nmodel = "openai/endless"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
     )
     env = {**os.environ, "BENCH_KEY": "sk-bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     sidecar = await SidecarProcess.launch(["--config", str(tmp / "sidecar.toml")], env=env)
@@ -246,6 +295,10 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
             result[f"samples_at_{tag}"] = len(side.ttft)
             result[f"sidecar_cpu_ms_per_stream_at_{tag}"] = round(cpu_per_stream, 2)
         result["direct_ttft_ms_p50"] = result["direct_ttft_ms_p50_at_1"]
+        for how, flag in (("client_cancel", False), ("cancel_run", True)):
+            delays = await cancel_to_close(sidecar, disconnects, 20, flag)
+            result[f"{how}_to_upstream_close_ms_p50"] = round(pct(delays, 0.5), 2)
+            result[f"{how}_to_upstream_close_ms_max"] = round(max(delays), 2)
         result["token_lag_ms_p99"] = result["token_lag_ms_p99_at_64"]
 
         if proxy_bin:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,7 @@ class FakeOpenAI:
         record_sends: bool = False,
         stamp: bool = False,
         port: int = 0,
+        on_disconnect: Callable[[int, float], None] | None = None,
     ) -> None:
         self.chunks = chunks
         self.interval_s = interval_s
@@ -65,6 +67,8 @@ class FakeOpenAI:
         #: (CLOCK_MONOTONIC is system-wide, so this works across processes).
         self.stamp = stamp
         self.port = port
+        #: Called with (request number, monotonic time) when a client leaves mid-stream.
+        self.on_disconnect = on_disconnect
         self.seen = Seen()
         self._flaked = False
         self._runner: web.AppRunner | None = None
@@ -135,6 +139,8 @@ class FakeOpenAI:
             await self._stream(request, resp, mode, n, body)
         except (asyncio.CancelledError, ConnectionResetError):
             self.seen.disconnects.append((n, time.monotonic()))
+            if self.on_disconnect is not None:
+                self.on_disconnect(n, time.monotonic())
             raise
         finally:
             self.seen.active -= 1
@@ -187,7 +193,8 @@ class FakeOpenAI:
 
 def main() -> None:
     """`python tests/fakes/openai_server.py [--chunks N] [--interval-ms X] [--stamp]`:
-    serve until stdin closes; prints the base URL as the first stdout line."""
+    serve until stdin closes; prints the base URL as the first stdout line, then
+    "disconnect <monotonic ns>" whenever a client leaves mid-stream."""
     import argparse
     import sys
 
@@ -198,7 +205,12 @@ def main() -> None:
     args = parser.parse_args()
 
     async def serve() -> None:
-        server = FakeOpenAI(chunks=args.chunks, interval_s=args.interval_ms / 1000, stamp=args.stamp)
+        def report(_n: int, _t: float) -> None:
+            print(f"disconnect {time.monotonic_ns()}", flush=True)
+
+        server = FakeOpenAI(
+            chunks=args.chunks, interval_s=args.interval_ms / 1000, stamp=args.stamp, on_disconnect=report
+        )
         print(await server.start(), flush=True)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, sys.stdin.read)
