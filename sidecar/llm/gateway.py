@@ -126,13 +126,17 @@ class ModelGateway:
                 asyncio.run(_warm_up(litellm))
             self._loaded.set_result(litellm)
             log.info("litellm ready")
-            default = self.config.profiles[self.config.default_profile]
-            if default.model.startswith(LOCAL + "/"):
-                self.local.preload()  # still on this background thread
         except BaseException as exc:  # noqa: BLE001 - reported to every waiter
             log.error("litellm import failed", extra={"fields": {"error": repr(exc)}})
             if not self._loaded.done():
                 self._loaded.set_exception(exc)
+            return
+        default = self.config.profiles[self.config.default_profile]
+        if default.model.startswith("local/"):
+            try:
+                self.local.preload()  # still on this background thread
+            except Exception as exc:  # noqa: BLE001 - a run on it reports ModelUnavailable
+                log.warning("embedded model not loaded", extra={"fields": {"error": str(exc)}})
 
     @property
     def ready(self) -> bool:

@@ -112,11 +112,21 @@ class LocalLLM(CustomLLM):
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def close(self) -> None:
-        self._worker.shutdown(wait=True, cancel_futures=True)
-        llm, self._llm = self._llm, None
-        if llm is not None:
-            llm.close()
+    def close(self, timeout_s: float = 0.5) -> None:
+        """Free the model on its own thread, after a running generation (already told
+        to stop) returns; never blocks shutdown for longer than `timeout_s`."""
+
+        def free() -> None:
+            llm, self._llm = self._llm, None
+            if llm is not None:
+                llm.close()
+
+        try:
+            done = self._worker.submit(free)
+        except RuntimeError:  # closed already
+            return
+        self._worker.shutdown(wait=False, cancel_futures=False)
+        concurrent.futures.wait([done], timeout=timeout_s)
 
     def _generate(self, prompt: str, params: dict[str, Any], stop: threading.Event, put: Callable) -> None:
         """On the worker thread: stream tokens into `put` until done or `stop`."""
