@@ -86,7 +86,7 @@ def serve(args: argparse.Namespace) -> int:
     os._exit(code)
 
 
-async def _serve(config, listen, token, generated, handshake_fd, parent_pid, watch_stdin) -> int:  # type: ignore[no-untyped-def]
+async def _serve(config, listen, token, generated, handshake_fd, parent_pid, watch_stdin) -> int:
     import logging
 
     from sidecar import lifecycle

@@ -106,7 +106,7 @@ class Handshake:
 
 def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str:
     """The stable reason of a sidecar error status, e.g. "STALE_REVISION" ("" if none)."""
-    for key, value in error.trailing_metadata() or ():  # type: ignore[union-attr]
+    for key, value in error.trailing_metadata() or ():
         if key == "sidecar-reason":
             return str(value)
     return ""
@@ -127,22 +127,22 @@ class _Auth:
 # grpc.aio sorts a channel's interceptors by the first interceptor type each one
 # is an instance of, so each call shape needs its own object.
 class _AuthUnaryUnary(_Auth, grpc.aio.UnaryUnaryClientInterceptor):
-    async def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+    async def intercept_unary_unary(self, continuation, client_call_details, request):
         return await continuation(self._details(client_call_details), request)
 
 
 class _AuthUnaryStream(_Auth, grpc.aio.UnaryStreamClientInterceptor):
-    async def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+    async def intercept_unary_stream(self, continuation, client_call_details, request):
         return await continuation(self._details(client_call_details), request)
 
 
 class _AuthStreamUnary(_Auth, grpc.aio.StreamUnaryClientInterceptor):
-    async def intercept_stream_unary(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+    async def intercept_stream_unary(self, continuation, client_call_details, request_iterator):
         return await continuation(self._details(client_call_details), request_iterator)
 
 
 class _AuthStreamStream(_Auth, grpc.aio.StreamStreamClientInterceptor):
-    async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+    async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):
         return await continuation(self._details(client_call_details), request_iterator)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TextIO
 
 from sidecar.client import SidecarProcess
 from sidecar.v1 import agent_service_pb2 as agent_pb
@@ -17,7 +18,9 @@ EVENTS = [
 ]
 
 
-def _entity(eid: str, kind: int, name: str, description: str, location: str = "", **fields: object) -> state_pb2.DeltaOp:
+def _entity(
+    eid: str, kind: types_pb2.EntityKind, name: str, description: str, location: str = "", **fields: object
+) -> state_pb2.DeltaOp:
     values: dict[str, types_pb2.FieldValue] = {}
     for key, value in fields.items():
         if isinstance(value, bool):
@@ -48,7 +51,7 @@ def scene_ops() -> list[state_pb2.DeltaOp]:
     ]
 
 
-async def run_demo(config: str | None = None, out=sys.stdout) -> int:  # type: ignore[no-untyped-def]
+async def run_demo(config: str | None = None, out: TextIO = sys.stdout) -> int:
     args = ["--config", config] if config else []
     print("launching game-sidecar...", file=sys.stderr)
     t0 = time.perf_counter()
