@@ -214,6 +214,9 @@ def build_layout(
     focus = list(spec.focus_ids)
     if isinstance(spec.input, DescribeInput):
         focus.insert(0, spec.input.entity_id)
+    elif isinstance(spec.input, NarrateInput):
+        # The entities an event involves are what its narration is about.
+        focus.extend(e for e in spec.input.entity_ids if e not in focus)
     setting, scene = engine.scene_for(
         session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment), tuple(sorted(named_ids(spec)))
     )

@@ -109,10 +109,12 @@ def scene_lines(
     scene: list[str] = []
     done: set[str] = set()
     here = ents.get(actor.location_id) if actor is not None and actor.location_id else None
-    if here is None and focus_ids:
-        first = ents.get(focus_ids[0])
-        if first is not None and first.location_id:
-            here = ents.get(first.location_id)
+    # No acting actor (the narrator): the scene is where the focus, else the player, is.
+    for eid in (*focus_ids, *cidx.player_ids) if here is None else ():
+        anchor = ents.get(eid)
+        if anchor is not None and anchor.location_id and anchor.location_id in ents:
+            here = ents[anchor.location_id]
+            break
     if here is not None and proj.can_see(here):
         done.add(here.id)
         line = "Location: " + _detail(proj, shown, here)

@@ -157,6 +157,22 @@ def test_describe_puts_the_target_in_focus() -> None:
     assert "Describe item_1 (rusty key) as npc_1 perceives it, focusing on its age." in last
 
 
+def test_narrator_sees_the_involved_entities_and_where_they_are() -> None:
+    s = tavern_session()
+    p = prepare(engine(), s, RunSpec("s1", "", NarrateInput("The guard yawns at the merchant.", ("npc-guard-33", NPC))))
+    text = all_text(p.prompt.messages)
+    guard, merchant = s.aliases.by_id["npc-guard-33"], s.aliases.by_id[NPC]
+    assert f"Focus: {guard} (Bored guard)" in text and f"Focus: {merchant} (Maerwyn)" in text
+    assert "Location: " in text and "The Rusty Anchor" in text
+    _assert_no_ids(s, p.prompt.messages)
+
+
+def test_narrator_without_focus_is_placed_where_the_player_is() -> None:
+    s = tavern_session()
+    p = prepare(engine(), s, RunSpec("s1", "", NarrateInput("Rain hammers the shutters.")))
+    assert "The Rusty Anchor" in all_text(p.prompt.messages)
+
+
 def test_prefix_stability_over_20_turns() -> None:
     s, eng = tavern_session(), engine()
     previous = None
