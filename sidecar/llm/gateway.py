@@ -78,6 +78,7 @@ class ModelGateway:
         self._thread: threading.Thread | None = None
         self._counters: dict[str, Callable[[str], int]] = {}
         self._fallback_counter: Callable[[str], int] | None = None
+        self._closing = False
         self.local: Any = None  # sidecar.llm.local.LocalLLM once litellm is in
         self.scripted: Any = None  # sidecar.llm.scripted.ScriptedLLM
 
@@ -132,7 +133,7 @@ class ModelGateway:
                 self._loaded.set_exception(exc)
             return
         default = self.config.profiles[self.config.default_profile]
-        if default.model.startswith("local/"):
+        if default.model.startswith("local/") and not self._closing:
             try:
                 self.local.preload()  # still on this background thread
             except Exception as exc:  # noqa: BLE001 - a run on it reports ModelUnavailable
@@ -155,6 +156,7 @@ class ModelGateway:
         return self._loaded.result(timeout=0)
 
     async def aclose(self) -> None:
+        self._closing = True  # a loader thread still importing must not load the model now
         if self.local is not None:
             await asyncio.to_thread(self.local.close)
 

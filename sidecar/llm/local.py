@@ -79,6 +79,7 @@ class LocalLLM(CustomLLM):
         super().__init__()
         self._llm: Any = None
         self._load_lock = threading.Lock()
+        self._closed = False
         # One thread owns the llama context: generations run one at a time, in order.
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-llm")
         #: Generations finished, and how many of them were stopped early (cancel).
@@ -96,6 +97,8 @@ class LocalLLM(CustomLLM):
         with self._load_lock:
             if self._llm is not None:
                 return
+            if self._closed:
+                raise ModelUnavailable("the sidecar is shutting down")
             try:
                 import llama_cpp
             except ImportError as exc:
@@ -106,6 +109,9 @@ class LocalLLM(CustomLLM):
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
             llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=CACHE_BYTES))
+            if self._closed:  # closed while loading (shutdown during start-up)
+                llm.close()
+                raise ModelUnavailable("the sidecar is shutting down")
             self._llm = llm
             log.info("local model loaded", extra={"fields": {"path": path}})
 
@@ -115,6 +121,8 @@ class LocalLLM(CustomLLM):
     def close(self, timeout_s: float = 0.5) -> None:
         """Free the model on its own thread, after a running generation (already told
         to stop) returns; never blocks shutdown for longer than `timeout_s`."""
+
+        self._closed = True
 
         def free() -> None:
             llm, self._llm = self._llm, None
