@@ -146,7 +146,11 @@ class ModelGateway:
     async def wait_ready(self) -> None:
         self.start()
         try:
-            await asyncio.wrap_future(self._loaded)
+            if not self._loaded.done():
+                # Shielded: a cancelled waiter (a run cancelled during start-up) must not
+                # cancel the one future every other waiter and the loader thread share.
+                await asyncio.shield(asyncio.wrap_future(self._loaded))
+            self._loaded.result(timeout=0)
         except Exception as exc:
             raise ModelUnavailable(f"litellm could not be imported: {exc}") from exc
 

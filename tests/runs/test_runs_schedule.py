@@ -200,3 +200,36 @@ async def test_started_reports_profile_model_and_revision(make_rig) -> None:
     started = out.events[0]
     assert isinstance(started, Started)
     assert (started.profile, started.model, started.revision) == ("fake", "scripted/test", 1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_random_mix_of_urgent_runs_and_cancels_keeps_every_invariant(make_rig, seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    rig = make_rig(runs=RunsConfig(max_concurrent=3, max_queue=100), script=ScriptConfig(chunk_delay_ms=1))
+    await rig.session(actors=5)
+    seen = watch_concurrency(rig)
+    handles = []
+    for n in range(40):
+        actor = f"actor-00{rng.randrange(5)}"
+        handles.append((actor, n, rig.submit(f"n{n} @@{actor}", actor_id=actor, urgent=rng.random() < 0.3)))
+        if rng.random() < 0.3:
+            await asyncio.sleep(0)
+    doomed = {h.run_id for _, _, h in rng.sample(handles, 8)}
+    for run_id in doomed:
+        try:
+            await rig.runs.cancel(run_id)
+        except RunNotFound:
+            pass  # already finished
+    outcomes = await asyncio.gather(*(drain(h) for _, _, h in handles))
+    for (_, _, handle), out in zip(handles, outcomes, strict=True):
+        assert out.error is None or (isinstance(out.error, RunCancelled) and handle.run_id in doomed)
+    assert seen["max"] <= 3 and seen["overlap"] == 0
+    session = rig.app.store.get("s1")
+    for i in range(5):
+        actor = f"actor-00{i}"
+        served = [int(e.text.split()[0][1:]) for e in session.transcripts.get(actor, []) if e.role == "event"]
+        assert served == sorted(served)  # each actor's runs in arrival order, urgent or not
+    stats = rig.runs.stats()[0]
+    assert stats["queued"] == 0 and stats["running"] == 0
