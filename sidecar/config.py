@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
@@ -113,6 +114,10 @@ class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     retry_backoff_s: float = 0.25
     #: The scripted fake model's script (only for model "scripted/..."; None = defaults).
     script: ScriptConfig | None = None
+    #: "litellm": litellm streams the reply (every provider). "sse": OpenAI-compatible
+    #: providers only; litellm resolves the call, the sidecar reads the SSE stream itself
+    #: (far less CPU per chunk; see docs/runs.md).
+    transport: Literal["litellm", "sse"] = "litellm"
 
 
 class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):

@@ -23,7 +23,7 @@ from sidecar.errors import (
     SidecarError,
 )
 
-__all__ = ["LITELLM_ERRORS", "RETRYABLE", "map_exception", "is_retryable"]
+__all__ = ["LITELLM_ERRORS", "RETRYABLE", "map_exception", "is_retryable", "status_error"]
 
 #: litellm exception class name -> the sidecar error it becomes. `None` means
 #: "decide by the HTTP status code the exception carries" (generic API errors).
@@ -93,6 +93,13 @@ def _by_status(status: object) -> type[SidecarError]:
     if 400 <= status < 500:
         return ProviderBadRequest
     return ProviderError
+
+
+def status_error(status: int, message: str) -> SidecarError:
+    """The error for an HTTP status from an OpenAI-compatible server (the sse transport)."""
+    err = _by_status(status)(message)
+    err.metadata["provider_error"] = f"HTTP {status}"
+    return err
 
 
 def _litellm_name(exc: BaseException) -> str | None:

@@ -79,6 +79,7 @@ class ModelGateway:
         self._counters: dict[str, Callable[[str], int]] = {}
         self._fallback_counter: Callable[[str], int] | None = None
         self._closing = False
+        self._http: Any = None  # httpx.AsyncClient of the sse transport, made on first use
         self.local: Any = None  # sidecar.llm.local.LocalLLM once litellm is in
         self.scripted: Any = None  # sidecar.llm.scripted.ScriptedLLM
 
@@ -159,8 +160,18 @@ class ModelGateway:
         """The litellm module (only after `wait_ready`)."""
         return self._loaded.result(timeout=0)
 
+    def http(self) -> Any:
+        """The pooled HTTP client of the sse transport (created on the running loop)."""
+        if self._http is None:
+            from sidecar.llm.sse import new_client
+
+            self._http = new_client()
+        return self._http
+
     async def aclose(self) -> None:
         self._closing = True  # a loader thread still importing must not load the model now
+        if self._http is not None:
+            await self._http.aclose()
         if self.local is not None:
             await asyncio.to_thread(self.local.close)
 

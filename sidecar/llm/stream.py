@@ -147,7 +147,13 @@ async def _open(
     upstream = None
     # Its own task: when we give up on it mid-flight, a stream it still returns is closed,
     # never left holding a pooled connection.
-    call = asyncio.ensure_future(litellm.acompletion(**_request(profile, messages, limits)))
+    request = _request(profile, messages, limits)
+    if profile.transport == "sse":
+        from sidecar.llm.sse import open_sse
+
+        call = asyncio.ensure_future(open_sse(gateway.http(), litellm, request))
+    else:
+        call = asyncio.ensure_future(litellm.acompletion(**request))
     try:
         async with asyncio.timeout(timeout):
             upstream = await asyncio.shield(call)

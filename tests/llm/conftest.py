@@ -24,11 +24,20 @@ async def fake_openai() -> AsyncIterator[FakeOpenAI]:
 GatewayFactory = Callable[..., ModelGateway]
 
 
+@pytest.fixture(params=["litellm", "sse"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Every fake-server test runs through litellm's OpenAI path and the sse transport."""
+    return str(request.param)
+
+
 @pytest.fixture
-async def make_gateway(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[GatewayFactory]:
+async def make_gateway(
+    fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> AsyncIterator[GatewayFactory]:
     """`make_gateway(name=dict(model=..., ...), ...)` -> a started ModelGateway.
 
-    Model strings without a provider become "openai/<mode>" at the fake server.
+    Model strings without a provider become "openai/<mode>" at the fake server,
+    read by the `transport` under test.
     """
     monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
     made: list[ModelGateway] = []
@@ -41,6 +50,7 @@ async def make_gateway(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch)
                 fields["model"] = "openai/" + fields["model"]
                 fields.setdefault("api_base", fake_openai.base_url)
                 fields.setdefault("api_key_env", "FAKE_OPENAI_KEY")
+                fields.setdefault("transport", transport)
             fields.setdefault("retry_backoff_s", 0.01)
             built[name] = ModelProfile(**fields)
         gateway = ModelGateway(Config(profiles=built, default_profile=default or next(iter(built))))
