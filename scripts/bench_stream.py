@@ -12,7 +12,10 @@ measures, at 1 and 64 concurrent streams:
 - the LiteLLM proxy (when `--proxy-bin` points at a `litellm` CLI from a venv
   with `litellm[proxy]`), measured the same way as direct.
 
-Then it probes larger concurrency for `max_concurrent_streams_ok`. Prints one
+Both transports are measured: profile "bench" (litellm streams the reply) and
+"bench_sse" (`transport = "sse"`: litellm resolves the call, the sidecar reads
+the SSE); figures for the latter end in `_sse`. Then it probes larger
+concurrency for `max_concurrent_streams_ok`. Prints one
 JSON object. Usage: .venv/bin/python scripts/bench_stream.py [--proxy-bin PATH]
 """
 
@@ -111,13 +114,14 @@ async def sse_bench(url: str, model: str, streams: int, rounds: int) -> Sample:
     return sample
 
 
-async def sidecar_bench(sidecar: SidecarProcess, streams: int, rounds: int) -> Sample:
+async def sidecar_bench(sidecar: SidecarProcess, streams: int, rounds: int, profile: str = "bench") -> Sample:
     sample = Sample()
     agent = sidecar.client.agent
 
     async def worker(actor: str) -> None:
         for _ in range(rounds):
-            request = apb.RunRequest(session_id="bench", actor_id=actor, narrate=apb.NarrateInput(text="A bell rings."))
+            request = apb.RunRequest(session_id="bench", actor_id=actor, profile=profile,
+                                     narrate=apb.NarrateInput(text="A bell rings."))
             start = time.monotonic()
             first = True
             try:
@@ -254,6 +258,8 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         f'[profiles.bench]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
         "first_token_timeout_s = 20.0\nmax_retries = 0\n"
         f'[profiles.endless]\nmodel = "openai/endless"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
+        f'[profiles.bench_sse]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
+        'transport = "sse"\nfirst_token_timeout_s = 20.0\nmax_retries = 0\n'
     )
     env = {**os.environ, "BENCH_KEY": "sk-bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     sidecar = await SidecarProcess.launch(["--config", str(tmp / "sidecar.toml")], env=env)
@@ -278,22 +284,24 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         await sidecar_bench(sidecar, 4, 3)  # warm-up: connections, caches
         await sse_bench(upstream, "ok", 4, 3)
 
-        for streams, rounds in ((1, args.single_runs), (64, args.rounds)):
-            direct = await sse_bench(upstream, "ok", streams, rounds)
-            cpu0 = cpu_seconds(sidecar.pid)
-            side = await sidecar_bench(sidecar, streams, rounds)
-            cpu_per_stream = (cpu_seconds(sidecar.pid) - cpu0) / max(1, streams * rounds) * 1000
-            tag = f"{streams}"
-            result[f"direct_ttft_ms_p50_at_{tag}"] = round(pct(direct.ttft, 0.5), 3)
-            result[f"sidecar_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5), 3)
-            result[f"sidecar_added_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5) - pct(direct.ttft, 0.5), 3)
-            result[f"sidecar_added_ttft_ms_p99_at_{tag}"] = round(pct(side.ttft, 0.99) - pct(direct.ttft, 0.99), 3)
-            result[f"direct_token_lag_ms_p99_at_{tag}"] = round(pct(direct.lag, 0.99), 3)
-            result[f"token_lag_ms_p50_at_{tag}"] = round(pct(side.lag, 0.5), 3)
-            result[f"token_lag_ms_p99_at_{tag}"] = round(pct(side.lag, 0.99), 3)
-            result[f"errors_at_{tag}"] = direct.errors + side.errors
-            result[f"samples_at_{tag}"] = len(side.ttft)
-            result[f"sidecar_cpu_ms_per_stream_at_{tag}"] = round(cpu_per_stream, 2)
+        await sidecar_bench(sidecar, 4, 3, "bench_sse")
+        for profile, suffix in (("bench", ""), ("bench_sse", "_sse")):
+            for streams, rounds in ((1, args.single_runs), (64, args.rounds)):
+                direct = await sse_bench(upstream, "ok", streams, rounds)
+                cpu0 = cpu_seconds(sidecar.pid)
+                side = await sidecar_bench(sidecar, streams, rounds, profile)
+                cpu_per_stream = (cpu_seconds(sidecar.pid) - cpu0) / max(1, streams * rounds) * 1000
+                tag = f"{streams}{suffix}"
+                result[f"direct_ttft_ms_p50_at_{tag}"] = round(pct(direct.ttft, 0.5), 3)
+                result[f"sidecar_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5), 3)
+                result[f"sidecar_added_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5) - pct(direct.ttft, 0.5), 3)
+                result[f"sidecar_added_ttft_ms_p99_at_{tag}"] = round(pct(side.ttft, 0.99) - pct(direct.ttft, 0.99), 3)
+                result[f"direct_token_lag_ms_p99_at_{tag}"] = round(pct(direct.lag, 0.99), 3)
+                result[f"token_lag_ms_p50_at_{tag}"] = round(pct(side.lag, 0.5), 3)
+                result[f"token_lag_ms_p99_at_{tag}"] = round(pct(side.lag, 0.99), 3)
+                result[f"errors_at_{tag}"] = direct.errors + side.errors
+                result[f"samples_at_{tag}"] = len(side.ttft)
+                result[f"sidecar_cpu_ms_per_stream_at_{tag}"] = round(cpu_per_stream, 2)
         result["direct_ttft_ms_p50"] = result["direct_ttft_ms_p50_at_1"]
         for how, flag in (("client_cancel", False), ("cancel_run", True)):
             delays = await cancel_to_close(sidecar, disconnects, 20, flag)
@@ -316,20 +324,21 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         else:
             result["litellm_proxy_added_ttft_ms_p50"] = "not measured (no --proxy-bin)"
 
-        lag_ok = result["token_lag_ms_p99_at_64"] <= COALESCE_MS + LAG_SLACK_MS  # type: ignore[operator]
-        best = 64 if result["errors_at_64"] == 0 and lag_ok else 0
-        probes = {}
-        for streams in sorted(int(x) for x in args.probe.split(",") if x):
-            side = await sidecar_bench(sidecar, streams, 2)
-            lag99 = round(pct(side.lag, 0.99), 3)
-            ok = side.errors == 0 and lag99 <= COALESCE_MS + LAG_SLACK_MS
-            probes[str(streams)] = {"errors": side.errors, "token_lag_ms_p99": lag99,
-                                    "ttft_ms_p50": round(pct(side.ttft, 0.5), 3), "ok": ok}
-            if ok:
-                best = max(best, streams)
-        result["probes"] = probes
+        for profile, suffix in (("bench", ""), ("bench_sse", "_sse")):
+            lag_ok = result[f"token_lag_ms_p99_at_64{suffix}"] <= COALESCE_MS + LAG_SLACK_MS  # type: ignore[operator]
+            best = 64 if result[f"errors_at_64{suffix}"] == 0 and lag_ok else 0
+            probes = {}
+            for streams in sorted(int(x) for x in args.probe.split(",") if x):
+                side = await sidecar_bench(sidecar, streams, 2, profile)
+                lag99 = round(pct(side.lag, 0.99), 3)
+                ok = side.errors == 0 and lag99 <= COALESCE_MS + LAG_SLACK_MS
+                probes[str(streams)] = {"errors": side.errors, "token_lag_ms_p99": lag99,
+                                        "ttft_ms_p50": round(pct(side.ttft, 0.5), 3), "ok": ok}
+                if ok:
+                    best = max(best, streams)
+            result[f"probes{suffix}"] = probes
+            result[f"max_concurrent_streams_ok{suffix}"] = best
         result["litellm_alone_cpu_ms_per_stream"] = round(await litellm_cpu_per_stream(upstream), 2)
-        result["max_concurrent_streams_ok"] = best
         result["cpu_count"] = os.cpu_count()
         result["python"] = sys.version.split()[0]
     finally:

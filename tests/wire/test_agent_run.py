@@ -180,10 +180,13 @@ async def test_close_session_cancels_its_runs(scripted) -> None:
     assert caught.value.code() == grpc.StatusCode.CANCELLED
 
 
-async def test_client_cancel_closes_the_upstream_http_stream(make_server, monkeypatch) -> None:
+@pytest.mark.parametrize("transport", ["litellm", "sse"])
+async def test_client_cancel_closes_the_upstream_http_stream(make_server, monkeypatch, transport) -> None:
     monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
     async with FakeOpenAI(interval_s=0.005) as upstream:
-        profile = ModelProfile(model="openai/endless", api_base=upstream.base_url, api_key_env="FAKE_OPENAI_KEY")
+        profile = ModelProfile(
+            model="openai/endless", api_base=upstream.base_url, api_key_env="FAKE_OPENAI_KEY", transport=transport
+        )
         running = await make_server(Config(profiles={"http": profile}, default_profile="http"))
         await running.client.open_session("g1")
         call = running.client.agent.Run(narrate("go on"))
