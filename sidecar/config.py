@@ -133,6 +133,9 @@ class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):
     min_revision_wait_s: float = 2.0
     #: Decision attempts when the request says 0.
     decision_attempts: int = 3
+    #: Actor engine ID -> profile for that actor's runs (a run's own `profile` wins;
+    #: then this; then the session's; then `default_profile`).
+    actor_profiles: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):

@@ -128,7 +128,12 @@ class RunScheduler:
         if run_id in self._runs:
             raise InvalidRequest(f"run_id {run_id!r} is already queued or running", metadata={"run_id": run_id})
         session = self.app.store.get(spec.session_id)  # type: ignore[attr-defined]
-        profile = options.profile or session.options.profile or self.app.config.default_profile
+        profile = (
+            options.profile
+            or self.config.actor_profiles.get(spec.actor_id, "")
+            or session.options.profile
+            or self.app.config.default_profile
+        )
         self.app.gateway.profile(profile)  # type: ignore[attr-defined]  # ProfileNotFound now, not later
         if self._queued >= self.config.max_queue:
             self._count_error(spec.session_id, QueueFull.reason)

@@ -129,3 +129,24 @@ async def test_min_revision_waits_for_the_delta(make_rig) -> None:
 
     out, _ = await asyncio.gather(drain(handle), apply_soon())
     assert out.error is None and out.events[0].revision == 1
+
+
+async def test_profile_choice_run_then_actor_then_session_then_default(make_rig) -> None:
+    from sidecar.config import ModelProfile
+
+    rig = make_rig(runs=RunsConfig(actor_profiles={"actor-001": "alt"}))
+    rig.app.config.profiles["alt"] = ModelProfile(model="scripted/alt", max_retries=0)
+    rig.app.config.profiles["sess"] = ModelProfile(model="scripted/sess", max_retries=0)
+    await rig.session(actors=2)
+
+    async def served(**kw) -> str:
+        out = await drain(rig.submit("hello", **kw))
+        assert out.error is None, out.error
+        return out.events[0].profile
+
+    assert await served(actor_id="actor-000") == "fake"
+    assert await served(actor_id="actor-001") == "alt"
+    assert await served(actor_id="actor-001", profile="sess") == "sess"
+    rig.app.store.get("s1").options.profile = "sess"
+    assert await served(actor_id="actor-000") == "sess"
+    assert await served(actor_id="actor-001") == "alt"
