@@ -108,6 +108,8 @@ class PreparedRun(Protocol):
     prompt: Prompt
     #: Every engine ID of the session: the leak guard refuses a request holding any.
     engine_ids: frozenset[str]
+    #: The parts of the run's game moment that must not reach the model (None: no moment).
+    guard_moment: Moment | None
 
     def evaluate(self, reply: str, attempt: int) -> Accepted | Rejected:
         """Judge a complete reply. Non-decision inputs always accept."""

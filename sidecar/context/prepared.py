@@ -35,7 +35,7 @@ from sidecar.projection import AliasRejected, Projection
 from sidecar.projection.index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
 from sidecar.prompts.system import DECISION_FORMAT
-from sidecar.state.model import Session
+from sidecar.state.model import Moment, Session
 
 if TYPE_CHECKING:
     from sidecar.context.engine import ContextEngine
@@ -66,6 +66,8 @@ class Prepared:
         self._budget = budget
         self.prompt = prompt
         self.engine_ids: frozenset[str] = proj.engine_ids
+        #: The suppressed parts of the game moment: the leak guard refuses a request holding one.
+        self.guard_moment: Moment | None = proj.guard_moment(spec.moment)
         self._accepted: dict[str, Accepted] = {}
 
     @property

@@ -70,9 +70,7 @@ async def execute(
     and finally UsageReport.
     """
     messages = prepared.prompt.messages
-    # The suppressed parts of the game moment, when the context engine offers them.
-    guard_moment = getattr(prepared, "guard_moment", None)
-    moment = guard_moment() if callable(guard_moment) else guard_moment
+    moment = prepared.guard_moment
     for attempt in range(1, max(1, max_attempts) + 1):
         progress.attempt = attempt
         progress.parts = []
