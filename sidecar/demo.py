@@ -9,6 +9,7 @@ from typing import TextIO
 
 from sidecar.client import SidecarProcess
 from sidecar.v1 import agent_service_pb2 as agent_pb
+from sidecar.v1 import session_service_pb2 as session_pb
 from sidecar.v1 import state_pb2, types_pb2
 
 EVENTS = [
@@ -59,7 +60,8 @@ async def run_demo(config: str | None = None, out: TextIO = sys.stdout) -> int:
         print(f"handshake after {1000 * (time.perf_counter() - t0):.0f} ms: {sidecar.handshake.address}",
               file=sys.stderr)
         client = sidecar.client
-        opened = await client.open_session("demo")
+        # Display-name aliases: the model reads "Bram", not "npc_2", and so does the player.
+        opened = await client.open_session("demo", alias_mode=session_pb.ALIAS_MODE_DISPLAY_NAME)
         applied = await client.apply_deltas("demo", opened.revision, scene_ops())
         print(f"scene sent as deltas, session revision {applied.revision}", file=sys.stderr)
         for text, ids in EVENTS:

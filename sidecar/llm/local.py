@@ -29,7 +29,7 @@ log = logging.getLogger("sidecar.llm.local")
 PROVIDER = "local"
 #: Gemma 3 270M is a base model: it continues documents rather than following
 #: chat turns. It stops at the next section, turn or blank line.
-STOP = ("\n\n", "##", "\nInput:", "\nEvent:", "Reply:", "<end_of_turn>", "<start_of_turn>")
+STOP = ("\n\n", "##", "\nInput:", "\nEvent:", "\nInvolved:", "Reply:", "<end_of_turn>", "<start_of_turn>")
 #: One worked example, fixed (so it is part of every prompt's cached prefix):
 #: a base model this small imitates a demonstration far better than it obeys rules.
 EXAMPLE = (
