@@ -9,9 +9,10 @@ servicer and gets INVALID_ARGUMENT / INVALID_REQUEST instead of grpc's UNKNOWN.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -87,6 +88,19 @@ def add_session_service(app: App, server: grpc.aio.Server) -> SessionServicer:
     return servicer
 
 
+def _unary(method: Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Any]]) -> Any:
+    """A unary RPC: the request parsed (tolerantly), any error turned into its status."""
+
+    @functools.wraps(method)
+    async def rpc(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            return await method(self, _parsed(request), context)
+        except Exception as exc:
+            await abort(context, exc)
+
+    return rpc
+
+
 class SessionServicer(pb_grpc.SessionServiceServicer):
     def __init__(self, app: App) -> None:
         self._app = app
@@ -108,35 +122,29 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
             )
         return ops_from_pb(ops)  # type: ignore[arg-type]
 
+    @_unary
     async def OpenSession(
         self, request: pb.OpenSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.OpenSessionResponse:
-        try:
-            request = _parsed(request)
-            self._admit()
-            options = options_from_pb(request.options) if request.HasField("options") else None
-            session, created = await self._store.open(request.session_id, options, request.update_options)
-            return pb.OpenSessionResponse(
-                session_id=session.id,
-                revision=session.revision,
-                created=created,
-                options=options_to_pb(session.options),
-            )
-        except Exception as exc:
-            await abort(context, exc)
+        self._admit()
+        options = options_from_pb(request.options) if request.HasField("options") else None
+        session, created = await self._store.open(request.session_id, options, request.update_options)
+        return pb.OpenSessionResponse(
+            session_id=session.id,
+            revision=session.revision,
+            created=created,
+            options=options_to_pb(session.options),
+        )
 
+    @_unary
     async def CloseSession(
         self, request: pb.CloseSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.CloseSessionResponse:
-        try:
-            request = _parsed(request)
-            _need_id(request.session_id)
-            self._store.get(request.session_id)
-            cancelled = await self._cancel_runs(request.session_id)
-            await self._store.close(request.session_id)
-            return pb.CloseSessionResponse(cancelled_runs=cancelled)
-        except Exception as exc:
-            await abort(context, exc)
+        _need_id(request.session_id)
+        self._store.get(request.session_id)
+        cancelled = await self._cancel_runs(request.session_id)
+        await self._store.close(request.session_id)
+        return pb.CloseSessionResponse(cancelled_runs=cancelled)
 
     async def _cancel_runs(self, session_id: str) -> int:
         # The run scheduler owns runs; it may not offer this (yet): then nothing runs to cancel here.
@@ -148,19 +156,16 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
             result = await result
         return int(result or 0)
 
+    @_unary
     async def ApplyDeltas(
         self, request: pb.ApplyDeltasRequest, context: grpc.aio.ServicerContext
     ) -> pb.ApplyDeltasResponse:
-        try:
-            request = _parsed(request)
-            self._admit()
-            _need_id(request.session_id)
-            revision, replayed = await self._store.apply(
-                request.session_id, request.base_revision, request.delta_id, self._ops(request.ops)
-            )
-            return pb.ApplyDeltasResponse(revision=revision, replayed=replayed)
-        except Exception as exc:
-            await abort(context, exc)
+        self._admit()
+        _need_id(request.session_id)
+        revision, replayed = await self._store.apply(
+            request.session_id, request.base_revision, request.delta_id, self._ops(request.ops)
+        )
+        return pb.ApplyDeltasResponse(revision=revision, replayed=replayed)
 
     async def StreamDeltas(
         self, request_iterator: AsyncIterator[pb.StreamDeltasRequest], context: grpc.aio.ServicerContext
@@ -188,56 +193,44 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
                     pass
                 yield pb.StreamDeltasResponse(delta_id=request.delta_id, revision=current, error=error_detail(exc))
 
+    @_unary
     async def ReplaceState(
         self, request: pb.ReplaceStateRequest, context: grpc.aio.ServicerContext
     ) -> pb.ReplaceStateResponse:
-        try:
-            request = _parsed(request)
-            self._admit()
-            _need_id(request.session_id)
-            self._store.get(request.session_id)
-            world = world_from_pb(request.snapshot)
-            revision = await self._store.replace(request.session_id, world, request.revision, request.allow_rewind)
-            return pb.ReplaceStateResponse(revision=revision)
-        except Exception as exc:
-            await abort(context, exc)
+        self._admit()
+        _need_id(request.session_id)
+        self._store.get(request.session_id)
+        world = world_from_pb(request.snapshot)
+        revision = await self._store.replace(request.session_id, world, request.revision, request.allow_rewind)
+        return pb.ReplaceStateResponse(revision=revision)
 
+    @_unary
     async def GetState(self, request: pb.GetStateRequest, context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
-        try:
-            request = _parsed(request)
-            _need_id(request.session_id)
-            bad = [k for k in request.kinds if k not in _KINDS]
-            if bad:
-                raise InvalidRequest(f"kinds: {bad[0]} is not an EntityKind value")
-            session = self._store.get(request.session_id)
-            snapshot = world_to_pb(session.world, request.kinds, request.entity_ids)
-            return pb.GetStateResponse(revision=session.revision, snapshot=snapshot)
-        except Exception as exc:
-            await abort(context, exc)
+        _need_id(request.session_id)
+        bad = [k for k in request.kinds if k not in _KINDS]
+        if bad:
+            raise InvalidRequest(f"kinds: {bad[0]} is not an EntityKind value")
+        session = self._store.get(request.session_id)
+        snapshot = world_to_pb(session.world, request.kinds, request.entity_ids)
+        return pb.GetStateResponse(revision=session.revision, snapshot=snapshot)
 
+    @_unary
     async def ExportSession(
         self, request: pb.ExportSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExportSessionResponse:
-        try:
-            request = _parsed(request)
-            _need_id(request.session_id)
-            session = self._store.get(request.session_id)
-            revision = session.revision
-            blob = self._store.export(request.session_id)
-            return pb.ExportSessionResponse(blob=blob, format_version=BLOB_VERSION, revision=revision)
-        except Exception as exc:
-            await abort(context, exc)
+        _need_id(request.session_id)
+        session = self._store.get(request.session_id)
+        revision = session.revision
+        blob = self._store.export(request.session_id)
+        return pb.ExportSessionResponse(blob=blob, format_version=BLOB_VERSION, revision=revision)
 
+    @_unary
     async def ImportSession(
         self, request: pb.ImportSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.ImportSessionResponse:
-        try:
-            request = _parsed(request)
-            self._admit()
-            session_id, revision = await self._store.import_(request.session_id, request.blob, request.overwrite)
-            return pb.ImportSessionResponse(session_id=session_id, revision=revision)
-        except Exception as exc:
-            await abort(context, exc)
+        self._admit()
+        session_id, revision = await self._store.import_(request.session_id, request.blob, request.overwrite)
+        return pb.ImportSessionResponse(session_id=session_id, revision=revision)
 
 
 def _need_id(session_id: str) -> None:
