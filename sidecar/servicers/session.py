@@ -10,7 +10,6 @@ servicer and gets INVALID_ARGUMENT / INVALID_REQUEST instead of grpc's UNKNOWN.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -147,14 +146,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         return pb.CloseSessionResponse(cancelled_runs=cancelled)
 
     async def _cancel_runs(self, session_id: str) -> int:
-        # The run scheduler owns runs; it may not offer this (yet): then nothing runs to cancel here.
-        cancel = getattr(self._app.runs, "cancel_session", None)
-        if cancel is None:
-            return 0
-        result = cancel(session_id)
-        if inspect.isawaitable(result):
-            result = await result
-        return int(result or 0)
+        return int(await self._app.runs.cancel_session(session_id))  # type: ignore[attr-defined]
 
     @_unary
     async def ApplyDeltas(
