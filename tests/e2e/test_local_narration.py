@@ -1,0 +1,45 @@
+"""The main job end to end: the real sidecar process, launched like a game
+launches it, with no config (so the embedded Gemma model serves), narrating
+through litellm's custom-provider path."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from sidecar.client import SidecarProcess
+from sidecar.demo import EVENTS, run_demo, scene_ops
+from sidecar.v1 import agent_service_pb2 as agent_pb
+
+pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
+
+
+async def test_embedded_model_streams_narration_with_usage() -> None:
+    async with await SidecarProcess.launch() as sidecar:
+        client = sidecar.client
+        opened = await client.open_session("e2e")
+        applied = await client.apply_deltas("e2e", opened.revision, scene_ops())
+        text, ids = EVENTS[0]
+        request = agent_pb.RunRequest(session_id="e2e", narrate=agent_pb.NarrateInput(text=text, entity_ids=ids),
+                                      min_revision=applied.revision,
+                                      limits=agent_pb.GenerationLimits(max_output_tokens=48))
+        events = [e async for e in client.run(request)]
+        kinds = [e.WhichOneof("kind") for e in events]
+        assert kinds[0] == "started" and kinds[-2:] == ["usage", "finished"]
+        assert events[0].started.model == "local/gemma3-270m"
+        texts = [e.text.text for e in events if e.HasField("text")]
+        assert len(texts) >= 2, "narration should stream in more than one event"
+        assert "".join(texts).strip()
+        usage = events[-2].usage
+        assert usage.prompt_tokens > 0 and 0 < usage.completion_tokens <= 48
+        assert (await client.get_info()).llm_ready
+
+
+async def test_demo_narrates_every_event() -> None:
+    out = io.StringIO()
+    assert await run_demo(out=out) == 0
+    shown = out.getvalue()
+    for text, _ in EVENTS:
+        assert f"> {text}" in shown
+    assert shown.count("tokens/s]") == len(EVENTS)
