@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from sidecar.config import Config
 from sidecar.context.api import DecisionInput, PreparedRun, RunSpec
 from sidecar.errors import (
     InvalidRequest,
@@ -35,12 +36,12 @@ from sidecar.errors import (
 from sidecar.llm.events import Finished, RunEventValue, Started, Timings
 from sidecar.llm.execute import Progress, execute
 from sidecar.llm.types import Limits
-from sidecar.state.model import ActorUsage
+from sidecar.state.model import ActorUsage, Session
 
 if TYPE_CHECKING:
     from sidecar.app import App
 
-__all__ = ["RunScheduler", "RunHandle", "RunOptions"]
+__all__ = ["RunScheduler", "RunHandle", "RunOptions", "resolve_profile"]
 
 log = logging.getLogger("sidecar.runs")
 
@@ -99,6 +100,16 @@ class RunHandle:
             self.task.cancel()
 
 
+def resolve_profile(config: Config, session: Session, actor_id: str, requested: str = "") -> str:
+    """The profile serving a run: the run's own, then the actor's, then the session's, then the default."""
+    return (
+        requested
+        or config.runs.actor_profiles.get(actor_id, "")
+        or session.options.profile
+        or config.default_profile
+    )
+
+
 class RunScheduler:
     """Admits, orders and runs runs. One per App."""
 
@@ -128,12 +139,7 @@ class RunScheduler:
         if run_id in self._runs:
             raise InvalidRequest(f"run_id {run_id!r} is already queued or running", metadata={"run_id": run_id})
         session = self.app.store.get(spec.session_id)  # type: ignore[attr-defined]
-        profile = (
-            options.profile
-            or self.config.actor_profiles.get(spec.actor_id, "")
-            or session.options.profile
-            or self.app.config.default_profile
-        )
+        profile = resolve_profile(self.app.config, session, spec.actor_id, options.profile)
         self.app.gateway.profile(profile)  # type: ignore[attr-defined]  # ProfileNotFound now, not later
         if self._queued >= self.config.max_queue:
             self._count_error(spec.session_id, QueueFull.reason)

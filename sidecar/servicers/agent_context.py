@@ -9,6 +9,7 @@ import grpc
 from sidecar.app import App
 from sidecar.context.transcripts import read_page
 from sidecar.errors import InvalidRequest, SidecarError
+from sidecar.runs import resolve_profile
 from sidecar.servicers.convert_run import run_spec_from_proto
 from sidecar.servicers.status import abort
 from sidecar.v1 import agent_service_pb2 as pb
@@ -28,11 +29,12 @@ async def preview_prompt(
             wait = app.config.runs.min_revision_wait_s
             await store.wait_for_revision(spec.session_id, run.min_revision, wait)  # type: ignore[attr-defined]
             session = store.get(spec.session_id)  # type: ignore[attr-defined]
-        profile = run.profile or session.options.profile or app.config.default_profile
+        profile = resolve_profile(app.config, session, spec.actor_id, run.profile)
         model = gateway.profile(profile).model  # type: ignore[attr-defined]  # ProfileNotFound first
         # The same tokenizer and budget a Run would use (the local model counts with its own vocabulary).
         await gateway.prepare_profile(profile)  # type: ignore[attr-defined]
-        budget = spec.budget_tokens or gateway.budget_tokens(profile)  # type: ignore[attr-defined]
+        # The model's budget, as for a Run: the engine applies run/session/config overrides under it.
+        budget = gateway.budget_tokens(profile)  # type: ignore[attr-defined]
         prepared = app.context.prepare(  # type: ignore[attr-defined]
             session,
             spec,
