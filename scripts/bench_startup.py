@@ -18,6 +18,7 @@ import sys
 import time
 
 from sidecar.client import SidecarProcess
+from sidecar.lifecycle import process_alive
 
 # A stand-in game: spawns the sidecar with --no-stdin-watch so only the parent
 # watchdog can notice its death, prints the handshake, then waits to be killed.
@@ -30,12 +31,6 @@ PARENT = (
 )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().split(b") ", 1)[1][:1] != b"Z"
-    except FileNotFoundError:
-        return False
 
 
 def exit_after_parent_kill_ms() -> float:
@@ -45,7 +40,7 @@ def exit_after_parent_kill_ms() -> float:
     t0 = time.perf_counter()
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
-    while _alive(pid):
+    while process_alive(pid):
         time.sleep(0.002)
     return (time.perf_counter() - t0) * 1000
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import grpc
 
+from sidecar.lifecycle import MAGIC_ENV, MAGIC_VALUE, TOKEN_ENV
 from sidecar.v1 import agent_service_pb2 as agent_pb
 from sidecar.v1 import agent_service_pb2_grpc as agent_grpc
 from sidecar.v1 import session_service_pb2 as session_pb
@@ -43,8 +44,6 @@ __all__ = [
     "auth_interceptors",
 ]
 
-MAGIC_ENV = "GAME_SIDECAR_MAGIC"
-MAGIC_VALUE = "game-sidecar-v1"
 STDERR_TAIL_LINES = 40
 
 
@@ -242,9 +241,9 @@ class SidecarProcess:
         argv = [*(command or (sys.executable, "-m", "sidecar", "serve")), *args]
         child_env = dict(os.environ if env is None else env)
         child_env.setdefault(MAGIC_ENV, MAGIC_VALUE)
-        child_env.pop("GAME_SIDECAR_TOKEN", None)
+        child_env.pop(TOKEN_ENV, None)
         if token is not None:
-            child_env["GAME_SIDECAR_TOKEN"] = token
+            child_env[TOKEN_ENV] = token
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=child_env,

@@ -205,6 +205,3 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"config {path or '(defaults)'}: {exc}") from exc
 
-
-def env_flag(env: dict[str, str], name: str) -> bool:
-    return env.get(name, "").strip().lower() in {"1", "true", "yes", "on"}

@@ -30,6 +30,7 @@ __all__ = [
     "protect_stdout",
     "write_handshake",
     "watch_host",
+    "process_alive",
 ]
 
 MAGIC_ENV = "GAME_SIDECAR_MAGIC"
@@ -178,7 +179,7 @@ def watch_host(loop: asyncio.AbstractEventLoop, on_gone: Callable[[str], None], 
             if os.getppid() != original_ppid:
                 trigger("parent changed")
                 return
-            if parent_pid is not None and not _alive(parent_pid):
+            if parent_pid is not None and not process_alive(parent_pid):
                 trigger("parent exited")
                 return
             await asyncio.sleep(PARENT_POLL_S)
@@ -186,7 +187,8 @@ def watch_host(loop: asyncio.AbstractEventLoop, on_gone: Callable[[str], None], 
     loop.create_task(poll_parent(), name="parent-watch")
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

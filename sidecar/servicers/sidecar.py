@@ -45,22 +45,10 @@ class SidecarServicer(pb_grpc.SidecarServiceServicer):
         return pb.ShutdownResponse()
 
 
+_STATS_FIELDS = frozenset(pb.SessionStats.DESCRIPTOR.fields_by_name)
+
+
 def _session_stats(app: App) -> list[pb.SessionStats]:
-    """Counters from each session's usage (runs write them; see sidecar.state.model.ActorUsage)."""
-    out = []
-    for session_id in app.store.session_ids():  # type: ignore[attr-defined]
-        session = app.store.get(session_id)  # type: ignore[attr-defined]
-        usage = session.usage.values()
-        out.append(
-            pb.SessionStats(
-                session_id=session_id,
-                revision=session.revision,
-                runs=sum(u.runs for u in usage),
-                prompt_tokens=sum(u.prompt_tokens for u in usage),
-                completion_tokens=sum(u.completion_tokens for u in usage),
-                cached_tokens=sum(u.cached_tokens for u in usage),
-                cost_usd=sum(u.cost_usd for u in usage),
-                errors_by_reason=session.errors_by_reason,
-            )
-        )
-    return out
+    """The scheduler's per-session counters, as far as the wire carries them."""
+    stats = app.runs.stats()  # type: ignore[attr-defined]
+    return [pb.SessionStats(**{k: v for k, v in s.items() if k in _STATS_FIELDS}) for s in stats]

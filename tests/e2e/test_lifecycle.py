@@ -26,6 +26,7 @@ from sidecar.client import (
     SidecarProcess,
     error_reason,
 )
+from sidecar.lifecycle import process_alive
 from sidecar.v1 import sidecar_service_pb2 as sidecar_pb
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,18 +36,12 @@ pytestmark = pytest.mark.timeout(60)
 EXIT_WAIT_S = 5.0
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().split(b") ", 1)[1][:1] != b"Z"
-    except FileNotFoundError:
-        return False
 
 
 def _wait_gone(pid: int, timeout: float = EXIT_WAIT_S) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not process_alive(pid):
             return True
         time.sleep(0.02)
     return False
@@ -195,7 +190,7 @@ def test_parent_killed_with_sigkill_takes_the_sidecar_along(extra: list[str], tm
     handshake = json.loads(parent.stdout.readline())
     pid = handshake["pid"]
     sock_dir = Path(handshake["address"]).parent
-    assert _alive(pid) and sock_dir.exists()
+    assert process_alive(pid) and sock_dir.exists()
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
     assert _wait_gone(pid), "sidecar outlived its parent"
