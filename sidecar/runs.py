@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import logging
 import time
 import uuid
@@ -41,7 +40,7 @@ from sidecar.state.model import ActorUsage, Session
 if TYPE_CHECKING:
     from sidecar.app import App
 
-__all__ = ["RunScheduler", "RunHandle", "RunOptions", "resolve_profile"]
+__all__ = ["RunScheduler", "RunHandle", "RunOptions", "resolve_profile", "prepare_prompt"]
 
 log = logging.getLogger("sidecar.runs")
 
@@ -108,6 +107,32 @@ def resolve_profile(config: Config, session: Session, actor_id: str, requested: 
         or session.options.profile
         or config.default_profile
     )
+
+
+async def prepare_prompt(
+    app: App, spec: RunSpec, profile: str, min_revision: int = 0, *, preview: bool = False
+) -> tuple[Session, PreparedRun, float]:
+    """The prompt a run of `spec` on `profile` sends: (session, prepared, build ms).
+
+    Shared by Run and PreviewPrompt so both wait for the same revision and use the
+    same tokenizer and budget (the model's; the engine applies overrides under it).
+    """
+    if min_revision:
+        await app.store.wait_for_revision(  # type: ignore[attr-defined]
+            spec.session_id, min_revision, app.config.runs.min_revision_wait_s
+        )
+    gateway = app.gateway
+    await gateway.prepare_profile(profile)  # type: ignore[attr-defined]
+    session = app.store.get(spec.session_id)  # type: ignore[attr-defined]
+    t0 = time.monotonic()
+    prepared = app.context.prepare(  # type: ignore[attr-defined]
+        session,
+        spec,
+        count_tokens=gateway.token_counter(profile),  # type: ignore[attr-defined]
+        budget_tokens=gateway.budget_tokens(profile),  # type: ignore[attr-defined]
+        preview=preview,
+    )
+    return session, prepared, (time.monotonic() - t0) * 1000
 
 
 class RunScheduler:
@@ -273,26 +298,9 @@ class RunScheduler:
         assert handle.slot is not None
         await handle.slot
         started = time.monotonic()
-        if opts.min_revision:
-            await app.store.wait_for_revision(  # type: ignore[attr-defined]
-                spec.session_id, opts.min_revision, self.config.min_revision_wait_s
-            )
         gateway = app.gateway
-        await gateway.prepare_profile(handle.profile)  # type: ignore[attr-defined]
-        session = app.store.get(spec.session_id)  # type: ignore[attr-defined]
-        # The model's budget; the engine applies run/session/config overrides under it.
-        budget = gateway.budget_tokens(handle.profile)  # type: ignore[attr-defined]
-        t0 = time.monotonic()
-        prepared = app.context.prepare(  # type: ignore[attr-defined]
-            session,
-            spec,
-            count_tokens=gateway.token_counter(handle.profile),  # type: ignore[attr-defined]
-            budget_tokens=budget,
-        )
-        if inspect.isawaitable(prepared):
-            prepared = await prepared
+        session, prepared, prompt_build_ms = await prepare_prompt(app, spec, handle.profile, opts.min_revision)
         handle.prepared = prepared
-        prompt_build_ms = (time.monotonic() - t0) * 1000
         model = gateway.profile(handle.profile).model  # type: ignore[attr-defined]
         emit(Started(spec.session_id, spec.actor_id, handle.profile, model, session.revision))
         attempts = 1

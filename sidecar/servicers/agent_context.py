@@ -9,7 +9,7 @@ import grpc
 from sidecar.app import App
 from sidecar.context.transcripts import read_page
 from sidecar.errors import InvalidRequest, SidecarError
-from sidecar.runs import resolve_profile
+from sidecar.runs import prepare_prompt, resolve_profile
 from sidecar.servicers.convert_run import run_spec_from_proto
 from sidecar.servicers.status import abort
 from sidecar.v1 import agent_service_pb2 as pb
@@ -23,25 +23,10 @@ async def preview_prompt(
     try:
         run = request.run
         spec = run_spec_from_proto(run, run_id=run.run_id or "preview")
-        store, gateway = app.store, app.gateway
-        session = store.get(spec.session_id)  # type: ignore[attr-defined]
-        if run.min_revision > 0:
-            wait = app.config.runs.min_revision_wait_s
-            await store.wait_for_revision(spec.session_id, run.min_revision, wait)  # type: ignore[attr-defined]
-            session = store.get(spec.session_id)  # type: ignore[attr-defined]
+        session = app.store.get(spec.session_id)  # type: ignore[attr-defined]
         profile = resolve_profile(app.config, session, spec.actor_id, run.profile)
-        model = gateway.profile(profile).model  # type: ignore[attr-defined]  # ProfileNotFound first
-        # The same tokenizer and budget a Run would use (the local model counts with its own vocabulary).
-        await gateway.prepare_profile(profile)  # type: ignore[attr-defined]
-        # The model's budget, as for a Run: the engine applies run/session/config overrides under it.
-        budget = gateway.budget_tokens(profile)  # type: ignore[attr-defined]
-        prepared = app.context.prepare(  # type: ignore[attr-defined]
-            session,
-            spec,
-            count_tokens=gateway.token_counter(profile),  # type: ignore[attr-defined]
-            budget_tokens=budget,
-            preview=True,
-        )
+        model = app.gateway.profile(profile).model  # type: ignore[attr-defined]  # ProfileNotFound first
+        session, prepared, _ = await prepare_prompt(app, spec, profile, run.min_revision, preview=True)
     except SidecarError as exc:
         await abort(context, exc)
     prompt = prepared.prompt
