@@ -15,7 +15,7 @@ EXIT_USAGE = 2
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="game-sidecar", description="LLM narration sidecar for games (gRPC).")
-    parser.add_argument("--version", action="version", version=f"game-sidecar {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and the embedded model's status")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve gRPC; launched by the game (see docs/protocol.md)")
     serve.add_argument("--listen", default=None,
@@ -31,6 +31,25 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="launch a sidecar like a game would and narrate a small scene")
     demo.add_argument("--config", default=None, help="TOML config file passed to the sidecar")
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: the version, then whether the embedded model can run here."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from sidecar.config import load_config
+        from sidecar.errors import SidecarError
+        from sidecar.llm.weights import find_local_model
+
+        try:  # $GAME_SIDECAR_CONFIG may name the weights ([local_model] path)
+            setting = load_config(None).local_model.path
+        except SidecarError:
+            setting = ""
+        status = find_local_model(setting)
+        model = (f"found ({status.weights_source}: {status.weights_path})" if status.ready
+                 else f"not available: {status.problem}")
+        print(f"game-sidecar {__version__}\nembedded model: {model}")
+        parser.exit()
 
 
 def _magic_env() -> str:

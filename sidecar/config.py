@@ -156,6 +156,16 @@ class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
     lore_dir: str = ""
 
 
+class LocalModelConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """The embedded model (profiles whose model is "local/...")."""
+
+    #: GGUF file of the weights ("" = $GAME_SIDECAR_MODEL_PATH, then models/ next to
+    #: the executable, then the installed weights package; see sidecar/llm/weights.py).
+    path: str = ""
+    #: llama.cpp context size in tokens (prompt plus reply).
+    context_tokens: int = 8192
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True):
     """Everything the sidecar can be told. Defaults serve the embedded local model."""
 
@@ -166,6 +176,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
     state: StateLimits = msgspec.field(default_factory=StateLimits)
     runs: RunsConfig = msgspec.field(default_factory=RunsConfig)
     context: ContextConfig = msgspec.field(default_factory=ContextConfig)
+    local_model: LocalModelConfig = msgspec.field(default_factory=LocalModelConfig)
     #: Directory for the SQLite journal ("" = state in memory only).
     state_dir: str = ""
     #: Log level on stderr: debug, info, warning, error.

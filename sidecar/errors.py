@@ -24,6 +24,7 @@ string and google.rpc.ErrorInfo metadata; see `sidecar.servicers.status`)::
     ├── PrivacyLeakBlocked             INTERNAL          PRIVACY_LEAK_BLOCKED
     ├── ShuttingDown                   UNAVAILABLE       SHUTTING_DOWN
     ├── ModelUnavailable               UNAVAILABLE       MODEL_UNAVAILABLE
+    │   └── ModelNotInstalled          FAILED_PRECONDITION MODEL_NOT_INSTALLED
     └── ProviderError                  INTERNAL          PROVIDER_ERROR
         ├── ProviderTimeout            DEADLINE_EXCEEDED PROVIDER_TIMEOUT
         ├── ProviderRateLimited        RESOURCE_EXHAUSTED PROVIDER_RATE_LIMITED
@@ -64,6 +65,7 @@ __all__ = [
     "PrivacyLeakBlocked",
     "ShuttingDown",
     "ModelUnavailable",
+    "ModelNotInstalled",
     "ProviderError",
     "ProviderTimeout",
     "ProviderRateLimited",
@@ -225,6 +227,14 @@ class ModelUnavailable(SidecarError):
 
     code = "UNAVAILABLE"
     reason = "MODEL_UNAVAILABLE"
+
+
+class ModelNotInstalled(ModelUnavailable):
+    """The embedded model's runtime or weights are not on this machine: retrying
+    will not help until they are installed (or another profile is used)."""
+
+    code = "FAILED_PRECONDITION"
+    reason = "MODEL_NOT_INSTALLED"
 
 
 class ProviderError(SidecarError):

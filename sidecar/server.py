@@ -48,11 +48,13 @@ def build_app(config: Config) -> App:
     app = App(
         config=config,
         store=SessionStore(config.state, config.state_dir or None),
-        gateway=ModelGateway(config),
+        gateway=(gateway := ModelGateway(config)),
         runs=None,
         context=ContextEngine(config),
-        capabilities=["stream_deltas", "replace_state", "export_import", "preview_prompt", "local_model"],
+        capabilities=["stream_deltas", "replace_state", "export_import", "preview_prompt"],
     )
+    if gateway.local_model_status().ready:
+        app.capabilities.append("local_model")
     if config.state_dir:
         app.capabilities.append("journal")
     app.runs = RunScheduler(app)

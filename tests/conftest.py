@@ -24,6 +24,20 @@ TEST_TOKEN = "test-token-not-secret"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked local_model need the embedded model's weights; without them
+    they are skipped, with the reason in pytest's summary (-rs)."""
+    from sidecar.llm.weights import find_local_model
+
+    status = find_local_model()
+    if status.ready:
+        return
+    skip = pytest.mark.skip(reason=f"needs the embedded model, not installed here: {status.problem}")
+    for item in items:
+        if item.get_closest_marker("local_model"):
+            item.add_marker(skip)
+
+
 def config_from_toml(text: str, tmp_path: Path) -> Config:
     path = tmp_path / "sidecar.toml"
     path.write_text(text)

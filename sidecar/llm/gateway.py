@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.config import Config, ModelProfile
-from sidecar.errors import ModelUnavailable, ProfileNotFound
+from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
 from sidecar.llm.types import Completion, Limits, TextPiece
+from sidecar.llm.weights import LocalModelStatus, find_local_model
 from sidecar.state.model import Moment
 
 __all__ = ["ModelGateway", "DEFAULT_CONTEXT_WINDOW"]
@@ -117,7 +118,7 @@ class ModelGateway:
             for profile in self.config.profiles.values():
                 if profile.model.startswith(SCRIPTED + "/") and profile.script is not None:
                     self.scripted.scripts[profile.model.split("/", 1)[1]] = profile.script
-            self.local = LocalLLM()
+            self.local = LocalLLM(self.config.local_model.path, self.config.local_model.context_tokens)
             litellm.custom_provider_map = [
                 *[p for p in litellm.custom_provider_map if p["provider"] not in (LOCAL, SCRIPTED)],
                 {"provider": LOCAL, "custom_handler": self.local},
@@ -134,7 +135,7 @@ class ModelGateway:
                 self._loaded.set_exception(exc)
             return
         default = self.config.profiles[self.config.default_profile]
-        if default.model.startswith("local/") and not self._closing:
+        if default.model.startswith("local/") and not self._closing and self.local_model_status().ready:
             try:
                 self.local.preload()  # still on this background thread
             except Exception as exc:  # noqa: BLE001 - a run on it reports ModelUnavailable
@@ -204,17 +205,25 @@ class ModelGateway:
         window = self.context_window(profile)
         return max(MIN_BUDGET, window - self.config.context.output_reserve_tokens)
 
+    def local_model_status(self) -> LocalModelStatus:
+        """Whether the embedded model's runtime and weights are here (nothing loaded)."""
+        return find_local_model(self.config.local_model.path)
+
     def profiles_info(self) -> list[dict]:
-        return [
-            {
+        local = self.local_model_status()
+        infos = []
+        for name, p in self.config.profiles.items():
+            is_local = p.model.startswith("local/")
+            infos.append({
                 "name": name,
                 "model": p.model,
                 "is_default": name == self.config.default_profile,
-                "local": p.model.startswith("local/"),
+                "local": is_local,
                 "context_window": self.context_window(name),
-            }
-            for name, p in self.config.profiles.items()
-        ]
+                "ready": local.ready if is_local else True,
+                "unavailable_reason": local.problem if is_local else "",
+            })
+        return infos
 
     def token_counter(self, profile: str) -> Callable[[str], int]:
         """The serving model's tokenizer, cached per text.
@@ -253,6 +262,10 @@ class ModelGateway:
     async def prepare_profile(self, name: str) -> None:
         """Make the profile's model callable (litellm in; the local model loaded, off the loop)."""
         p = self.profile(name)
+        if p.model.startswith("local/"):
+            status = self.local_model_status()
+            if not status.ready:  # at once: not after litellm's import, and never a retry
+                raise ModelNotInstalled(status.problem, metadata={"profile": name})
         await self.wait_ready()
         if p.model.startswith("local/") and not self.local.loaded:
             await asyncio.to_thread(self.local.preload)

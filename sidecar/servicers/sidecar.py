@@ -33,6 +33,7 @@ class SidecarServicer(pb_grpc.SidecarServiceServicer):
             llm_ready=app.gateway.ready,  # type: ignore[attr-defined]
             pid=os.getpid(),
             durable=bool(app.config.state_dir),
+            local_model=_local_model_info(app),
         )
         if request.include_stats:
             response.stats.extend(_session_stats(app))
@@ -43,6 +44,12 @@ class SidecarServicer(pb_grpc.SidecarServiceServicer):
         # Answer first; the drain starts right after this call returns.
         asyncio.get_running_loop().call_soon(self._request_shutdown, "Shutdown RPC")
         return pb.ShutdownResponse()
+
+
+def _local_model_info(app: App) -> pb.LocalModelInfo:
+    s = app.gateway.local_model_status()  # type: ignore[attr-defined]
+    return pb.LocalModelInfo(runtime_found=s.runtime_found, weights_found=s.weights_found,
+                             weights_source=s.weights_source, weights_path=s.weights_path, problem=s.problem)
 
 
 _STATS_FIELDS = frozenset(pb.SessionStats.DESCRIPTOR.fields_by_name)

@@ -38,6 +38,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_SESSION_EXISTS: _ClassVar[ErrorReason]
     ERROR_REASON_MODEL_UNAVAILABLE: _ClassVar[ErrorReason]
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
+    ERROR_REASON_MODEL_NOT_INSTALLED: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_UNAUTHENTICATED: ErrorReason
 ERROR_REASON_SESSION_NOT_FOUND: ErrorReason
@@ -67,6 +68,7 @@ ERROR_REASON_INVALID_CURSOR: ErrorReason
 ERROR_REASON_SESSION_EXISTS: ErrorReason
 ERROR_REASON_MODEL_UNAVAILABLE: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
+ERROR_REASON_MODEL_NOT_INSTALLED: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("code", "reason", "message", "metadata")

@@ -13,18 +13,36 @@ class GetInfoRequest(_message.Message):
     def __init__(self, include_stats: _Optional[bool] = ...) -> None: ...
 
 class ModelProfileInfo(_message.Message):
-    __slots__ = ("name", "model", "is_default", "local", "context_window")
+    __slots__ = ("name", "model", "is_default", "local", "context_window", "ready", "unavailable_reason")
     NAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     IS_DEFAULT_FIELD_NUMBER: _ClassVar[int]
     LOCAL_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
     name: str
     model: str
     is_default: bool
     local: bool
     context_window: int
-    def __init__(self, name: _Optional[str] = ..., model: _Optional[str] = ..., is_default: _Optional[bool] = ..., local: _Optional[bool] = ..., context_window: _Optional[int] = ...) -> None: ...
+    ready: bool
+    unavailable_reason: str
+    def __init__(self, name: _Optional[str] = ..., model: _Optional[str] = ..., is_default: _Optional[bool] = ..., local: _Optional[bool] = ..., context_window: _Optional[int] = ..., ready: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ...) -> None: ...
+
+class LocalModelInfo(_message.Message):
+    __slots__ = ("runtime_found", "weights_found", "weights_source", "weights_path", "problem")
+    RUNTIME_FOUND_FIELD_NUMBER: _ClassVar[int]
+    WEIGHTS_FOUND_FIELD_NUMBER: _ClassVar[int]
+    WEIGHTS_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    WEIGHTS_PATH_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    runtime_found: bool
+    weights_found: bool
+    weights_source: str
+    weights_path: str
+    problem: str
+    def __init__(self, runtime_found: _Optional[bool] = ..., weights_found: _Optional[bool] = ..., weights_source: _Optional[str] = ..., weights_path: _Optional[str] = ..., problem: _Optional[str] = ...) -> None: ...
 
 class SessionStats(_message.Message):
     __slots__ = ("session_id", "revision", "runs", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", "errors_by_reason")
@@ -54,7 +72,7 @@ class SessionStats(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., revision: _Optional[int] = ..., runs: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., errors_by_reason: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class GetInfoResponse(_message.Message):
-    __slots__ = ("version", "protocol_versions", "capabilities", "profiles", "llm_ready", "pid", "stats", "durable")
+    __slots__ = ("version", "protocol_versions", "capabilities", "profiles", "llm_ready", "pid", "stats", "durable", "local_model")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSIONS_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
@@ -63,6 +81,7 @@ class GetInfoResponse(_message.Message):
     PID_FIELD_NUMBER: _ClassVar[int]
     STATS_FIELD_NUMBER: _ClassVar[int]
     DURABLE_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_MODEL_FIELD_NUMBER: _ClassVar[int]
     version: str
     protocol_versions: _containers.RepeatedScalarFieldContainer[int]
     capabilities: _containers.RepeatedScalarFieldContainer[str]
@@ -71,7 +90,8 @@ class GetInfoResponse(_message.Message):
     pid: int
     stats: _containers.RepeatedCompositeFieldContainer[SessionStats]
     durable: bool
-    def __init__(self, version: _Optional[str] = ..., protocol_versions: _Optional[_Iterable[int]] = ..., capabilities: _Optional[_Iterable[str]] = ..., profiles: _Optional[_Iterable[_Union[ModelProfileInfo, _Mapping]]] = ..., llm_ready: _Optional[bool] = ..., pid: _Optional[int] = ..., stats: _Optional[_Iterable[_Union[SessionStats, _Mapping]]] = ..., durable: _Optional[bool] = ...) -> None: ...
+    local_model: LocalModelInfo
+    def __init__(self, version: _Optional[str] = ..., protocol_versions: _Optional[_Iterable[int]] = ..., capabilities: _Optional[_Iterable[str]] = ..., profiles: _Optional[_Iterable[_Union[ModelProfileInfo, _Mapping]]] = ..., llm_ready: _Optional[bool] = ..., pid: _Optional[int] = ..., stats: _Optional[_Iterable[_Union[SessionStats, _Mapping]]] = ..., durable: _Optional[bool] = ..., local_model: _Optional[_Union[LocalModelInfo, _Mapping]] = ...) -> None: ...
 
 class ShutdownRequest(_message.Message):
     __slots__ = ("reason",)

