@@ -34,6 +34,7 @@ const char* LaunchErrorKindName(LaunchError::Kind kind) {
     case LaunchError::Kind::kExitedBeforeHandshake: return "exited before handshake";
     case LaunchError::Kind::kTimedOut: return "timed out waiting for handshake";
     case LaunchError::Kind::kMalformedHandshake: return "malformed handshake";
+    case LaunchError::Kind::kStateDirLocked: return "state dir locked by another sidecar";
   }
   return "unknown";
 }
@@ -133,6 +134,13 @@ LaunchError SidecarProcess::Fail(LaunchError::Kind kind, std::string message) {
     e.term_signal = info.term_signal;
     if (info.exit_code >= 0) e.message += " (exit code " + std::to_string(info.exit_code) + ")";
     if (info.term_signal > 0) e.message += " (signal " + std::to_string(info.term_signal) + ")";
+    if (info.exit_code == kStateDirLockedExitCode) {
+      // The one early exit a game can act on by itself (another instance of
+      // the game, or a sidecar left from a crash, still holds the directory).
+      e.kind = LaunchError::Kind::kStateDirLocked;
+      e.message = "the sidecar exited with code 3 before its handshake: another sidecar holds the lock on its "
+                  "--state-dir; stop that one or launch this one with another --state-dir";
+    }
   }
   return e;
 }

@@ -3,7 +3,9 @@
 mode="$1"
 hs() { printf '{"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"127.0.0.1:9","pid":%s,"version":"0.0.0"}\n' "$$"; }
 case "$mode" in
-  exit-early)   echo "fatal: cannot load config (fake)" >&2; exit 3 ;;
+  exit-early)   echo "fatal: cannot load config (fake)" >&2; exit 4 ;;
+  # Exit code 3 is the sidecar's "another sidecar holds my --state-dir lock".
+  state-dir-locked) echo "state dir /tmp/fake-state is locked by another sidecar (fake)" >&2; exit 3 ;;
   garbage)      echo "warming up" >&2; echo "this is not json"; exec sleep 60 ;;
   wrong-sidecar) printf '{"sidecar":"other-tool","protocol":1,"transport":"tcp","address":"x","pid":1,"version":"1"}\n'; exec sleep 60 ;;
   wrong-protocol) printf '{"sidecar":"game-sidecar","protocol":2,"transport":"tcp","address":"x","pid":1,"version":"1"}\n'; exec sleep 60 ;;

@@ -23,9 +23,20 @@ TEST(SidecarProcessFaults, ExitedBeforeHandshakeCarriesExitCodeAndStderr) {
   auto p = SidecarProcess::Launch(FakeOptions("exit-early"), &err);
   ASSERT_EQ(p, nullptr);
   EXPECT_EQ(err.kind, LaunchError::Kind::kExitedBeforeHandshake);
-  EXPECT_EQ(err.exit_code, 3);
+  EXPECT_EQ(err.exit_code, 4);
   EXPECT_NE(err.stderr_tail.find("cannot load config (fake)"), std::string::npos) << err.ToString();
   EXPECT_NE(err.ToString().find("exited before handshake"), std::string::npos);
+}
+
+TEST(SidecarProcessFaults, ExitCode3IsStateDirLocked) {
+  LaunchError err;
+  auto p = SidecarProcess::Launch(FakeOptions("state-dir-locked"), &err);
+  ASSERT_EQ(p, nullptr);
+  EXPECT_EQ(err.kind, LaunchError::Kind::kStateDirLocked) << err.ToString();
+  EXPECT_EQ(err.exit_code, game_sidecar::kStateDirLockedExitCode);
+  EXPECT_NE(err.message.find("--state-dir"), std::string::npos) << err.message;
+  EXPECT_NE(err.stderr_tail.find("locked by another sidecar (fake)"), std::string::npos) << err.ToString();
+  EXPECT_NE(err.ToString().find("state dir locked by another sidecar"), std::string::npos) << err.ToString();
 }
 
 TEST(SidecarProcessFaults, GarbageLineIsMalformedAndTheChildIsKilled) {

@@ -1,4 +1,4 @@
-// Launching the sidecar the way a game does (PROTOCOL.md §1): spawn
+// Launching the sidecar the way a game does (docs/protocol.md §1): spawn
 // `game-sidecar serve` with piped stdin/stdout/stderr and the magic and token
 // environment, read the JSON handshake with a timeout, forward stderr lines to a
 // log callback, and stop it (close stdin, wait, SIGTERM, SIGKILL) when destroyed.
@@ -56,11 +56,14 @@ struct LaunchError {
     kExitedBeforeHandshake,  // the process ended (or closed stdout) before a handshake line
     kTimedOut,               // no handshake line within handshake_timeout; the process was killed
     kMalformedHandshake,     // the first stdout line is not a valid protocol-1 handshake
+    kStateDirLocked,         // exited with code 3 before a handshake: another sidecar holds
+                             // the --state-dir lock (stop it, or give this one another dir)
   };
   Kind kind = Kind::kSpawnFailed;
   std::string message;
   std::string stderr_tail;
-  // For kExitedBeforeHandshake: exit code, or -1 when killed by a signal / unknown.
+  // For kExitedBeforeHandshake and kStateDirLocked: exit code, or -1 when
+  // killed by a signal / unknown.
   int exit_code = -1;
   int term_signal = 0;
 
@@ -69,6 +72,10 @@ struct LaunchError {
 };
 
 const char* LaunchErrorKindName(LaunchError::Kind kind);
+
+// The exit code with which the sidecar refuses to start because another
+// sidecar holds the lock on its --state-dir (reported as kStateDirLocked).
+constexpr int kStateDirLockedExitCode = 3;
 
 // How the sidecar ended.
 struct ExitInfo {
