@@ -1,39 +1,45 @@
 // DeltaStream: the StreamDeltas bidirectional stream with a Status per batch.
 #include "game_sidecar/delta_stream.h"
 
+#include "delta_call.h"
+
 namespace game_sidecar {
 
 Status StatusFromDetail(const sidecar::v1::ErrorDetail& detail) {
   Status s;
-  s.code = static_cast<grpc::StatusCode>(detail.code());
+  s.code = StatusCodeFromInt(detail.code());
   s.reason = detail.reason();
   s.message = detail.message();
   for (const auto& kv : detail.metadata()) s.metadata[kv.first] = kv.second;
   return s;
 }
 
+DeltaStream::DeltaStream(std::unique_ptr<internal::DeltaCall> call) : call_(std::move(call)) {}
+
 DeltaStream::~DeltaStream() {
-  if (!finished_) {
-    context_.TryCancel();
+  if (!call_->finished) {
+    call_->context.TryCancel();
     // Finish reaps the call; after a cancel it returns at once.
     sidecar::v1::StreamDeltasResponse ignored;
-    while (stream_->Read(&ignored)) {
+    while (call_->stream->Read(&ignored)) {
     }
-    stream_->Finish();
+    call_->stream->Finish();
   }
 }
 
-bool DeltaStream::Write(const sidecar::v1::StreamDeltasRequest& request) { return stream_->Write(request); }
+bool DeltaStream::Write(const sidecar::v1::StreamDeltasRequest& request) { return call_->stream->Write(request); }
 
-bool DeltaStream::Read(sidecar::v1::StreamDeltasResponse* response) { return stream_->Read(response); }
+bool DeltaStream::Read(sidecar::v1::StreamDeltasResponse* response) { return call_->stream->Read(response); }
+
+void DeltaStream::Cancel() { call_->context.TryCancel(); }
 
 Status DeltaStream::Apply(const sidecar::v1::StreamDeltasRequest& request,
                           sidecar::v1::StreamDeltasResponse* response) {
   sidecar::v1::StreamDeltasResponse scratch;
   if (response == nullptr) response = &scratch;
-  if (!stream_->Write(request) || !stream_->Read(response)) {
+  if (!call_->stream->Write(request) || !call_->stream->Read(response)) {
     Status s = Finish();
-    if (s.ok()) s = Status::Local(grpc::StatusCode::UNAVAILABLE, "", "delta stream ended");
+    if (s.ok()) s = Status::Local(StatusCode::kUnavailable, "", "delta stream ended");
     return s;
   }
   if (response->has_error()) return StatusFromDetail(response->error());
@@ -41,14 +47,14 @@ Status DeltaStream::Apply(const sidecar::v1::StreamDeltasRequest& request,
 }
 
 Status DeltaStream::Finish(std::vector<sidecar::v1::StreamDeltasResponse>* rest) {
-  if (finished_) return Status::Local(grpc::StatusCode::FAILED_PRECONDITION, "", "delta stream already finished");
-  finished_ = true;
-  stream_->WritesDone();
+  if (call_->finished) return Status::Local(StatusCode::kFailedPrecondition, "", "delta stream already finished");
+  call_->finished = true;
+  call_->stream->WritesDone();
   sidecar::v1::StreamDeltasResponse response;
-  while (stream_->Read(&response)) {
+  while (call_->stream->Read(&response)) {
     if (rest != nullptr) rest->push_back(response);
   }
-  return StatusFromCall(stream_->Finish(), context_);
+  return internal::StatusFromCall(call_->stream->Finish(), call_->context);
 }
 
 }  // namespace game_sidecar

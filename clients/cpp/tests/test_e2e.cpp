@@ -79,13 +79,13 @@ TEST(RealSidecar, WrongTokenIsUnauthenticatedAndTouchesNothing) {
   ASSERT_TRUE(s.process);
   SidecarClient intruder(s.process->target(), "not-the-token");
   auto st = intruder.GetInfo({}, nullptr);
-  EXPECT_EQ(st.code, grpc::StatusCode::UNAUTHENTICATED) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kUnauthenticated) << st.ToString();
   EXPECT_EQ(st.reason, "UNAUTHENTICATED");
 
   e2e::v1::OpenSessionRequest open;
   open.set_session_id("intruded");
   st = intruder.OpenSession(open, nullptr);
-  EXPECT_EQ(st.code, grpc::StatusCode::UNAUTHENTICATED) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kUnauthenticated) << st.ToString();
 
   // The rejected call created nothing: the real client creates it now.
   e2e::v1::OpenSessionResponse opened;
@@ -121,7 +121,7 @@ TEST(RealSidecar, StaleRevisionIsAbortedWithReasonAndChangesNothing) {
   stale.set_delta_id("late-batch");
   *stale.add_ops() = e2e::Upsert("BP_Rat_C_1", e2e::v1::ENTITY_KIND_CHARACTER, "a rat", "level/gate");
   auto st = s.client->ApplyDeltas(stale, nullptr);
-  EXPECT_EQ(st.code, grpc::StatusCode::ABORTED) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kAborted) << st.ToString();
   EXPECT_EQ(st.reason, "STALE_REVISION");
   EXPECT_EQ(st.metadata["current_revision"], "1");
 
@@ -150,7 +150,7 @@ TEST(RealSidecar, UnknownSessionIsNotFound) {
   req.set_session_id("never-opened");
   req.set_delta_id("d1");
   auto st = s.client->ApplyDeltas(req, nullptr);
-  EXPECT_EQ(st.code, grpc::StatusCode::NOT_FOUND) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kNotFound) << st.ToString();
   EXPECT_EQ(st.reason, "SESSION_NOT_FOUND");
 }
 
@@ -178,7 +178,7 @@ TEST(RealSidecar, StreamDeltasReportsRejectedBatchesAndGoesOn) {
   batch.set_delta_id("stale-tick");
   e2e::v1::StreamDeltasResponse resp;
   auto st = stream->Apply(batch, &resp);
-  EXPECT_EQ(st.code, grpc::StatusCode::ABORTED) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kAborted) << st.ToString();
   EXPECT_EQ(st.reason, "STALE_REVISION");
   EXPECT_EQ(resp.revision(), 6);
   // The stream is still usable after the rejection.
@@ -212,7 +212,7 @@ TEST(RealSidecar, DestroyingSidecarProcessEndsTheSidecar) {
   EXPECT_FALSE(Alive(pid));
   EXPECT_FALSE(IsSocket(socket));
   auto st = s.client->GetInfo({}, nullptr);
-  EXPECT_EQ(st.code, grpc::StatusCode::UNAVAILABLE) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kUnavailable) << st.ToString();
 }
 
 TEST(RealSidecar, ShutdownRpcEndsTheProcessInOrder) {
@@ -235,7 +235,7 @@ TEST(RealSidecar, LogLinesReachTheCallback) {
   auto s = Launch(options);
   ASSERT_TRUE(s.process);
   s.process->Stop();
-  // Logs are JSON lines on stderr (PROTOCOL.md §1.3).
+  // Logs are JSON lines on stderr (docs/protocol.md §1).
   std::lock_guard<std::mutex> lock(logs.mu);
   ASSERT_FALSE(logs.lines.empty());
   for (const auto& l : logs.lines) EXPECT_EQ(l.front(), '{') << l;

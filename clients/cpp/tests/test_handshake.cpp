@@ -4,6 +4,7 @@
 #include "game_sidecar/delta_stream.h"
 #include "game_sidecar/handshake.h"
 #include "game_sidecar/status.h"
+#include "status_decode.h"  // private (src/): the decoder behind every call
 
 using game_sidecar::GrpcTarget;
 using game_sidecar::Handshake;
@@ -80,35 +81,74 @@ INSTANTIATE_TEST_SUITE_P(
 // sidecar.servicers.status.to_status.
 static const char kPythonStaleDetails[] = "\x08\x0a\x12\x18\x62\x61\x73\x65\x20\x72\x65\x76\x69\x73\x69\x6f\x6e\x20\x33\x20\x69\x73\x20\x73\x74\x61\x6c\x65\x1a\x61\x0a\x28\x74\x79\x70\x65\x2e\x67\x6f\x6f\x67\x6c\x65\x61\x70\x69\x73\x2e\x63\x6f\x6d\x2f\x67\x6f\x6f\x67\x6c\x65\x2e\x72\x70\x63\x2e\x45\x72\x72\x6f\x72\x49\x6e\x66\x6f\x12\x35\x0a\x0e\x53\x54\x41\x4c\x45\x5f\x52\x45\x56\x49\x53\x49\x4f\x4e\x12\x0c\x67\x61\x6d\x65\x2d\x73\x69\x64\x65\x63\x61\x72\x1a\x15\x0a\x10\x63\x75\x72\x72\x65\x6e\x74\x5f\x72\x65\x76\x69\x73\x69\x6f\x6e\x12\x01\x34";
 
+using game_sidecar::StatusCode;
+using game_sidecar::internal::DecodeStatus;
+
 TEST(StatusDecoding, ReadsErrorInfoFromPythonDetails) {
   std::string details(kPythonStaleDetails, sizeof kPythonStaleDetails - 1);
-  grpc::ClientContext context;  // no trailers: the reason must come from the details
-  auto s = game_sidecar::StatusFromCall(grpc::Status(grpc::StatusCode::ABORTED, "base revision 3 is stale", details),
-                                        context);
-  EXPECT_EQ(s.code, grpc::StatusCode::ABORTED);
+  // No sidecar-reason trailer: the reason must come from the details.
+  auto s = DecodeStatus(10, "base revision 3 is stale", details, "");
+  EXPECT_EQ(s.code, StatusCode::kAborted);
   EXPECT_EQ(s.reason, "STALE_REVISION");
+  EXPECT_EQ(s.reason_code(), sidecar::v1::ERROR_REASON_STALE_REVISION);
   EXPECT_EQ(s.message, "base revision 3 is stale");
   EXPECT_EQ(s.metadata.at("current_revision"), "4");
   EXPECT_EQ(s.ToString(), "ABORTED/STALE_REVISION: base revision 3 is stale");
 }
 
+TEST(StatusDecoding, TrailerReasonWinsAndDetailsStillGiveMetadata) {
+  std::string details(kPythonStaleDetails, sizeof kPythonStaleDetails - 1);
+  auto s = DecodeStatus(10, "stale", details, "SOMETHING_ELSE");
+  EXPECT_EQ(s.reason, "SOMETHING_ELSE");
+  EXPECT_EQ(s.metadata.at("current_revision"), "4");
+}
+
 TEST(StatusDecoding, IgnoresGarbageDetails) {
-  grpc::ClientContext context;
-  auto s = game_sidecar::StatusFromCall(grpc::Status(grpc::StatusCode::INTERNAL, "x", "\xff\xff\x01garbage"), context);
-  EXPECT_EQ(s.code, grpc::StatusCode::INTERNAL);
+  auto s = DecodeStatus(13, "x", "\xff\xff\x01garbage", "");
+  EXPECT_EQ(s.code, StatusCode::kInternal);
   EXPECT_TRUE(s.reason.empty());
   EXPECT_TRUE(s.metadata.empty());
 }
 
 TEST(StatusDecoding, InStreamErrorDetail) {
   sidecar::v1::ErrorDetail d;
-  d.set_code(static_cast<int>(grpc::StatusCode::ABORTED));
+  d.set_code(static_cast<int>(StatusCode::kAborted));
   d.set_reason("STALE_REVISION");
   d.set_message("stale");
   (*d.mutable_metadata())["current_revision"] = "9";
   auto s = game_sidecar::StatusFromDetail(d);
-  EXPECT_EQ(s.code, grpc::StatusCode::ABORTED);
+  EXPECT_EQ(s.code, StatusCode::kAborted);
   EXPECT_EQ(s.reason, "STALE_REVISION");
   EXPECT_EQ(s.metadata.at("current_revision"), "9");
   EXPECT_FALSE(s.ok());
+}
+
+// The client's codes are gRPC's numbers, so wire integers convert directly;
+// anything outside the range is UNKNOWN rather than an invalid enum value.
+TEST(StatusCodes, MatchGrpcNumbersAndNames) {
+  EXPECT_EQ(game_sidecar::StatusCodeFromInt(0), StatusCode::kOk);
+  EXPECT_EQ(game_sidecar::StatusCodeFromInt(16), StatusCode::kUnauthenticated);
+  EXPECT_EQ(game_sidecar::StatusCodeFromInt(17), StatusCode::kUnknown);
+  EXPECT_EQ(game_sidecar::StatusCodeFromInt(-1), StatusCode::kUnknown);
+  EXPECT_STREQ(game_sidecar::StatusCodeName(StatusCode::kFailedPrecondition), "FAILED_PRECONDITION");
+  EXPECT_STREQ(game_sidecar::StatusCodeName(static_cast<StatusCode>(99)), "UNKNOWN_CODE");
+}
+
+// reason_code() knows every ErrorReason the protos define, MODEL_NOT_INSTALLED
+// included, and maps a reason newer than this client to UNSPECIFIED.
+TEST(StatusCodes, ReasonCodeCoversTheProtoEnum) {
+  game_sidecar::Status s = game_sidecar::Status::Local(StatusCode::kFailedPrecondition, "MODEL_NOT_INSTALLED", "");
+  EXPECT_EQ(s.reason_code(), sidecar::v1::ERROR_REASON_MODEL_NOT_INSTALLED);
+  const auto* descriptor = sidecar::v1::ErrorReason_descriptor();
+  ASSERT_GT(descriptor->value_count(), 28);
+  for (int i = 0; i < descriptor->value_count(); ++i) {
+    const auto* value = descriptor->value(i);
+    if (value->number() == 0) continue;
+    s.reason = value->name().substr(std::string("ERROR_REASON_").size());
+    EXPECT_EQ(s.reason_code(), value->number()) << s.reason;
+  }
+  s.reason = "A_REASON_FROM_THE_FUTURE";
+  EXPECT_EQ(s.reason_code(), sidecar::v1::ERROR_REASON_UNSPECIFIED);
+  s.reason.clear();
+  EXPECT_EQ(s.reason_code(), sidecar::v1::ERROR_REASON_UNSPECIFIED);
 }

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <future>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "e2e_support.h"
@@ -132,7 +135,7 @@ TEST_F(Runs, ClientCancelMidStreamEndsTheRunAndTheSidecarGoesOn) {
   ASSERT_EQ(rec.first_text.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
   run->Cancel();
   auto st = run->Wait();
-  EXPECT_EQ(st.code, grpc::StatusCode::CANCELLED) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kCancelled) << st.ToString();
   EXPECT_EQ(st.reason, "RUN_CANCELLED");
   {
     std::lock_guard<std::mutex> lock(rec.mu);
@@ -154,18 +157,18 @@ TEST_F(Runs, CancelRunOnTheServerStopsTheStream) {
   auto cancel = run->CancelOnServer();
   EXPECT_TRUE(cancel.ok()) << cancel.ToString();
   auto st = run->Wait();
-  EXPECT_EQ(st.code, grpc::StatusCode::CANCELLED) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kCancelled) << st.ToString();
   EXPECT_EQ(st.reason, "RUN_CANCELLED");
   // The run is gone now: cancelling again names nothing.
   auto again = client().CancelRun(run->run_id());
-  EXPECT_EQ(again.code, grpc::StatusCode::NOT_FOUND) << again.ToString();
+  EXPECT_EQ(again.code, game_sidecar::StatusCode::kNotFound) << again.ToString();
   EXPECT_EQ(again.reason, "RUN_NOT_FOUND");
 }
 
 TEST_F(Runs, ProviderFailureArrivesAsErrorEventWithReason) {
   Recorder rec;
   auto st = client().Run(e2e::Narrate("runs", "The sky darkens. #fail:rate_limit"), rec.Callback());
-  EXPECT_EQ(st.code, grpc::StatusCode::RESOURCE_EXHAUSTED) << st.ToString();
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kResourceExhausted) << st.ToString();
   EXPECT_EQ(st.reason, "PROVIDER_RATE_LIMITED");
   std::lock_guard<std::mutex> lock(rec.mu);
   ASSERT_FALSE(rec.updates.empty());
@@ -196,6 +199,116 @@ TEST_F(Runs, DecisionReturnsTheGamesActionId) {
   ASSERT_NE(action, nullptr) << Kinds(rec.updates);
   EXPECT_EQ(action->event.action().action_id(), "ACT_BLOCK");
   EXPECT_EQ(action->event.action().index(), 1);
+}
+
+// The run holds the connection (channel and stub) itself: the client that
+// started it may go first.
+TEST_F(Runs, ARunOutlivesTheClientThatStartedIt) {
+  Recorder rec;
+  std::unique_ptr<game_sidecar::RunHandle> run;
+  {
+    game_sidecar::SidecarClient short_lived(*sidecar_->process);
+    run = short_lived.StartRun(e2e::Narrate("runs", "The lantern flickers."), rec.Callback());
+  }
+  auto st = run->Wait();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::lock_guard<std::mutex> lock(rec.mu);
+  std::string text;
+  for (const auto& u : rec.updates)
+    if (u.kind == RunEventKind::kText) text += u.text();
+  EXPECT_EQ(text, kScriptedReply);
+  EXPECT_EQ(rec.updates.back().kind, RunEventKind::kFinished) << Kinds(rec.updates);
+}
+
+TEST_F(Runs, DestroyingARunningHandleCancelsItAndNoCallbackFollows) {
+  Recorder rec;
+  auto run = client().StartRun(e2e::Narrate("runs", "Footsteps echo. #stall-mid", "slow"), rec.Callback());
+  ASSERT_EQ(rec.first_text.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  run.reset();  // cancels, and returns only after the last callback
+  std::lock_guard<std::mutex> lock(rec.mu);
+  ASSERT_FALSE(rec.updates.empty());
+  EXPECT_EQ(rec.updates.back().kind, RunEventKind::kError) << Kinds(rec.updates);
+  EXPECT_EQ(rec.updates.back().error.code, game_sidecar::StatusCode::kCancelled);
+  EXPECT_EQ(rec.updates.back().error.reason, "RUN_CANCELLED");
+}
+
+namespace {
+// This process's thread count (Linux /proc).
+int ThreadCount() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+}  // namespace
+
+// Runs ride gRPC's callback API: a crowd of NPCs talking at once is a crowd of
+// open streams, not of threads.
+TEST_F(Runs, ACrowdOfRunsIsNotACrowdOfThreads) {
+  ASSERT_TRUE(client().Run(e2e::Narrate("runs", "Warm up."), nullptr).ok());  // gRPC's threads exist now
+  const int before = ThreadCount();
+  ASSERT_GT(before, 0);
+  constexpr int kRuns = 24;
+  RunEventQueue queue;
+  std::vector<std::unique_ptr<game_sidecar::RunHandle>> runs;
+  // The narrator's runs are served one at a time: the first stalls mid-reply,
+  // the other 23 wait in the sidecar's queue with their streams open.
+  for (int i = 0; i < kRuns; ++i)
+    runs.push_back(client().StartRun(e2e::Narrate("runs", "Voices rise. #stall-mid", "slow"), queue.Sink()));
+  RunUpdate first;
+  ASSERT_TRUE(queue.WaitPop(&first, std::chrono::milliseconds(30000)));
+  const int during = ThreadCount();
+  RecordProperty("threads_before", before);
+  RecordProperty("threads_with_runs_open", during);
+  for (const auto& run : runs) EXPECT_FALSE(run->Done()) << run->run_id();
+  EXPECT_LT(during - before, kRuns / 2) << "threads before " << before << ", with " << kRuns << " runs open "
+                                        << during;
+  for (auto& run : runs) run->Cancel();
+  for (auto& run : runs) {
+    auto st = run->Wait();
+    EXPECT_EQ(st.code, game_sidecar::StatusCode::kCancelled) << run->run_id() << ": " << st.ToString();
+  }
+  // Exactly one kError per run reached the queue, and nothing after it.
+  std::map<std::string, int> errors;
+  std::set<std::string> ended;
+  queue.Drain([&](RunUpdate& u) {
+    EXPECT_EQ(ended.count(u.run_id), 0u) << "event after the end of " << u.run_id;
+    if (u.kind == RunEventKind::kError) {
+      ++errors[u.run_id];
+      ended.insert(u.run_id);
+    }
+  });
+  EXPECT_EQ(errors.size(), static_cast<size_t>(kRuns));
+  for (const auto& kv : errors) EXPECT_EQ(kv.second, 1) << kv.first;
+}
+
+// Many runs in flight at once through one queue: each gets its whole reply,
+// in order, interleaved with the others however gRPC delivers them.
+TEST_F(Runs, ManyRunsAtOnceEachGetTheirWholeReply) {
+  constexpr int kRuns = 12;
+  RunEventQueue queue;
+  std::vector<std::unique_ptr<game_sidecar::RunHandle>> runs;
+  for (int i = 0; i < kRuns; ++i)
+    runs.push_back(client().StartRun(e2e::Narrate("runs", "Crowd " + std::to_string(i)), queue.Sink()));
+  for (auto& run : runs) {
+    auto st = run->Wait();
+    EXPECT_TRUE(st.ok()) << run->run_id() << ": " << st.ToString();
+  }
+  std::map<std::string, std::string> text;
+  std::map<std::string, uint64_t> last_seq;
+  std::map<std::string, int> finished;
+  queue.Drain([&](RunUpdate& u) {
+    EXPECT_EQ(u.seq, last_seq[u.run_id] + 1) << u.run_id;
+    last_seq[u.run_id] = u.seq;
+    if (u.kind == RunEventKind::kText) text[u.run_id] += u.text();
+    if (u.kind == RunEventKind::kFinished) ++finished[u.run_id];
+  });
+  ASSERT_EQ(finished.size(), static_cast<size_t>(kRuns));
+  for (const auto& run : runs) {
+    EXPECT_EQ(text[run->run_id()], kScriptedReply) << run->run_id();
+    EXPECT_EQ(finished[run->run_id()], 1) << run->run_id();
+  }
 }
 
 // The embedded local model (the default profile with no config): a real model,

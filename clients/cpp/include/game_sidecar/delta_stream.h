@@ -6,17 +6,19 @@
 #include <memory>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "game_sidecar/status.h"
-#include "sidecar/v1/session_service.grpc.pb.h"
+#include "game_sidecar/v1/session_service.pb.h"
 
 namespace game_sidecar {
 
 class SidecarClient;
+namespace internal {
+class DeltaCall;
+}
 
 // One writer thread and one reader thread may use it at once (gRPC's rule);
-// Apply is for a single thread that writes and reads in turn.
+// Apply is for a single thread that writes and reads in turn. It shares the
+// client's connection, so it may outlive the SidecarClient that opened it.
 class DeltaStream {
  public:
   ~DeltaStream();  // cancels the stream if Finish was not called
@@ -34,17 +36,14 @@ class DeltaStream {
   // Ends the stream: no more writes, reads what the sidecar still sends (into
   // `rest` when given), and returns the stream's status.
   Status Finish(std::vector<sidecar::v1::StreamDeltasResponse>* rest = nullptr);
-  // Aborts the stream at once.
-  void Cancel() { context_.TryCancel(); }
+  // Aborts the stream at once. Safe from any thread.
+  void Cancel();
 
  private:
   friend class SidecarClient;
-  DeltaStream() = default;
+  explicit DeltaStream(std::unique_ptr<internal::DeltaCall> call);
 
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<sidecar::v1::StreamDeltasRequest, sidecar::v1::StreamDeltasResponse>>
-      stream_;
-  bool finished_ = false;
+  std::unique_ptr<internal::DeltaCall> call_;
 };
 
 // An in-stream ErrorDetail as a Status.

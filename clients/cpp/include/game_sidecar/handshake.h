@@ -1,4 +1,4 @@
-// The one JSON line the sidecar prints on stdout once it serves (PROTOCOL.md §1.3):
+// The one JSON line the sidecar prints on stdout once it serves (docs/protocol.md, "The handshake"):
 // {"sidecar":"game-sidecar","protocol":1,"transport":"unix"|"tcp","address":"...",
 //  "token":"...","pid":N,"version":"x.y.z"}
 #pragma once

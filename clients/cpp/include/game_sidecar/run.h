@@ -2,7 +2,6 @@
 // and a thread-safe queue that hands events to a game thread.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -11,12 +10,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "game_sidecar/status.h"
-#include "sidecar/v1/agent_service.grpc.pb.h"
+#include "game_sidecar/v1/agent_service.pb.h"
 
 namespace game_sidecar {
 
@@ -46,12 +42,14 @@ struct RunUpdate {
   bool sentence_end() const { return kind == RunEventKind::kText && event.text().sentence_end(); }
 };
 
-// Called on the run's own reader thread, in stream order. Must not block for
-// long and must not destroy the RunHandle it belongs to.
+// Called on one of gRPC's callback threads (shared by all runs; never the
+// caller's thread), one event at a time per run, in stream order. Must not
+// block for long (it holds up other runs' events) and must not destroy or
+// Wait() on the RunHandle it belongs to.
 using RunCallback = std::function<void(const RunUpdate&)>;
 
-// A thread-safe FIFO of RunUpdates. Runs push from their reader threads; the
-// game thread drains it once per frame, so game objects are only touched there.
+// A thread-safe FIFO of RunUpdates. Runs push from gRPC's callback threads;
+// the game thread drains it once per frame, so game objects are only touched there.
 class RunEventQueue {
  public:
   void Push(RunUpdate update);
@@ -63,7 +61,7 @@ class RunEventQueue {
   bool WaitPop(RunUpdate* out, std::chrono::milliseconds timeout);
   size_t size() const;
   // A RunCallback that pushes into this queue. The queue must outlive every
-  // RunHandle using it (RunHandle's destructor joins its reader thread).
+  // RunHandle using it (RunHandle's destructor waits for the run's last callback).
   RunCallback Sink();
 
  private:
@@ -73,9 +71,14 @@ class RunEventQueue {
 };
 
 class SidecarClient;
+namespace internal {
+class RunCall;
+}
 
-// A run in flight. Destroying it cancels the call if it is still running and
-// waits for the reader thread.
+// A run in flight. It shares the client's connection (channel and stubs), so
+// it stays valid after the SidecarClient that started it is destroyed.
+// Destroying the handle cancels the call if it is still running and waits for
+// its last callback, so no callback runs after the handle is gone.
 class RunHandle {
  public:
   ~RunHandle();
@@ -84,32 +87,29 @@ class RunHandle {
 
   // The run's ID (the request's, or one the client made up), known before `started`.
   const std::string& run_id() const { return run_id_; }
-  // Cancels the call from this side (ClientContext::TryCancel): the stream ends
-  // at once with kError CANCELLED / RUN_CANCELLED, and the sidecar stops the
-  // model call upstream. Safe from any thread, any number of times.
+  // Cancels the call from this side: the stream ends at once with kError
+  // CANCELLED / RUN_CANCELLED, and the sidecar stops the model call upstream.
+  // Safe from any thread, any number of times.
   void Cancel();
   // Asks the sidecar to cancel by run ID (AgentService.CancelRun); the stream
   // then ends with the sidecar's CANCELLED status. NOT_FOUND / RUN_NOT_FOUND
   // when the run is no longer running.
   Status CancelOnServer();
-  // Blocks until the stream has ended; returns its final status (OK after kFinished).
-  // One waiting thread at a time; never from inside the run's own callback.
+  // Blocks until the stream has ended and its last callback returned; returns
+  // the final status (OK after kFinished). Any number of threads may wait;
+  // never from inside the run's own callback.
   Status Wait();
+  // Like Wait, but gives up after `timeout`: false when the run is still going.
+  bool WaitFor(std::chrono::milliseconds timeout, Status* final_status = nullptr);
   // True once the final kFinished/kError callback has returned.
-  bool Done() const { return done_.load(); }
+  bool Done() const;
 
  private:
   friend class SidecarClient;
-  RunHandle(SidecarClient* client, std::string run_id);
-  void Read(std::unique_ptr<grpc::ClientReader<sidecar::v1::RunResponse>> reader, RunCallback callback);
+  RunHandle(std::shared_ptr<internal::RunCall> call, std::string run_id);
 
-  SidecarClient* client_;
+  std::shared_ptr<internal::RunCall> call_;
   std::string run_id_;
-  grpc::ClientContext context_;
-  std::atomic<bool> cancelled_{false};
-  std::atomic<bool> done_{false};
-  Status final_;
-  std::thread thread_;
 };
 
 }  // namespace game_sidecar

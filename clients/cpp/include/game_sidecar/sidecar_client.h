@@ -2,27 +2,31 @@
 // attached, each reporting a Status (code + stable reason) instead of throwing.
 //
 // Blocking calls: call them off the game thread (a worker or task graph), or
-// accept the short stall of a local call. Runs stream on their own thread; see
-// run.h for handing their events to the game thread.
+// accept the short stall of a local call. Runs stream on gRPC's callback
+// threads; see run.h for handing their events to the game thread.
+//
+// No gRPC type appears here: the channel and stubs live behind a shared
+// connection that the client, its runs and its delta streams co-own.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
 
-#include <grpcpp/grpcpp.h>
-
 #include "game_sidecar/delta_stream.h"
 #include "game_sidecar/run.h"
 #include "game_sidecar/sidecar_process.h"
 #include "game_sidecar/status.h"
-#include "sidecar/v1/agent_service.grpc.pb.h"
-#include "sidecar/v1/session_service.grpc.pb.h"
-#include "sidecar/v1/sidecar_service.grpc.pb.h"
+#include "game_sidecar/v1/agent_service.pb.h"
+#include "game_sidecar/v1/session_service.pb.h"
+#include "game_sidecar/v1/sidecar_service.pb.h"
 
 namespace game_sidecar {
 
 namespace v1 = ::sidecar::v1;
+namespace internal {
+class Connection;
+}
 
 struct ClientOptions {
   // Deadline of each unary call; zero = none. Runs and DeltaStreams have none
@@ -32,12 +36,18 @@ struct ClientOptions {
   int max_receive_bytes = 64 * 1024 * 1024;
 };
 
+// Safe to use from several threads at once. Copying is not allowed; moving is.
 class SidecarClient {
  public:
   // `target` is "unix:/path/to/sock" or "127.0.0.1:port" (see GrpcTarget).
   SidecarClient(const std::string& target, std::string token, ClientOptions options = {});
   // Connects to a launched sidecar with its handshake address and token.
   explicit SidecarClient(const SidecarProcess& process, ClientOptions options = {});
+  ~SidecarClient();
+  SidecarClient(SidecarClient&&) noexcept;
+  SidecarClient& operator=(SidecarClient&&) noexcept;
+  SidecarClient(const SidecarClient&) = delete;
+  SidecarClient& operator=(const SidecarClient&) = delete;
 
   // Waits until the channel is connected (the sidecar is bound before it
   // prints its handshake, so this is quick after Launch).
@@ -59,9 +69,10 @@ class SidecarClient {
   std::unique_ptr<DeltaStream> StreamDeltas();
 
   // AgentService
-  // Starts a run; `callback` gets every event on the run's reader thread. When
-  // request.run_id is empty the client makes one up, so CancelRun works before
-  // `started` arrives.
+  // Starts a run; `callback` gets every event on a gRPC callback thread (see
+  // RunCallback). When request.run_id is empty the client makes one up, so
+  // CancelRun works before `started` arrives. Never blocks: no thread is
+  // created per run.
   std::unique_ptr<RunHandle> StartRun(v1::RunRequest request, RunCallback callback);
   // StartRun + Wait: blocks until the run ends and returns its final status.
   Status Run(v1::RunRequest request, RunCallback callback);
@@ -69,22 +80,8 @@ class SidecarClient {
   Status PreviewPrompt(const v1::PreviewPromptRequest& request, v1::PreviewPromptResponse* response);
   Status ReadTranscript(const v1::ReadTranscriptRequest& request, v1::ReadTranscriptResponse* response);
 
-  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
-
  private:
-  friend class RunHandle;
-  // Adds the token and, for unary calls, the deadline.
-  void Prepare(grpc::ClientContext* context, bool unary) const;
-  template <class Stub, class Req, class Resp>
-  Status Unary(Stub* stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
-               const Req& request, Resp* response);
-
-  std::string token_;
-  ClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::SidecarService::Stub> sidecar_;
-  std::unique_ptr<v1::SessionService::Stub> sessions_;
-  std::unique_ptr<v1::AgentService::Stub> agent_;
+  std::shared_ptr<internal::Connection> connection_;
 };
 
 }  // namespace game_sidecar

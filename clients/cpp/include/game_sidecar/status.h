@@ -1,20 +1,48 @@
-// The outcome of a sidecar call: a gRPC status code plus the sidecar's stable
+// The outcome of a sidecar call: a status code plus the sidecar's stable
 // reason string (proto/sidecar/v1/errors.proto, e.g. "STALE_REVISION").
 //
 // The public API reports errors by value, never by exception, because Unreal
-// modules are usually built with exceptions off.
+// modules are usually built with exceptions off. No gRPC header is included by
+// any game_sidecar/*.h: the codes below are the client's own.
 #pragma once
 
 #include <map>
 #include <string>
 
-#include <grpcpp/client_context.h>
-#include <grpcpp/support/status.h>
+#include "game_sidecar/v1/errors.pb.h"
 
 namespace game_sidecar {
 
+// The gRPC status codes, with gRPC's numeric values (so an ErrorDetail's int
+// code converts directly), without the gRPC header.
+enum class StatusCode : int {
+  kOk = 0,
+  kCancelled = 1,
+  kUnknown = 2,
+  kInvalidArgument = 3,
+  kDeadlineExceeded = 4,
+  kNotFound = 5,
+  kAlreadyExists = 6,
+  kPermissionDenied = 7,
+  kResourceExhausted = 8,
+  kFailedPrecondition = 9,
+  kAborted = 10,
+  kOutOfRange = 11,
+  kUnimplemented = 12,
+  kInternal = 13,
+  kUnavailable = 14,
+  kDataLoss = 15,
+  kUnauthenticated = 16,
+};
+
+// Name of a code as gRPC spells it ("ABORTED"); "UNKNOWN_CODE" outside 0..16.
+const char* StatusCodeName(StatusCode code);
+// A wire integer (ErrorDetail.code, a gRPC status) as a StatusCode; values
+// outside 0..16 become kUnknown.
+StatusCode StatusCodeFromInt(int code);
+
 struct Status {
-  grpc::StatusCode code = grpc::StatusCode::OK;
+  StatusCode code = StatusCode::kOk;
   // ErrorReason name without its prefix ("STALE_REVISION"); empty when the
   // error did not come from the sidecar (e.g. the connection failed).
   std::string reason;
@@ -22,21 +50,16 @@ struct Status {
   // google.rpc.ErrorInfo metadata, e.g. {"current_revision": "7"} for STALE_REVISION.
   std::map<std::string, std::string> metadata;
 
-  bool ok() const { return code == grpc::StatusCode::OK; }
+  bool ok() const { return code == StatusCode::kOk; }
+  // `reason` as the proto enum (sidecar::v1::ERROR_REASON_STALE_REVISION...), for
+  // a switch; ERROR_REASON_UNSPECIFIED when empty or newer than this client.
+  sidecar::v1::ErrorReason reason_code() const;
   // "ABORTED/STALE_REVISION: base revision 3 is stale (current 4)".
   std::string ToString() const;
 
   static Status Ok() { return {}; }
   // A client-side error that never reached the sidecar.
-  static Status Local(grpc::StatusCode code, std::string reason, std::string message);
+  static Status Local(StatusCode code, std::string reason, std::string message);
 };
-
-// Builds a Status from a finished call: the reason comes from the
-// `sidecar-reason` trailing metadata, falling back to the google.rpc.ErrorInfo in
-// the status details; metadata comes from the ErrorInfo.
-Status StatusFromCall(const grpc::Status& status, const grpc::ClientContext& context);
-
-// Name of a gRPC code ("ABORTED").
-const char* StatusCodeName(grpc::StatusCode code);
 
 }  // namespace game_sidecar

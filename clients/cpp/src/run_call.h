@@ -1,0 +1,57 @@
+// RunCall: one Run stream on gRPC's callback API. No thread per run: gRPC's
+// callback threads deliver the events, and the call keeps itself (and through
+// its Connection the channel and stub) alive until its last callback.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "connection.h"
+#include "game_sidecar/run.h"
+
+namespace game_sidecar {
+namespace internal {
+
+class RunCall final : public grpc::ClientReadReactor<v1::RunResponse> {
+ public:
+  // Starts the call without blocking; request.run_id must be set.
+  static std::shared_ptr<RunCall> Start(std::shared_ptr<Connection> connection, v1::RunRequest request,
+                                        RunCallback callback);
+
+  void Cancel();
+  Status CancelOnServer();
+  Status Wait();
+  bool WaitFor(std::chrono::milliseconds timeout, Status* final_status);
+  bool Done() const;
+
+  // grpc::ClientReadReactor. gRPC never runs two of them at once for one call,
+  // and OnDone comes after the last OnReadDone has returned.
+  void OnReadDone(bool ok) override;
+  void OnDone(const grpc::Status& status) override;
+
+ private:
+  RunCall(std::shared_ptr<Connection> connection, v1::RunRequest request, RunCallback callback);
+
+  // Declared first, destroyed last: the stub behind context_ lives in it.
+  std::shared_ptr<Connection> connection_;
+  v1::RunRequest request_;
+  RunCallback callback_;
+  grpc::ClientContext context_;
+  v1::RunResponse response_;
+  bool finished_ = false;  // a `finished` event arrived; only the reactor methods touch it
+  std::atomic<bool> cancelled_{false};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  Status final_;
+  // The call's own reference from StartCall to OnDone, so it survives a
+  // RunHandle that is destroyed (or never kept) while gRPC still calls it.
+  std::shared_ptr<RunCall> self_;
+};
+
+}  // namespace internal
+}  // namespace game_sidecar
