@@ -2,8 +2,16 @@
 // one JSON object. Baselines in the same run: StreamDeltas against unary
 // ApplyDeltas, and launch time against the protocol's 500 ms handshake target.
 //
-//   bench_client SIDECAR_EXE CONFIG_TOML [--launches N] [--batches N] [--runs N]
+//   bench_client SIDECAR_EXE CONFIG_TOML [--launches N] [--batches N] [--runs N] [--crowd N]
+//
+// --crowd N starts N runs at once (one session each, so the sidecar serves up to
+// runs.max_concurrent of them in parallel and queues the rest) and reports this
+// process's thread count before and at its peak while they are open.
 #include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <thread>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +47,15 @@ static void Fail(const std::string& what) {
   std::exit(1);
 }
 
+// This process's thread count (Linux /proc), -1 when unknown.
+static int ThreadCount() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  return -1;
+}
+
 static v1::DeltaOp Fact(int i) {
   v1::DeltaOp op;
   op.mutable_set_scene_fact()->set_key("tick");
@@ -47,12 +64,13 @@ static v1::DeltaOp Fact(int i) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) Fail("usage: bench_client SIDECAR_EXE CONFIG_TOML [--launches N] [--batches N] [--runs N]");
-  int launches = 5, batches = 500, runs = 5;
+  if (argc < 3) Fail("usage: bench_client SIDECAR_EXE CONFIG_TOML [--launches N] [--batches N] [--runs N] [--crowd N]");
+  int launches = 5, batches = 500, runs = 5, crowd = 32;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--launches")) launches = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--batches")) batches = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--crowd")) crowd = std::atoi(argv[i + 1]);
   }
 
   // Launch -> handshake, and Stop (stdin EOF -> reaped).
@@ -142,16 +160,58 @@ int main(int argc, char** argv) {
     }
   }
 
+  // A crowd: `crowd` runs open at once, one session each.
+  for (int i = 0; i < crowd; ++i) {
+    v1::OpenSessionRequest crowd_open;
+    crowd_open.set_session_id("crowd-" + std::to_string(i));
+    if (!client.OpenSession(crowd_open, nullptr).ok()) Fail("OpenSession (crowd) failed");
+  }
+  const int threads_before = ThreadCount();
+  int threads_peak = threads_before;
+  std::vector<std::unique_ptr<std::atomic<int64_t>>> first_us;
+  for (int i = 0; i < crowd; ++i) first_us.push_back(std::make_unique<std::atomic<int64_t>>(-1));
+  std::vector<std::unique_ptr<RunHandle>> handles;
+  auto crowd_t0 = Clock::now();
+  for (int i = 0; i < crowd; ++i) {
+    v1::RunRequest req;
+    req.set_session_id("crowd-" + std::to_string(i));
+    req.mutable_narrate()->set_text("The gate opens.");
+    std::atomic<int64_t>* first = first_us[i].get();
+    handles.push_back(client.StartRun(req, [first, crowd_t0](const RunUpdate& u) {
+      int64_t none = -1;
+      if (u.kind == RunEventKind::kText)
+        first->compare_exchange_strong(
+            none, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - crowd_t0).count());
+    }));
+  }
+  for (;;) {
+    threads_peak = std::max(threads_peak, ThreadCount());
+    bool all_done = true;
+    for (const auto& h : handles) all_done = all_done && h->Done();
+    if (all_done) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const double crowd_wall_ms = Ms(Clock::now() - crowd_t0);
+  std::vector<double> crowd_first_ms;
+  for (auto& h : handles) {
+    Status st = h->Wait();
+    if (!st.ok()) Fail("crowd run: " + st.ToString());
+  }
+  for (const auto& f : first_us) crowd_first_ms.push_back(static_cast<double>(f->load()) / 1000.0);
+
   std::printf(
       "{\"bench\":\"cpp_client\",\"launches\":%d,\"launch_to_handshake_ms_p50\":%.1f,"
       "\"launch_to_handshake_ms_max\":%.1f,\"handshake_target_ms\":500,"
       "\"launch_to_first_call_ms_p50\":%.1f,\"stop_ms_p50\":%.1f,"
       "\"batches\":%d,\"apply_deltas_unary_us_p50\":%.0f,\"apply_deltas_unary_us_p99\":%.0f,"
       "\"stream_deltas_us_p50\":%.0f,\"stream_deltas_us_p99\":%.0f,\"stream_vs_unary_p50\":%.2f,"
-      "\"runs\":%d,\"run_cold_first_token_ms\":%.1f,\"run_first_token_ms_p50\":%.1f,\"run_total_ms_p50\":%.1f}\n",
+      "\"runs\":%d,\"run_cold_first_token_ms\":%.1f,\"run_first_token_ms_p50\":%.1f,\"run_total_ms_p50\":%.1f,"
+      "\"crowd\":%d,\"crowd_threads_before\":%d,\"crowd_threads_peak\":%d,\"crowd_wall_ms\":%.1f,"
+      "\"crowd_first_token_ms_p50\":%.1f,\"crowd_first_token_ms_max\":%.1f}\n",
       launches, Pct(launch_ms, 0.5), Pct(launch_ms, 1.0), Pct(first_call_ms, 0.5), Pct(stop_ms, 0.5), batches,
       Pct(unary_us, 0.5), Pct(unary_us, 0.99), Pct(stream_us, 0.5), Pct(stream_us, 0.99),
       Pct(stream_us, 0.5) / std::max(1.0, Pct(unary_us, 0.5)), runs, cold_ttft, Pct(ttft_ms, 0.5),
-      Pct(total_ms, 0.5));
+      Pct(total_ms, 0.5), crowd, threads_before, threads_peak, crowd_wall_ms, Pct(crowd_first_ms, 0.5),
+      Pct(crowd_first_ms, 1.0));
   return 0;
 }

@@ -27,7 +27,6 @@ RunCall::RunCall(std::shared_ptr<Connection> connection, v1::RunRequest request,
 std::shared_ptr<RunCall> RunCall::Start(std::shared_ptr<Connection> connection, v1::RunRequest request,
                                         RunCallback callback) {
   std::shared_ptr<RunCall> call(new RunCall(std::move(connection), std::move(request), std::move(callback)));
-  call->self_ = call;
   call->connection_->Prepare(&call->context_, false);
   // request_ and response_ are members: gRPC reads and writes them after Start returns.
   call->connection_->agent().async()->Run(&call->context_, &call->request_, call.get());
@@ -68,16 +67,12 @@ void RunCall::OnDone(const grpc::Status& grpc_status) {
   }
   // Whatever the callback captured is released before a waiter wakes up.
   callback_ = nullptr;
-  std::shared_ptr<RunCall> keep;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    final_ = std::move(status);
-    done_ = true;
-    keep = std::move(self_);
-  }
+  std::lock_guard<std::mutex> lock(mu_);
+  final_ = std::move(status);
+  done_ = true;
+  // Notified under the lock and nothing touched after it: once the lock is
+  // released a waiter may free this call (gRPC no longer uses it in OnDone).
   cv_.notify_all();
-  // `keep` may hold the last reference: the call is destroyed as this returns,
-  // which gRPC allows in OnDone (nothing touches the reactor afterwards).
 }
 
 void RunCall::Cancel() {

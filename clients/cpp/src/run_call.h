@@ -1,6 +1,11 @@
 // RunCall: one Run stream on gRPC's callback API. No thread per run: gRPC's
-// callback threads deliver the events, and the call keeps itself (and through
-// its Connection the channel and stub) alive until its last callback.
+// callback threads deliver the events. The call holds its Connection (channel
+// and stub), so it does not depend on the SidecarClient staying alive.
+//
+// Who frees it: only the RunHandle, on the caller's thread, after OnDone (the
+// handle's destructor cancels and waits). Never a gRPC thread: destroying the
+// last channel on a gRPC callback thread makes gRPC join that very thread
+// (grpc/grpc#37858), so the call must not hold a reference to itself.
 #pragma once
 
 #include <atomic>
@@ -17,7 +22,8 @@ namespace internal {
 
 class RunCall final : public grpc::ClientReadReactor<v1::RunResponse> {
  public:
-  // Starts the call without blocking; request.run_id must be set.
+  // Starts the call without blocking; request.run_id must be set. The caller
+  // must keep the result until Wait() has returned (RunHandle does).
   static std::shared_ptr<RunCall> Start(std::shared_ptr<Connection> connection, v1::RunRequest request,
                                         RunCallback callback);
 
@@ -46,11 +52,8 @@ class RunCall final : public grpc::ClientReadReactor<v1::RunResponse> {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool done_ = false;
+  bool done_ = false;  // OnDone has run its last callback; the call may be freed
   Status final_;
-  // The call's own reference from StartCall to OnDone, so it survives a
-  // RunHandle that is destroyed (or never kept) while gRPC still calls it.
-  std::shared_ptr<RunCall> self_;
 };
 
 }  // namespace internal

@@ -220,6 +220,23 @@ TEST_F(Runs, ARunOutlivesTheClientThatStartedIt) {
   EXPECT_EQ(rec.updates.back().kind, RunEventKind::kFinished) << Kinds(rec.updates);
 }
 
+// The client goes first, then the handle of a run still streaming: the last
+// reference to the channel is dropped here, on this thread, never on a gRPC
+// callback thread (where gRPC would have to join itself).
+TEST_F(Runs, ClientThenRunningHandleCanBeReleasedInThatOrder) {
+  Recorder rec;
+  std::unique_ptr<game_sidecar::RunHandle> run;
+  {
+    game_sidecar::SidecarClient short_lived(*sidecar_->process);
+    run = short_lived.StartRun(e2e::Narrate("runs", "Rain falls. #stall-mid", "slow"), rec.Callback());
+  }
+  ASSERT_EQ(rec.first_text.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  run.reset();
+  std::lock_guard<std::mutex> lock(rec.mu);
+  EXPECT_EQ(rec.updates.back().kind, RunEventKind::kError) << Kinds(rec.updates);
+  EXPECT_EQ(rec.updates.back().error.reason, "RUN_CANCELLED");
+}
+
 TEST_F(Runs, DestroyingARunningHandleCancelsItAndNoCallbackFollows) {
   Recorder rec;
   auto run = client().StartRun(e2e::Narrate("runs", "Footsteps echo. #stall-mid", "slow"), rec.Callback());

@@ -44,8 +44,9 @@ struct RunUpdate {
 
 // Called on one of gRPC's callback threads (shared by all runs; never the
 // caller's thread), one event at a time per run, in stream order. Must not
-// block for long (it holds up other runs' events) and must not destroy or
-// Wait() on the RunHandle it belongs to.
+// block for long (it holds up other runs' events), must not Wait() on a run,
+// and must not destroy a RunHandle, DeltaStream or SidecarClient (hand such work
+// to your own thread: a RunEventQueue drained by the game thread does that).
 using RunCallback = std::function<void(const RunUpdate&)>;
 
 // A thread-safe FIFO of RunUpdates. Runs push from gRPC's callback threads;
