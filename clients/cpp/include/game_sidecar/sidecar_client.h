@@ -36,7 +36,8 @@ struct ClientOptions {
   int max_receive_bytes = 64 * 1024 * 1024;
 };
 
-// Safe to use from several threads at once. Copying is not allowed; moving is.
+// Safe to use from several threads at once. Copying is not allowed; moving is
+// (a moved-from client may only be destroyed or assigned to).
 class SidecarClient {
  public:
   // `target` is "unix:/path/to/sock" or "127.0.0.1:port" (see GrpcTarget).
