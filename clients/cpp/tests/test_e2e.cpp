@@ -190,6 +190,27 @@ TEST(RealSidecar, StreamDeltasReportsRejectedBatchesAndGoesOn) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
+// A DeltaStream co-owns the client's connection: it goes on after the client is gone.
+TEST(RealSidecar, DeltaStreamOutlivesTheClientThatOpenedIt) {
+  auto s = Launch();
+  ASSERT_TRUE(s.process);
+  ASSERT_NO_FATAL_FAILURE(e2e::OpenScene(*s.client, "orphan-stream"));
+  auto stream = s.client->StreamDeltas();
+  s.client.reset();
+  e2e::v1::StreamDeltasRequest batch;
+  batch.set_session_id("orphan-stream");
+  batch.set_base_revision(1);
+  batch.set_delta_id("after-client");
+  auto* fact = batch.add_ops()->mutable_set_scene_fact();
+  fact->set_key("weather");
+  fact->mutable_value()->set_string_value("fog");
+  e2e::v1::StreamDeltasResponse resp;
+  auto st = stream->Apply(batch, &resp);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(resp.revision(), 2);
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
 TEST(RealSidecar, StopIsOrderlyAndRemovesTheSocket) {
   auto s = Launch();
   ASSERT_TRUE(s.process);
