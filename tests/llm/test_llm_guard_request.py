@@ -62,4 +62,7 @@ def test_every_field_but_the_config_ones_is_searched() -> None:
             check_request(request, ids)
     # The model string, its base URL and key come from the sidecar's config, not the game;
     # numbers (token limits) are never game text.
-    check_request({"messages": [], "model": f"openai/{GOBLIN}", "api_key": GOBLIN, "max_tokens": 2147483647}, ids)
+    check_request(
+        {"messages": [], "model": f"openai/{GOBLIN}", "api_key": GOBLIN, "max_tokens": 2147483647},
+        ids | {"2147483647"},
+    )
