@@ -61,6 +61,8 @@ class Dealiaser:
         self._cache: dict[str, tuple[str, str] | None] = {}
         literals = sorted({a for a in literal_aliases if a and not KIND_ALIAS.fullmatch(a)}, key=len, reverse=True)
         self._literals = literals
+        #: Every start of a listed alias, the alias included: one set lookup per position.
+        self._starts = frozenset(a[:i] for a in literals for i in range(1, len(a) + 1))
         alternatives = [re.escape(a) for a in literals] + [KIND_ALIAS.pattern]
         self._pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)")
         self._longest = max([_MAX_KIND_ALIAS, *(len(a) for a in literals)])
@@ -154,4 +156,4 @@ class Dealiaser:
                 digits = tail[len(prefix) + 1 :]
                 if digits == "" or (digits.isdigit() and digits.isascii() and digits[0] != "0"):
                     return True
-        return any(a.startswith(tail) for a in self._literals)
+        return tail in self._starts
