@@ -95,8 +95,7 @@ class Prepared:
         chosen = Chosen(
             action_id=option.action_id,
             index=parsed.index,
-            # The game shows it: names as the game set them, like streamed text.
-            message=self.dealiaser().whole(parsed.message).text,
+            message=parsed.message,
             mentioned_ids=self._mentions(parsed.message),
         )
         accepted = Accepted(action=chosen, notes=parsed.notes)

@@ -130,10 +130,14 @@ async def execute(
         reply = progress.text
         verdict = prepared.evaluate(reply, attempt)
         if isinstance(verdict, Accepted):
+            # What the game shows names entities its way too (the session keeps the
+            # notes as the model wrote them: they go back into later prompts).
+            names = prepared.dealiaser()
             if verdict.action is not None:
-                emit(ActionChosen(verdict.action))
+                message = names.whole(verdict.action.message).text
+                emit(ActionChosen(msgspec.structs.replace(verdict.action, message=message)))
             if verdict.notes is not None:
-                emit(NotesChanged(verdict.notes))
+                emit(NotesChanged(names.whole(verdict.notes).text))
             emit(
                 UsageReport(
                     progress.prompt_tokens, progress.completion_tokens, progress.cached_tokens, progress.cost_usd

@@ -57,8 +57,7 @@ def test_scripted_sequence_rejects_then_accepts_and_retry_carries_reason() -> No
     third = p.evaluate(replies[2], 3)
     assert isinstance(third, Accepted) and third.action is not None
     assert third.action.action_id == "act.talk" and third.action.index == 2
-    # The game reads its own names in the message (the model wrote the alias npc_2).
-    assert third.action.message == "Guard, help! Bored guard, now!"
+    assert third.action.message == "Guard, help! npc_2, now!"
     assert third.action.mentioned_ids == ("npc-guard-33",)
     assert third.notes == "Aria drew a sword on me."
     # Rejected replies changed nothing.

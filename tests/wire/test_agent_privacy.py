@@ -68,7 +68,7 @@ async def test_stop_sequences_reach_the_model_projected(make_server, monkeypatch
 
 async def test_a_reply_naming_a_raw_engine_id_is_retried(make_server) -> None:
     bad = f'I choose {{"action": "{LONG_ID}", "message": "Greetings, {LONG_ID}."}}'
-    good = 'Fine. {"action": 2, "message": "Farewell, npc_2."}'
+    good = 'Fine. {"action": 2, "message": "Farewell, npc_2.", "notes": "npc_2 still owes me."}'
     running = await make_server(scripted(bad, good))
     await _session(running, [*WORLD, _upsert(LONG_ID, tpb.ENTITY_KIND_CHARACTER, "Merchant", TAVERN)])
     decision = apb.DecisionInput(
@@ -84,6 +84,10 @@ async def test_a_reply_naming_a_raw_engine_id_is_retried(make_server) -> None:
     (action,) = [e.action for e in events if e.HasField("action")]
     assert action.action_id == "act.leave"
     assert action.message == "Farewell, Merchant." and list(action.mentioned_ids) == [LONG_ID]
+    # The notes reach the game with its names too; the session keeps the model's words.
+    (notes,) = [e.notes.notes for e in events if e.HasField("notes")]
+    assert notes == "Merchant still owes me."
+    assert running.app.store.get("g1").notes[GOBLIN] == "npc_2 still owes me."
 
 
 async def test_engine_ids_shaped_like_aliases_can_run(make_server) -> None:
