@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from projworld import apply, tavern_world
 
+from sidecar.projection import Projection
 from sidecar.projection.dealias import Dealiaser, Piece
+from sidecar.state import ops as o
+from sidecar.state.model import Entity
 
 #: alias -> (name the game set, engine ID); "" ID: an alias the actor does not perceive.
 NAMES = {
@@ -102,3 +106,19 @@ def test_whole_text() -> None:
         ("BP_Goblin_C_1", "Grub"),
         ("BP_Keeper_C_9", "Old Mill Keeper"),
     ]
+
+
+def test_what_an_alias_reads_as_for_the_game() -> None:
+    """Projection.display, the de-aliaser's lookup, on a world built by the state engine."""
+    s = tavern_world()
+    apply(s, o.UpsertEntity(Entity(id="BP_Rat_C_0000000555", kind="character", location_id="LOC_Tavern_0001")))
+    by_id = s.aliases.by_id
+    p = Projection(s, "BP_Goblin_C_2147483647")
+    assert p.display(by_id["9b2d5c1e-hero-0000-0000-000000000001"]) == ("Hero", "9b2d5c1e-hero-0000-0000-000000000001")
+    assert p.display(by_id["BP_Rat_C_0000000555"]) == ("someone", "BP_Rat_C_0000000555")  # no name set
+    assert p.display(by_id["BP_Spy_C_0000000099"]) == ("someone", "")  # hidden: not named, not mentioned
+    assert p.display(by_id["LOC_Forest_0002"]) == ("somewhere", "")  # not perceived from the tavern
+    assert p.display("npc_99") is None and p.display("BP_Goblin_C_2147483647") is None  # never issued
+    chest = by_id["BP_Chest_C_0000000777"]
+    apply(s, o.RemoveEntity("BP_Chest_C_0000000777"))
+    assert Projection(s, "BP_Goblin_C_2147483647").display(chest) == ("something", "")
