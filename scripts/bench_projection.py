@@ -14,6 +14,11 @@ Prints one JSON object:
 - first_prompt_after_new_entity_ms_p50: the same after a batch that added an
   entity (index rebuild and the matcher extended by one ID).
 - matcher_build_ms: building the ID matcher for all IDs from nothing.
+- dealias_us_per_chunk_p50: the streaming de-aliaser (aliases back to display
+  names in text to the game) per model chunk, for a ~500-character reply naming
+  10 perceived entities, fed a word per chunk (`_words`) or 3 characters per
+  chunk (`_3chars`, every alias split); `_listed` also lists every perceived
+  entity's name as an alias to match (display-name mode's cost).
 
 Usage: .venv/bin/python scripts/bench_projection.py [--entities 10000] [--rounds 400] [--per-room 20]
 """
@@ -33,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sidecar.config import StateLimits  # noqa: E402
 from sidecar.llm.guard import check_outgoing  # noqa: E402
 from sidecar.projection import Projection  # noqa: E402
+from sidecar.projection.dealias import Dealiaser  # noqa: E402
 from sidecar.projection.idmatch import IdMatcher, matcher_for  # noqa: E402
 from sidecar.state import ops as o  # noqa: E402
 from sidecar.state.engine import apply_ops  # noqa: E402
@@ -99,6 +105,19 @@ def ms(samples: list[float], q: float) -> float:
     return round(samples[min(len(samples) - 1, int(q * len(samples)))] * 1000, 4)
 
 
+def dealias_us(p: Projection, chunks: list[str], literals: list[str], rounds: int) -> float:
+    """Median microseconds per chunk of one reply through a fresh Dealiaser."""
+    samples = []
+    for _ in range(rounds):
+        d = Dealiaser(p.display, literals)
+        t0 = time.perf_counter()
+        for chunk in chunks:
+            d.feed(chunk)
+        d.flush()
+        samples.append((time.perf_counter() - t0) / len(chunks))
+    return round(statistics.median(samples) * 1e6, 2)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--entities", type=int, default=10_000)
@@ -151,6 +170,18 @@ def main() -> None:
         prompt_for(Projection(s, picks[i]), moment)
         added.append(time.perf_counter() - t0)
 
+    p = Projection(s, picks[0])
+    aliases = [p.alias(e.id) for e in p.visible_entities()][:10]
+    reply = " ".join(f"{a} glares at the door and mutters." for a in aliases)
+    words = [w + " " for w in reply.split(" ")]
+    threes = [reply[i : i + 3] for i in range(0, len(reply), 3)]
+    names = [e.name for e in p.visible_entities()]
+    dealias = {
+        "dealias_us_per_chunk_p50_words": dealias_us(p, words, [], args.rounds),
+        "dealias_us_per_chunk_p50_3chars": dealias_us(p, threes, [], args.rounds),
+        "dealias_us_per_chunk_p50_3chars_listed": dealias_us(p, threes, names, args.rounds),
+    }
+
     ids = list(Projection(s, "").engine_ids)
     t0 = time.perf_counter()
     IdMatcher(ids)
@@ -172,6 +203,7 @@ def main() -> None:
                 "first_prompt_after_new_entity_ms_p50": ms(added, 0.5),
                 "matcher_build_ms": round(build_ms, 2),
                 "matcher_backend": IdMatcher(["abcd-1"]).backend,
+                **dealias,
             }
         )
     )

@@ -11,7 +11,10 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["setup_logging", "fields"]
+__all__ = ["setup_logging", "fields", "adopt_library_loggers", "LIBRARY_LOGGERS"]
+
+#: Loggers of libraries that bring their own plain-text stderr handler (litellm's).
+LIBRARY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 
 class JsonFormatter(logging.Formatter):
@@ -37,6 +40,23 @@ def setup_logging(level: str = "info") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.Formatter.converter = time.gmtime
+
+
+def adopt_library_loggers(names: tuple[str, ...] = LIBRARY_LOGGERS, *, before_import: bool = False) -> None:
+    """Send a library's loggers through the sidecar's JSON handler, held at warning
+    unless the sidecar runs at debug.
+
+    litellm logs whole (aliased) prompts at debug and a line per call at info, on a
+    plain-text handler of its own that ignores `--log-level`: a game's log at info
+    would hold text that is not JSON, and at the library's whim, prompts. Call with
+    `before_import=True` before importing it (its import already logs, on its own
+    handler: held at warning then, whatever the level), and again right after."""
+    debug = not before_import and logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+    for name in names:
+        logger = logging.getLogger(name)
+        logger.handlers[:] = []
+        logger.propagate = True
+        logger.setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
 def fields(**kwargs: Any) -> dict[str, Any]:

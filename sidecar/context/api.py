@@ -13,6 +13,7 @@ from typing import Protocol
 
 import msgspec
 
+from sidecar.projection.dealias import Dealiaser
 from sidecar.state.model import Moment
 
 
@@ -113,6 +114,15 @@ class PreparedRun(Protocol):
 
     def evaluate(self, reply: str, attempt: int) -> Accepted | Rejected:
         """Judge a complete reply. Non-decision inputs always accept."""
+        ...
+
+    def dealiaser(self) -> Dealiaser:
+        """A fresh streaming alias-to-display-name replacer for one reply's text."""
+        ...
+
+    def model_text(self, text: str) -> str:
+        """Game text that goes into a model request outside the prompt (stop
+        sequences), as this run's prompt shows it: engine IDs as aliases."""
         ...
 
     def record(self, reply: str, *, interrupted: bool, run_id: str) -> None:

@@ -26,7 +26,7 @@ from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line, quote
 from sidecar.prompts.mood import condition_holds, hp_description, hp_fraction, pad_to_tag
 from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC, PersonaInputs, PersonaText
-from sidecar.prompts.system import DECISION_FORMAT, SYSTEM_RULES
+from sidecar.prompts.system import DECISION_FORMAT, system_rules
 from sidecar.state.model import Entity, PersonaTemplate, Session
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def build_layout(
     if actor is not None:
         identity.append(f"Your handle in this game: {shown.ref(proj, actor.id)}.")
     system = [
-        Part("system_rules", "system", "required", "", [SYSTEM_RULES]),
+        Part("system_rules", "system", "required", "", [system_rules(proj.holds_engine_id)]),
         Part("identity", "system", "required", "## Identity", identity),
         Part(
             "inviolable", "system", "required", "## Inviolable rules", game_text(proj, persona.inviolable).splitlines()

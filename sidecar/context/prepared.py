@@ -32,6 +32,7 @@ from sidecar.context.index import context_index
 from sidecar.context.tokens import MESSAGE_OVERHEAD
 from sidecar.errors import ContextWindowExceeded
 from sidecar.projection import AliasRejected, Projection
+from sidecar.projection.dealias import Dealiaser
 from sidecar.projection.index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
 from sidecar.prompts.system import DECISION_FORMAT
@@ -85,7 +86,11 @@ class Prepared:
         try:
             parsed = parse_decision(reply, len(inp.options))
         except ReplyRejected as rej:
-            return Rejected(rej.reason, self._retry_messages(reply, rej.reason))
+            # Both go back to the model (and the reason to the game): projected like any
+            # model-bound text, so an engine ID the model wrote becomes its alias and the
+            # retry is not a request the leak guard must refuse.
+            reason = self._proj.text(rej.reason)
+            return Rejected(reason, self._retry_messages(self._proj.text(reply), reason))
         option = inp.options[parsed.index]
         chosen = Chosen(
             action_id=option.action_id,
@@ -96,6 +101,15 @@ class Prepared:
         accepted = Accepted(action=chosen, notes=parsed.notes)
         self._accepted[reply] = accepted
         return accepted
+
+    def model_text(self, text: str) -> str:
+        return self._proj.text(text)
+
+    def dealiaser(self) -> Dealiaser:
+        proj = self._proj
+        # Kind aliases are recognised by their shape; display-name aliases are listed.
+        literals = [proj.alias(e.id) for e in proj.visible_entities()]
+        return Dealiaser(proj.display, literals)
 
     def _mentions(self, text: str) -> tuple[str, ...]:
         """Engine IDs of the aliases the reply names: only aliases this prompt showed,
@@ -114,7 +128,8 @@ class Prepared:
         return tuple(out)
 
     def _retry_messages(self, reply: str, reason: str) -> list[dict[str, str]]:
-        """The prompt, the rejected reply and the reason, within the same budget: the
+        """The prompt, the rejected reply and the reason (both already projected:
+        they are cut below, and a cut ID is one no search finds), within the same budget: the
         reply keeps its end (where the JSON was expected), shortened or left out, and
         the prompt is rebuilt smaller when needed. ContextWindowExceeded when not even
         the prompt's fixed part and the reason fit."""

@@ -122,7 +122,7 @@ def scene_lines(
         if parent is not None and proj.can_see(parent):
             line += f" (within {shown.label(proj, parent)})"
         setting.append(line)
-    facts = [f"{one_line(proj.text(k))}: {one_line(proj.value_text(v))}" for k, v in session.world.scene.items()]
+    facts = [f"{one_line(k)}: {one_line(v)}" for k, v in proj.scene_facts()]
     if moment_text:
         facts.insert(0, f"moment: {one_line(moment_text)}")
     if facts:

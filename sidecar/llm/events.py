@@ -6,6 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from sidecar.context.api import Chosen
+from sidecar.projection.dealias import Mention
 
 __all__ = [
     "Started",
@@ -29,10 +30,13 @@ class Started(msgspec.Struct, frozen=True, tag="started"):
 
 
 class Text(msgspec.Struct, frozen=True, tag="text"):
+    #: With the game's names for the entities, not the model's aliases (Dealiaser).
     text: str
     sentence_end: bool
     #: Decision attempt (1-based); always 1 for other inputs.
     attempt: int = 1
+    #: The entities `text` names; spans in code points of `text`.
+    mentions: tuple[Mention, ...] = ()
 
 
 class AttemptRejected(msgspec.Struct, frozen=True, tag="rejected"):

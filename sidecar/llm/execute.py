@@ -12,12 +12,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import msgspec
+
 from sidecar.context.api import Accepted, PreparedRun
 from sidecar.errors import InvalidChoice
 from sidecar.llm.coalesce import Coalescer, TextChunk
 from sidecar.llm.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport
 from sidecar.llm.gateway import ModelGateway
 from sidecar.llm.types import Completion, Limits, TextPiece
+from sidecar.projection.dealias import Dealiaser, Piece
 
 __all__ = ["Progress", "execute"]
 
@@ -52,6 +55,31 @@ class Progress:
         self.profile, self.model = done.profile, done.model
 
 
+class _Outbox:
+    """One attempt's text on its way to the game: coalesced, then de-aliased.
+
+    After the model boundary the game gets its own names, never an alias
+    (docs/privacy.md). The coalescer cuts where its timing says; the de-aliaser
+    holds back an alias the cut split, until the rest arrives."""
+
+    def __init__(self, coalesce_s: float, dealias: Dealiaser, emit: Callable[[RunEventValue], None], attempt: int):
+        self._dealias = dealias
+        self._emit = emit
+        self._attempt = attempt
+        self.coalescer = Coalescer(coalesce_s, self._send)
+
+    def _send(self, chunk: TextChunk) -> None:
+        self._hand_out(self._dealias.feed(chunk.text, chunk.sentence_end))
+
+    def _hand_out(self, piece: Piece | None) -> None:
+        if piece is not None:
+            self._emit(Text(piece.text, piece.sentence_end, self._attempt, piece.mentions))
+
+    def flush(self) -> None:
+        self.coalescer.flush()
+        self._hand_out(self._dealias.flush())
+
+
 async def execute(
     gateway: ModelGateway,
     prepared: PreparedRun,
@@ -71,14 +99,15 @@ async def execute(
     """
     messages = prepared.prompt.messages
     moment = prepared.guard_moment
+    if limits.stop:
+        # Stop sequences are game text bound for the model: projected like the prompt
+        # (an engine ID in one becomes the alias the model would write).
+        limits = msgspec.structs.replace(limits, stop=tuple(prepared.model_text(s) for s in limits.stop))
     for attempt in range(1, max(1, max_attempts) + 1):
         progress.attempt = attempt
         progress.parts = []
 
-        def send(chunk: TextChunk, _attempt: int = attempt) -> None:
-            emit(Text(chunk.text, chunk.sentence_end, _attempt))
-
-        coalescer = Coalescer(coalesce_s, send)
+        outbox = _Outbox(coalesce_s, prepared.dealiaser(), emit, attempt)
         completion: Completion | None = None
         try:
             async for piece in gateway.stream(profile, messages, prepared.engine_ids, limits, moment=moment):
@@ -86,25 +115,29 @@ async def execute(
                     if progress.first_text_at is None:
                         progress.first_text_at = time.monotonic()
                     progress.parts.append(piece.text)
-                    coalescer.feed(piece.text)
+                    outbox.coalescer.feed(piece.text)
                 else:
                     completion = piece
         except Exception:
-            coalescer.flush()  # text received before a failure is valid: send it
+            outbox.flush()  # text received before a failure is valid: send it
             raise
         except BaseException:
-            coalescer.discard()  # cancelled: nobody needs the held text
+            outbox.coalescer.discard()  # cancelled: nobody needs the held text
             raise
-        coalescer.flush()
+        outbox.flush()
         if completion is not None:
             progress.add(completion)
         reply = progress.text
         verdict = prepared.evaluate(reply, attempt)
         if isinstance(verdict, Accepted):
+            # What the game shows names entities its way too (the session keeps the
+            # notes as the model wrote them: they go back into later prompts).
+            names = prepared.dealiaser()
             if verdict.action is not None:
-                emit(ActionChosen(verdict.action))
+                message = names.whole(verdict.action.message).text
+                emit(ActionChosen(msgspec.structs.replace(verdict.action, message=message)))
             if verdict.notes is not None:
-                emit(NotesChanged(verdict.notes))
+                emit(NotesChanged(names.whole(verdict.notes).text))
             emit(
                 UsageReport(
                     progress.prompt_tokens, progress.completion_tokens, progress.cached_tokens, progress.cost_usd

@@ -24,6 +24,7 @@ from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
 from sidecar.llm.types import Completion, Limits, TextPiece
 from sidecar.llm.weights import LocalModelStatus, find_local_model
+from sidecar.logs import adopt_library_loggers
 from sidecar.state.model import Moment
 
 __all__ = ["ModelGateway", "DEFAULT_CONTEXT_WINDOW"]
@@ -96,10 +97,15 @@ class ModelGateway:
         try:
             # Before the import: never fetch the price map from the network.
             os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            # Its prompts stay out of every log level but debug: levels set before the
+            # import (which already logs), its own handler swapped for ours right after.
+            adopt_library_loggers(before_import=True)
             with warnings.catch_warnings():
                 # litellm's import-time warnings (pydantic, its own) are not ours to show.
                 warnings.simplefilter("ignore")
                 import litellm
+
+                adopt_library_loggers()
 
                 for lazy in _LAZY_MODULES:
                     with contextlib.suppress(Exception):

@@ -1,75 +1,143 @@
 """The leak guard: the last check before a request leaves for a model.
 
 The projection keeps engine IDs out of prompts by construction; this is the
-defence in depth behind it. `check_outgoing` searches every message for the
-session's engine IDs (and the suppressed parts of the game moment) and raises
-PrivacyLeakBlocked when it finds one, so the request is never sent. Finding one
-is a bug: it is logged with the message index and the role, never the ID.
+defence in depth behind it. `check_request` searches the whole outgoing
+request (messages, stop sequences and every other field but the few the
+sidecar's own config sets) for the session's engine IDs and the suppressed
+parts of the game moment, and raises PrivacyLeakBlocked when it finds one, so
+the request is never sent. Finding one is a bug: it is logged with where it
+was (message index and role, or the field's name), never the ID.
+
+Each transport calls it on the very object it is about to send
+(`sidecar.llm.stream` for litellm's, `sidecar.llm.sse` for the SSE body).
 
 What counts as an occurrence is the rule of `sidecar.projection.idmatch`
 (whole tokens; short or word-like IDs are not searched). The matcher is built
 once per ID set and cached (`Projection.engine_ids` is the very set the
-projection's own matcher was built for, so a check costs one pass per message).
+projection's own matcher was built for, so a check costs one pass per string).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from sidecar.errors import PrivacyLeakBlocked
 from sidecar.projection.idmatch import IdMatcher, matcher_for, searchable
 from sidecar.state.model import Moment
 
-__all__ = ["check_outgoing"]
+__all__ = ["check_outgoing", "check_request", "request_checker", "CONFIG_KEYS"]
 
 log = logging.getLogger(__name__)
 
+#: Request fields set from the sidecar's own config, never from game data: the
+#: model string, where it is served and its key. Not searched (a key is a secret
+#: of its own and must not reach a log line either).
+CONFIG_KEYS = frozenset({"model", "api_base", "api_key"})
 
-def check_outgoing(
-    messages: list[dict[str, str]],
+
+def check_request(
+    request: Mapping[str, Any],
     engine_ids: Iterable[str],
     *,
     moment: Moment | None = None,
 ) -> None:
-    """Raise PrivacyLeakBlocked when any message holds an engine ID (in any key
-    but "role"; non-string values are checked as their JSON).
+    """Raise PrivacyLeakBlocked when any field of an outgoing model request holds
+    an engine ID or a suppressed moment part.
 
-    `moment`: the parts of the game moment that must not reach the model (pass
-    `Projection.guard_moment(spec.moment)`, which blanks the exposed parts); its
-    timeline, calendar and tick are searched like IDs (tick 0 and empty strings
-    are not).
+    Every field but `CONFIG_KEYS` is searched, whatever its shape: every string
+    in it (dict keys and values, list items, at any depth) is checked. In
+    `messages`, every key of a message but "role" is searched. `moment`: the
+    parts of the game moment that must not reach the model (pass
+    `Projection.guard_moment(spec.moment)`, which blanks the exposed parts).
     """
     ids = engine_ids if isinstance(engine_ids, frozenset) else frozenset(engine_ids)
     matcher = matcher_for(ids)
     extra = _moment_matcher(moment)
+    for name, value in request.items():
+        if name in CONFIG_KEYS or value is None:
+            continue
+        if name == "messages" and isinstance(value, list):
+            _check_messages(value, matcher, extra)
+            continue
+        # Stop sequences, tools, metadata, the user field...: a request is refused on
+        # what it holds, not on where the guard expected to find it.
+        what = _found(_strings(value), matcher, extra)
+        if what is not None:
+            _blocked(what, {"field": name, "kind": what}, f"field {name!r}")
+
+
+def check_outgoing(
+    messages: list[dict[str, Any]],
+    engine_ids: Iterable[str],
+    *,
+    moment: Moment | None = None,
+) -> None:
+    """`check_request` for a request that is only messages."""
+    check_request({"messages": messages}, engine_ids, moment=moment)
+
+
+def request_checker(engine_ids: Iterable[str], moment: Moment | None) -> Callable[[Mapping[str, Any]], None]:
+    """`check_request` bound to one run's IDs and moment, for a transport to call on
+    the object it is about to send."""
+    ids = engine_ids if isinstance(engine_ids, frozenset) else frozenset(engine_ids)
+    return lambda request: check_request(request, ids, moment=moment)
+
+
+def _check_messages(messages: list[Any], matcher: IdMatcher, extra: IdMatcher | None) -> None:
     for index, message in enumerate(messages):
-        for key, value in message.items():
+        if not isinstance(message, Mapping):
+            parts: Iterable[tuple[str, Any]] = [("", message)]
+            role = ""
+        else:
+            parts = message.items()
+            role = str(message.get("role", ""))
+        for key, value in parts:
             if key == "role" or not value:
                 continue
-            # Every other part of the message is checked, whatever its shape (content
-            # parts, tool calls...): a request is refused on what it holds, not on
-            # where the guard expected to find it.
-            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-            what = None
-            if matcher.first(text) is not None:
-                what = "engine_id"
-            elif extra is not None and extra.first(text) is not None:
-                what = "moment"
+            what = _found(_strings(value), matcher, extra)
             if what is not None:
-                log.error(
-                    "privacy leak blocked: outgoing model request contains an %s",
+                _blocked(
                     what,
-                    extra={
-                        "fields": {"message_index": index, "role": message.get("role", ""), "key": key, "kind": what}
-                    },
+                    {"message_index": index, "role": role, "key": key, "kind": what},
+                    f"message {index}",
+                    {"message_index": str(index), "kind": what},
                 )
-                raise PrivacyLeakBlocked(
-                    f"the request to the model was not sent: message {index} contained an {what} "
-                    "(a projection bug; logged)",
-                    metadata={"message_index": str(index), "kind": what},
-                )
+
+
+def _found(texts: Iterable[str], matcher: IdMatcher, extra: IdMatcher | None) -> str | None:
+    for text in texts:
+        if matcher.first(text) is not None:
+            return "engine_id"
+        if extra is not None and extra.first(text) is not None:
+            return "moment"
+    return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside `value` (dict keys too). Numbers and booleans are not game
+    text here (token limits, temperature): searching them would only find coincidences."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if isinstance(k, str):
+                yield k
+            yield from _strings(v)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _strings(item)
+    elif value is not None and not isinstance(value, bool | int | float):
+        yield str(value)
+
+
+def _blocked(what: str, fields: dict[str, Any], where: str, metadata: dict[str, str] | None = None) -> None:
+    log.error("privacy leak blocked: outgoing model request contains an %s", what, extra={"fields": fields})
+    raise PrivacyLeakBlocked(
+        f"the request to the model was not sent: {where} contained an {what} (a projection bug; logged)",
+        metadata=metadata or {k: str(v) for k, v in fields.items()},
+    )
 
 
 def _moment_matcher(moment: Moment | None) -> IdMatcher | None:

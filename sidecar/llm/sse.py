@@ -13,7 +13,7 @@ after the first byte.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import httpx
@@ -96,8 +96,16 @@ class SseStream:
             await self._response.aclose()
 
 
-async def open_sse(http: httpx.AsyncClient, litellm: Any, request: dict[str, Any]) -> SseStream:
-    """POST the request (litellm's kwargs) and return the stream once headers are in."""
+async def open_sse(
+    http: httpx.AsyncClient,
+    litellm: Any,
+    request: dict[str, Any],
+    *,
+    check: Callable[[Mapping[str, Any]], None],
+) -> SseStream:
+    """POST the request (litellm's kwargs) and return the stream once headers are in.
+
+    `check` is the leak guard (`sidecar.llm.guard.request_checker`), called on the body sent."""
     model, provider, _key, base = litellm.get_llm_provider(request["model"], api_base=request.get("api_base"))
     if provider not in OPENAI_COMPATIBLE:
         raise ProviderBadRequest(
@@ -116,6 +124,7 @@ async def open_sse(http: httpx.AsyncClient, litellm: Any, request: dict[str, Any
     }
     if request.get("stop"):
         body["stop"] = request["stop"]
+    check(body)
     headers = {"Authorization": f"Bearer {request['api_key']}"} if request.get("api_key") else {}
     try:
         response = await http.send(

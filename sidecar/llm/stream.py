@@ -12,10 +12,10 @@ import asyncio
 import logging
 import os
 import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sidecar.errors import ProviderError, ProviderTimeout, SidecarError
+from sidecar.errors import PrivacyLeakBlocked, ProviderError, ProviderTimeout, SidecarError
 from sidecar.llm.faults import is_retryable, map_exception
 from sidecar.llm.types import Completion, Limits, TextPiece
 from sidecar.state.model import Moment
@@ -139,9 +139,15 @@ def _close_if_opened(call: asyncio.Future[Any]) -> None:
 
 
 async def _open(
-    gateway: ModelGateway, profile: ModelProfile, messages: list[dict[str, str]], limits: Limits
+    gateway: ModelGateway,
+    profile: ModelProfile,
+    messages: list[dict[str, str]],
+    limits: Limits,
+    check: Callable[[Mapping[str, Any]], None],
 ) -> tuple[Any, str, str | None]:
-    """Send the request and wait for the first text (or the end). Closes on failure."""
+    """Send the request and wait for the first text (or the end). Closes on failure.
+
+    `check` is the leak guard, called by each transport on the object it sends."""
     litellm = gateway.litellm
     timeout = limits.first_token_timeout_s or profile.first_token_timeout_s
     upstream = None
@@ -151,8 +157,9 @@ async def _open(
     if profile.transport == "sse":
         from sidecar.llm.sse import open_sse
 
-        call = asyncio.ensure_future(open_sse(gateway.http(), litellm, request))
+        call = asyncio.ensure_future(open_sse(gateway.http(), litellm, request, check=check))
     else:
+        check(request)  # the leak guard, on exactly what litellm is handed
         call = asyncio.ensure_future(litellm.acompletion(**request))
     try:
         async with asyncio.timeout(timeout):
@@ -194,6 +201,8 @@ async def stream_reply(
     litellm = gateway.litellm
     last_error: SidecarError | None = None
     upstream: Any = None
+    # Before every model call, retries and fallbacks included, on the whole request.
+    check = guard.request_checker(engine_ids, moment)
     for name in fallback_chain(gateway, profile_name):
         profile = gateway.profile(name)
         await gateway.prepare_profile(name)
@@ -201,10 +210,10 @@ async def stream_reply(
             if attempt:
                 backoff = min(MAX_BACKOFF_S, profile.retry_backoff_s * 2 ** (attempt - 1))
                 await asyncio.sleep(backoff * random.uniform(0.8, 1.2))
-            # Before every model call, retries and fallbacks included.
-            guard.check_outgoing(messages, engine_ids, moment=moment)
             try:
-                upstream, first, finish = await _open(gateway, profile, messages, limits)
+                upstream, first, finish = await _open(gateway, profile, messages, limits, check)
+            except PrivacyLeakBlocked:
+                raise  # a bug, not a provider fault: no retry, no fallback
             except (SidecarError, Exception) as exc:
                 last_error = map_exception(exc, provider=profile.model)
                 log.info(

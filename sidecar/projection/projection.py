@@ -155,15 +155,21 @@ class Projection:
             self._visible = out
         return list(self._visible)
 
+    def is_coordinate(self, name: str) -> bool:
+        """Whether a named value is a suppressed coordinate: named in the session's
+        `coordinate_fields` and not in `exposed_coordinate_fields`. The one rule for
+        every named value a prompt could show (entity fields and scene facts), whatever
+        the value's shape: a list under that name is dropped whole, items included."""
+        return name in self._suppressed
+
     def fields(self, entity: Entity) -> dict[str, str]:
         """The entity's fields this actor may see, minus coordinates, as text.
         Empty for an entity the actor cannot see."""
         if not self.can_see(entity):
             return {}
-        suppressed = self._suppressed
         out: dict[str, str] = {}
         for name, field in entity.fields.items():
-            if name in suppressed:
+            if self.is_coordinate(name):
                 continue
             if field.visibility is not None and not self._field_visible(entity, field.visibility):
                 continue
@@ -180,6 +186,14 @@ class Projection:
         if vis.level == "known_to":
             return bool(self.actor_id) and self.actor_id in vis.known_to
         return True
+
+    def scene_facts(self) -> list[tuple[str, str]]:
+        """The session's scene facts as (name, value) text, minus coordinates (`is_coordinate`)."""
+        return [
+            (self.text(name), self.value_text(value))
+            for name, value in self.session.world.scene.items()
+            if not self.is_coordinate(name)
+        ]
 
     def ref_text(self, engine_id: str) -> str:
         """How a reference to `engine_id` reads for this actor: its alias when the
@@ -217,6 +231,10 @@ class Projection:
         if not free_text:
             return free_text
         return self._idx.matcher.sub(free_text, self.ref_text)
+
+    def holds_engine_id(self, text: str) -> bool:
+        """Whether `text` holds a searchable engine ID of the session (the guard's rule)."""
+        return self._idx.matcher.first(text) is not None
 
     # -- the moment -------------------------------------------------------------
 
@@ -311,6 +329,25 @@ class Projection:
         if not self.can_see(ent):
             raise AliasRejected(alias, f"{said} is not something you can perceive")
         return engine_id
+
+    def display(self, alias: str) -> tuple[str, str] | None:
+        """How an alias the model wrote reads for the game: (text, engine ID), or
+        None when it is no alias of this session (the text is left as the model wrote it).
+
+        An entity this actor perceives reads as its display name as the game set it
+        (whitespace collapsed; the generic word when it has none) and is mentioned by
+        its engine ID; one it does not perceive, or one removed, reads as the generic
+        word and is not mentioned ("" as the ID): naming it would tell the player
+        what the actor cannot know."""
+        engine_id = self.session.aliases.by_alias.get(alias)
+        if engine_id is None:
+            return None
+        ent = self._entities.get(engine_id)
+        if ent is None:
+            return "something", ""
+        if not self.can_see(ent):
+            return _GENERIC.get(ent.kind, "something"), ""
+        return " ".join(ent.name.split()) or _GENERIC.get(ent.kind, "something"), engine_id
 
     def _walk_up(self, location_id: str) -> list[str]:
         chain: list[str] = []

@@ -68,6 +68,22 @@ def _action_number(value: Any) -> int | None:
     return None
 
 
+#: Longest value a rejection reason quotes; a longer one is described, never cut:
+#: a cut value could end in part of an engine ID, which no search then recognises.
+_MAX_QUOTED = 40
+
+
+def _describe(value: Any) -> str:
+    """The value as the reason shows it: quoted whole when short, else its shape.
+    (The caller still projects the reason: a whole engine ID in it becomes its alias.)"""
+    quoted = json.dumps(value, ensure_ascii=False)
+    if len(quoted) <= _MAX_QUOTED:
+        return quoted
+    if isinstance(value, str):
+        return f"a text of {len(value)} characters"
+    return f"a {type(value).__name__} value"
+
+
 def parse_decision(reply: str, n_options: int) -> Parsed:
     """Raises ReplyRejected with a reason the model can act on."""
     obj = last_json_object(reply)
@@ -77,7 +93,7 @@ def parse_decision(reply: str, n_options: int) -> Parsed:
         raise ReplyRejected('the last JSON object has no "action" field')
     number = _action_number(obj["action"])
     if number is None:
-        raise ReplyRejected(f'"action" must be an option number, got {json.dumps(obj["action"])[:40]}')
+        raise ReplyRejected(f'"action" must be an option number, got {_describe(obj["action"])}')
     if not 1 <= number <= n_options:
         raise ReplyRejected(f"action {number} is not an option: choose a number from 1 to {n_options}")
     message = obj.get("message", "")

@@ -52,11 +52,24 @@ DEFAULT_NARRATOR = PersonaTemplate(
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+#: What a slot with no value reads as: the generic words of docs/privacy.md. A slot
+#: goes unfilled when the actor cannot perceive its value (`{location}` after a move
+#: into a hidden place) or the game never set it; a raw `{location}` in a prompt
+#: would only confuse the model.
+_UNFILLED = {"npcName": "someone", "location": "somewhere"}
+_UNFILLED_OTHER = "something"
+
+
 def fill_slots(text: str, slots: dict[str, str]) -> str:
-    """Plain replacement of `{name}` for known slots; unknown ones stay as written."""
+    """Plain replacement of `{name}`; a slot with no value becomes its generic word."""
     if "{" not in text:
         return text
-    return _SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), text)
+
+    def fill(m: re.Match[str]) -> str:
+        name = m.group(1)
+        return slots[name] if name in slots else _UNFILLED.get(name, _UNFILLED_OTHER)
+
+    return _SLOT.sub(fill, text)
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,11 @@ def event_to_proto(run_id: str, seq: int, value: ev.RunEventValue) -> pb.RunResp
         event.text.text = value.text
         event.text.sentence_end = value.sentence_end
         event.text.attempt = value.attempt
+        for m in value.mentions:
+            # The wire counts UTF-8 bytes (proto/sidecar/v1/agent_service.proto, EntityMention).
+            start = len(value.text[: m.start].encode())
+            length = len(value.text[m.start : m.start + m.length].encode())
+            event.text.mentions.add(entity_id=m.entity_id, start=start, length=length)
     elif isinstance(value, ev.Started):
         event.started.CopyFrom(
             pb.RunStarted(

@@ -122,14 +122,26 @@ class RunStarted(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., profile: _Optional[str] = ..., model: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class TextDelta(_message.Message):
-    __slots__ = ("text", "sentence_end", "attempt")
+    __slots__ = ("text", "sentence_end", "attempt", "mentions")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SENTENCE_END_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    MENTIONS_FIELD_NUMBER: _ClassVar[int]
     text: str
     sentence_end: bool
     attempt: int
-    def __init__(self, text: _Optional[str] = ..., sentence_end: _Optional[bool] = ..., attempt: _Optional[int] = ...) -> None: ...
+    mentions: _containers.RepeatedCompositeFieldContainer[EntityMention]
+    def __init__(self, text: _Optional[str] = ..., sentence_end: _Optional[bool] = ..., attempt: _Optional[int] = ..., mentions: _Optional[_Iterable[_Union[EntityMention, _Mapping]]] = ...) -> None: ...
+
+class EntityMention(_message.Message):
+    __slots__ = ("entity_id", "start", "length")
+    ENTITY_ID_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    entity_id: str
+    start: int
+    length: int
+    def __init__(self, entity_id: _Optional[str] = ..., start: _Optional[int] = ..., length: _Optional[int] = ...) -> None: ...
 
 class AttemptRejected(_message.Message):
     __slots__ = ("attempt", "reason")

@@ -38,6 +38,8 @@ def chunk_text(request_no: int, seq: int) -> str:
 @dataclass
 class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: The raw HTTP body of each request, as it arrived (privacy tests search these bytes).
+    bodies: list[bytes] = field(default_factory=list)
     #: (request number, monotonic time) of each disconnect noticed mid-stream.
     disconnects: list[tuple[int, float]] = field(default_factory=list)
     #: (request number, seq) -> monotonic time the chunk was written.
@@ -115,7 +117,9 @@ class FakeOpenAI:
         return b"data: " + json.dumps(body).encode() + b"\n\n"
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
+        raw = await request.read()
+        self.seen.bodies.append(raw)
+        body = json.loads(raw)
         n = len(self.seen.requests)
         self.seen.requests.append(body)
         mode = str(body.get("model", "ok"))
