@@ -1,3 +1,4 @@
+#nullable enable
 // StreamDeltas: one long-lived bidirectional stream for per-tick state updates.
 // One response per request, in order; a rejected batch is reported in its
 // response and the stream goes on (docs/protocol.md §5, "StreamDeltas").
@@ -15,11 +16,13 @@ namespace GameSidecar.Client
     public sealed class DeltaStream : IAsyncDisposable
     {
         private readonly AsyncDuplexStreamingCall<StreamDeltasRequest, StreamDeltasResponse> _call;
+        private readonly CancellationToken _streamToken;
         private bool _completed;
 
-        internal DeltaStream(AsyncDuplexStreamingCall<StreamDeltasRequest, StreamDeltasResponse> call)
+        internal DeltaStream(AsyncDuplexStreamingCall<StreamDeltasRequest, StreamDeltasResponse> call, CancellationToken streamToken)
         {
             _call = call;
+            _streamToken = streamToken;
         }
 
         /// <summary>Sends one batch (pipelining is allowed: send k+1 before the answer to k).</summary>
@@ -31,7 +34,7 @@ namespace GameSidecar.Client
             }
             catch (RpcException e)
             {
-                throw SidecarErrors.FromRpc(e);
+                throw Translate(e, cancellationToken);
             }
         }
 
@@ -45,7 +48,7 @@ namespace GameSidecar.Client
             }
             catch (RpcException e)
             {
-                throw SidecarErrors.FromRpc(e);
+                throw Translate(e, cancellationToken);
             }
         }
 
@@ -73,13 +76,16 @@ namespace GameSidecar.Client
                 }
                 catch (RpcException e)
                 {
-                    throw SidecarErrors.FromRpc(e);
+                    throw Translate(e, cancellationToken);
                 }
             }
             StreamDeltasResponse? next;
             while ((next = await ReadAsync(cancellationToken).ConfigureAwait(false)) != null) rest.Add(next);
             return rest;
         }
+
+        private Exception Translate(RpcException e, CancellationToken cancellationToken) =>
+            SidecarErrors.Translate(e, _streamToken.IsCancellationRequested ? _streamToken : cancellationToken);
 
         /// <summary>Cancels the stream if it was not completed.</summary>
         public ValueTask DisposeAsync()

@@ -1,3 +1,4 @@
+#nullable enable
 // The one JSON line the sidecar prints on stdout once it serves (docs/protocol.md §1):
 // {"sidecar":"game-sidecar","protocol":1,"transport":"unix"|"tcp","address":"...",
 //  "token":"...","pid":N,"version":"x.y.z"}

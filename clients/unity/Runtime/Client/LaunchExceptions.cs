@@ -1,3 +1,4 @@
+#nullable enable
 // Why SidecarProcess.LaunchAsync failed. Every kind carries the tail of the
 // sidecar's stderr (its JSON log lines), mirroring sidecar/client.py's
 // LaunchError tree and the C++ LaunchError kinds.
@@ -9,6 +10,9 @@ namespace GameSidecar.Client
     public class SidecarLaunchException : Exception
     {
         public string StderrTail { get; }
+
+        /// <summary>The process that was started (and is gone now), or null when none was.</summary>
+        public int? ProcessId { get; internal set; }
 
         public SidecarLaunchException(string message, string stderrTail, Exception? inner = null)
             : base(string.IsNullOrEmpty(stderrTail) ? message : message + "\n--- sidecar stderr (tail) ---\n" + stderrTail, inner)

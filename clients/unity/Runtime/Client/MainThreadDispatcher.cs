@@ -1,3 +1,4 @@
+#nullable enable
 // Hands run events to one thread (a game's main thread), so game objects are only
 // touched there. Runs are read on thread-pool threads; nothing here calls an
 // engine API. Two ways to reach the thread:

@@ -1,3 +1,4 @@
+#nullable enable
 // SidecarClient: the RPCs a game needs, each with `authorization: Bearer <token>`
 // attached and each failure thrown as a SidecarException (SidecarErrors maps them).
 // Same operations, same names as sidecar/client.py and clients/cpp's SidecarClient.
@@ -45,10 +46,10 @@ namespace GameSidecar.Client
         // SidecarService
 
         public Task<GetInfoResponse> GetInfoAsync(bool includeStats = false, CancellationToken cancellationToken = default) =>
-            Unary(Sidecar.GetInfoAsync(new GetInfoRequest { IncludeStats = includeStats }, Options(cancellationToken)));
+            Unary(Sidecar.GetInfoAsync(new GetInfoRequest { IncludeStats = includeStats }, Options(cancellationToken)), cancellationToken);
 
         public Task<ShutdownResponse> ShutdownAsync(string reason = "", CancellationToken cancellationToken = default) =>
-            Unary(Sidecar.ShutdownAsync(new ShutdownRequest { Reason = reason }, Options(cancellationToken)));
+            Unary(Sidecar.ShutdownAsync(new ShutdownRequest { Reason = reason }, Options(cancellationToken)), cancellationToken);
 
         // SessionService
 
@@ -56,7 +57,7 @@ namespace GameSidecar.Client
             CancellationToken cancellationToken = default)
         {
             var request = new OpenSessionRequest { SessionId = sessionId, Options = options ?? new SessionOptions() };
-            return Unary(Sessions.OpenSessionAsync(request, Options(cancellationToken)));
+            return Unary(Sessions.OpenSessionAsync(request, Options(cancellationToken)), cancellationToken);
         }
 
         /// <summary>Opens (or resumes) a session and returns a handle that tracks its revision.</summary>
@@ -68,7 +69,7 @@ namespace GameSidecar.Client
         }
 
         public Task<CloseSessionResponse> CloseSessionAsync(string sessionId, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.CloseSessionAsync(new CloseSessionRequest { SessionId = sessionId }, Options(cancellationToken)));
+            Unary(Sessions.CloseSessionAsync(new CloseSessionRequest { SessionId = sessionId }, Options(cancellationToken)), cancellationToken);
 
         /// <summary>Applies one batch atomically against <paramref name="baseRevision"/>. An empty
         /// <paramref name="deltaId"/> gets a random one, so a retry of this exact call is safe.
@@ -83,24 +84,24 @@ namespace GameSidecar.Client
                 DeltaId = string.IsNullOrEmpty(deltaId) ? NewId() : deltaId,
             };
             request.Ops.AddRange(ops);
-            return Unary(Sessions.ApplyDeltasAsync(request, Options(cancellationToken)));
+            return Unary(Sessions.ApplyDeltasAsync(request, Options(cancellationToken)), cancellationToken);
         }
 
         /// <summary>Opens a StreamDeltas stream: one batch per message, answered in order.</summary>
         public DeltaStream StreamDeltas(CancellationToken cancellationToken = default) =>
-            new DeltaStream(Sessions.StreamDeltas(Options(cancellationToken, unary: false)));
+            new DeltaStream(Sessions.StreamDeltas(Options(cancellationToken, unary: false)), cancellationToken);
 
         public Task<ReplaceStateResponse> ReplaceStateAsync(ReplaceStateRequest request, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.ReplaceStateAsync(request, Options(cancellationToken)));
+            Unary(Sessions.ReplaceStateAsync(request, Options(cancellationToken)), cancellationToken);
 
         public Task<GetStateResponse> GetStateAsync(GetStateRequest request, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.GetStateAsync(request, Options(cancellationToken)));
+            Unary(Sessions.GetStateAsync(request, Options(cancellationToken)), cancellationToken);
 
         public Task<ExportSessionResponse> ExportSessionAsync(string sessionId, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.ExportSessionAsync(new ExportSessionRequest { SessionId = sessionId }, Options(cancellationToken)));
+            Unary(Sessions.ExportSessionAsync(new ExportSessionRequest { SessionId = sessionId }, Options(cancellationToken)), cancellationToken);
 
         public Task<ImportSessionResponse> ImportSessionAsync(ImportSessionRequest request, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.ImportSessionAsync(request, Options(cancellationToken)));
+            Unary(Sessions.ImportSessionAsync(request, Options(cancellationToken)), cancellationToken);
 
         // AgentService
 
@@ -120,7 +121,7 @@ namespace GameSidecar.Client
             }
             catch (RpcException e)
             {
-                throw SidecarErrors.FromRpc(e);
+                throw SidecarErrors.Translate(e, cancellationToken);
             }
             using (call)
             {
@@ -134,7 +135,7 @@ namespace GameSidecar.Client
                     }
                     catch (RpcException e)
                     {
-                        throw SidecarErrors.FromRpc(e);
+                        throw SidecarErrors.Translate(e, cancellationToken);
                     }
                     if (!more) yield break;
                     yield return stream.Current.Event;
@@ -156,20 +157,20 @@ namespace GameSidecar.Client
         /// <summary>Asks the sidecar to cancel a run by ID; its stream then ends with CANCELLED / RUN_CANCELLED.
         /// Throws SidecarNotFoundException (RUN_NOT_FOUND) when it is no longer running.</summary>
         public Task<CancelRunResponse> CancelRunAsync(string runId, CancellationToken cancellationToken = default) =>
-            Unary(Agent.CancelRunAsync(new CancelRunRequest { RunId = runId }, Options(cancellationToken)));
+            Unary(Agent.CancelRunAsync(new CancelRunRequest { RunId = runId }, Options(cancellationToken)), cancellationToken);
 
         public Task<PreviewPromptResponse> PreviewPromptAsync(RunRequest run, CancellationToken cancellationToken = default) =>
-            Unary(Agent.PreviewPromptAsync(new PreviewPromptRequest { Run = run }, Options(cancellationToken)));
+            Unary(Agent.PreviewPromptAsync(new PreviewPromptRequest { Run = run }, Options(cancellationToken)), cancellationToken);
 
         public Task<ReadTranscriptResponse> ReadTranscriptAsync(ReadTranscriptRequest request, CancellationToken cancellationToken = default) =>
-            Unary(Agent.ReadTranscriptAsync(request, Options(cancellationToken)));
+            Unary(Agent.ReadTranscriptAsync(request, Options(cancellationToken)), cancellationToken);
 
         public void Dispose() => Channel.Dispose();
 
         /// <summary>A fresh ID (delta IDs, run IDs).</summary>
         public static string NewId() => Guid.NewGuid().ToString("N");
 
-        private static async Task<T> Unary<T>(AsyncUnaryCall<T> call)
+        private static async Task<T> Unary<T>(AsyncUnaryCall<T> call, CancellationToken cancellationToken)
         {
             using (call)
             {
@@ -179,7 +180,7 @@ namespace GameSidecar.Client
                 }
                 catch (RpcException e)
                 {
-                    throw SidecarErrors.FromRpc(e);
+                    throw SidecarErrors.Translate(e, cancellationToken);
                 }
             }
         }

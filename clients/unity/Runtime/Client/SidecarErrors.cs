@@ -1,7 +1,9 @@
+#nullable enable
 // The one place that turns gRPC failures into SidecarException (and its few
 // subclasses). Every call of SidecarClient and DeltaStream goes through here.
 using System;
 using System.Collections.Generic;
+using System.Threading;
 using Google.Protobuf;
 using GameSidecar.V1;
 using Grpc.Core;
@@ -14,6 +16,19 @@ namespace GameSidecar.Client
         public const string StatusDetailsKey = "grpc-status-details-bin";
         private const string ErrorInfoType = "google.rpc.ErrorInfo";
         private const string ErrorDomain = "game-sidecar";
+
+        /// <summary>
+        /// What a failed call throws: OperationCanceledException when the caller's token was
+        /// cancelled (the client ended the call), else the SidecarException for its status. A
+        /// CANCELLED status the sidecar sent (CancelRun, session closed) stays a SidecarException
+        /// with reason RUN_CANCELLED, as in the Python and C++ clients.
+        /// </summary>
+        public static Exception Translate(RpcException e, CancellationToken cancellationToken)
+        {
+            if (e.StatusCode == StatusCode.Cancelled && cancellationToken.IsCancellationRequested)
+                return new OperationCanceledException(e.Status.Detail, e, cancellationToken);
+            return FromRpc(e);
+        }
 
         /// <summary>The exception for a failed call: the reason from the `sidecar-reason`
         /// trailer, falling back to the ErrorInfo in the status details; metadata from the ErrorInfo.</summary>

@@ -1,3 +1,4 @@
+#nullable enable
 // The one exception a sidecar call throws: the gRPC status plus the sidecar's
 // stable reason (proto/sidecar/v1/errors.proto, e.g. "STALE_REVISION") and the
 // google.rpc.ErrorInfo metadata. Subclasses exist only for what a game branches on.

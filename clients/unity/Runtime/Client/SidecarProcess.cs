@@ -1,3 +1,4 @@
+#nullable enable
 // Launching the sidecar the way a game does (docs/protocol.md §1): spawn it with
 // piped stdin/stdout/stderr and the magic and token environment, read the JSON
 // handshake with a timeout, forward stderr lines to a log callback, and stop it
@@ -116,6 +117,7 @@ namespace GameSidecar.Client
                 throw new SidecarLaunchException($"could not start {options.Executable}: {e.Message}", "", e);
             }
             if (process.HasExited) exited.TrySetResult(true);
+            var pid = process.Id;
 
             var tail = new TailBuffer(options.StderrTailLines);
             var stderrReader = Task.Run(() => ReadStderrAsync(process, tail, options.OnLog));
@@ -128,7 +130,7 @@ namespace GameSidecar.Client
                 await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
                 process.Dispose();
                 cancellationToken.ThrowIfCancellationRequested();
-                throw new SidecarHandshakeTimeoutException(options.HandshakeTimeout, tail.Text());
+                throw new SidecarHandshakeTimeoutException(options.HandshakeTimeout, tail.Text()) { ProcessId = pid };
             }
             var line = await lineTask.ConfigureAwait(false);
             if (line == null)
@@ -139,8 +141,9 @@ namespace GameSidecar.Client
                 if (code == null) await KillAsync(process, exited.Task).ConfigureAwait(false);
                 await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
                 process.Dispose();
-                if (code == SidecarStateDirLockedException.ExitCodeValue) throw new SidecarStateDirLockedException(tail.Text());
-                throw new SidecarExitedBeforeHandshakeException(code, tail.Text());
+                if (code == SidecarStateDirLockedException.ExitCodeValue)
+                    throw new SidecarStateDirLockedException(tail.Text()) { ProcessId = pid };
+                throw new SidecarExitedBeforeHandshakeException(code, tail.Text()) { ProcessId = pid };
             }
             line = line.Trim();
             Handshake handshake;
@@ -153,7 +156,7 @@ namespace GameSidecar.Client
                 await KillAsync(process, exited.Task).ConfigureAwait(false);
                 await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
                 process.Dispose();
-                throw new SidecarMalformedHandshakeException(line, e.Message, tail.Text());
+                throw new SidecarMalformedHandshakeException(line, e.Message, tail.Text()) { ProcessId = pid };
             }
             return new SidecarProcess(process, options, tail, stderrReader, exited.Task, handshake, token);
         }

@@ -1,3 +1,4 @@
+#nullable enable
 // Builds the gRPC channel for a handshake: a Unix socket through
 // SocketsHttpHandler.ConnectCallback on .NET 5+, TCP loopback where the sidecar
 // listens on TCP, or whatever HttpMessageHandler the game injects (Unity).
@@ -18,9 +19,6 @@ namespace GameSidecar.Client
             var channelOptions = new GrpcChannelOptions
             {
                 MaxReceiveMessageSize = options.MaxReceiveBytes,
-                // A cancelled CancellationToken surfaces as OperationCanceledException, as
-                // everywhere else in .NET, instead of RpcException(Cancelled).
-                ThrowOperationCanceledOnCancellation = true,
                 DisposeHttpClient = true,
             };
             if (options.HttpHandlerFactory != null)

@@ -1,3 +1,4 @@
+#nullable enable
 // A session handle that remembers the revision, so a game sends each batch on
 // top of the last one without carrying the number around itself.
 using System.Collections.Generic;
