@@ -16,8 +16,11 @@ using GameSidecar.V1;
 
 if (args.Length < 3) return Fail("usage: BenchClient SIDECAR_EXE CONFIG_TOML ALLOC_TOML [--launches N] [--batches N] [--runs N]");
 int launches = 5, batches = 500, runs = 5;
-for (var i = 3; i + 1 < args.Length; i += 2)
+var deadline = true;
+for (var i = 3; i < args.Length; i++)
 {
+    if (args[i] == "--no-deadline") deadline = false; // baseline: unary calls without grpc-timeout
+    if (i + 1 >= args.Length) continue;
     if (args[i] == "--launches") launches = int.Parse(args[i + 1]);
     if (args[i] == "--batches") batches = int.Parse(args[i + 1]);
     if (args[i] == "--runs") runs = int.Parse(args[i + 1]);
@@ -29,6 +32,7 @@ SidecarProcessOptions Options(string cfg) => new SidecarProcessOptions
     Arguments = new List<string> { "serve", "--config", cfg },
     HandshakeTimeout = TimeSpan.FromSeconds(30),
     ExitGrace = TimeSpan.FromSeconds(5),
+    Client = new SidecarClientOptions { CallTimeout = deadline ? TimeSpan.FromSeconds(30) : (TimeSpan?)null },
 };
 double Ms(long ticks) => ticks * 1000.0 / Stopwatch.Frequency;
 
@@ -54,9 +58,25 @@ await using var sidecar = await SidecarProcess.LaunchAsync(Options(config));
 var client = sidecar.Client;
 await client.OpenSessionAsync("bench");
 
+// Warm-up, not measured: .NET starts methods as unoptimized tier-0 code and
+// recompiles hot ones in the background, so the first few hundred calls of a
+// process measure the JIT, not the client. A game reaches steady state in seconds.
+long rev = 0;
+const int warmup = 200;
+for (var i = 0; i < warmup; i++) rev = (await client.ApplyDeltasAsync("bench", rev, new[] { Fact(i) }, "wu" + i)).Revision;
+await using (var warm = client.StreamDeltas())
+{
+    for (var i = 0; i < warmup; i++)
+    {
+        var req = new StreamDeltasRequest { SessionId = "bench", BaseRevision = rev, DeltaId = "ws" + i };
+        req.Ops.Add(Fact(i));
+        rev = (await warm.ApplyAsync(req)).Revision;
+    }
+    await warm.CompleteAsync();
+}
+
 // Unary ApplyDeltas, one op per batch (the per-tick case).
 var unaryUs = new List<double>();
-long rev = 0;
 for (var i = 0; i < batches; i++)
 {
     var ops = new[] { Fact(i) };
@@ -117,7 +137,7 @@ Console.WriteLine("{" + string.Join(",", new[]
     J("launch_to_handshake_ms_p50", Pct(launchMs, 0.5)), J("launch_to_handshake_ms_max", Pct(launchMs, 1.0)),
     "\"handshake_target_ms\":500",
     J("launch_to_first_call_ms_p50", Pct(firstCallMs, 0.5)), J("stop_ms_p50", Pct(stopMs, 0.5)),
-    $"\"batches\":{batches}",
+    $"\"batches\":{batches}", $"\"warmup_batches\":{warmup}", $"\"unary_deadline\":{(deadline ? "true" : "false")}",
     J("apply_deltas_unary_us_p50", Pct(unaryUs, 0.5), "0"), J("apply_deltas_unary_us_p99", Pct(unaryUs, 0.99), "0"),
     J("stream_deltas_us_p50", Pct(streamUs, 0.5), "0"), J("stream_deltas_us_p99", Pct(streamUs, 0.99), "0"),
     J("stream_vs_unary_p50", Pct(streamUs, 0.5) / Math.Max(1.0, Pct(unaryUs, 0.5)), "0.00"),
