@@ -1,0 +1,109 @@
+// Launch failures against a fake sidecar script, and the lifeline/stop behaviour.
+using System;
+using System.Collections.Generic;
+using System.Threading.Tasks;
+using GameSidecar.Client;
+using Xunit;
+
+namespace GameSidecar.Client.Tests
+{
+    public class LaunchTests
+    {
+        [Fact]
+        public async Task ExitBeforeHandshakeCarriesTheExitCodeAndStderrTail()
+        {
+            var e = await Assert.ThrowsAsync<SidecarExitedBeforeHandshakeException>(
+                () => SidecarProcess.LaunchAsync(TestEnv.FakeOptions("exit-early")));
+            Assert.Equal(1, e.ExitCode);
+            Assert.Contains("cannot load config (fake)", e.StderrTail);
+            Assert.Contains("exit code 1", e.Message);
+        }
+
+        [Fact]
+        public async Task ExitCode3IsTheStateDirLock()
+        {
+            var e = await Assert.ThrowsAsync<SidecarStateDirLockedException>(
+                () => SidecarProcess.LaunchAsync(TestEnv.FakeOptions("locked")));
+            Assert.IsAssignableFrom<SidecarExitedBeforeHandshakeException>(e);
+            Assert.Equal(3, e.ExitCode);
+            Assert.Contains("state dir lock (fake)", e.StderrTail);
+        }
+
+        [Theory]
+        [InlineData("garbage", "not JSON")]
+        [InlineData("wrong-sidecar", "not a game-sidecar handshake")]
+        [InlineData("wrong-protocol", "unsupported protocol 2")]
+        public async Task MalformedHandshakeNamesWhyAndLeavesNoProcess(string mode, string why)
+        {
+            var e = await Assert.ThrowsAsync<SidecarMalformedHandshakeException>(
+                () => SidecarProcess.LaunchAsync(TestEnv.FakeOptions(mode)));
+            Assert.Contains(why, e.Message);
+            Assert.False(string.IsNullOrEmpty(e.Line));
+            // The fake sleeps 60 s after its bad line; the launcher must have killed it.
+            Assert.NotNull(e.ProcessId);
+            Assert.False(TestEnv.Alive(e.ProcessId!.Value));
+        }
+
+        [Fact]
+        public async Task SilenceTimesOutWithTheStderrTail()
+        {
+            var e = await Assert.ThrowsAsync<SidecarHandshakeTimeoutException>(
+                () => SidecarProcess.LaunchAsync(TestEnv.FakeOptions("silent", TimeSpan.FromMilliseconds(500))));
+            Assert.Contains("loading something slow (fake)", e.StderrTail);
+            Assert.Equal(TimeSpan.FromMilliseconds(500), e.Timeout);
+            Assert.False(TestEnv.Alive(e.ProcessId!.Value));
+        }
+
+        [Fact]
+        public async Task MissingExecutableIsALaunchError()
+        {
+            var options = TestEnv.FakeOptions("x");
+            options.Executable = "/nonexistent/game-sidecar";
+            var e = await Assert.ThrowsAsync<SidecarLaunchException>(() => SidecarProcess.LaunchAsync(options));
+            Assert.Contains("/nonexistent/game-sidecar", e.Message);
+        }
+
+        [Fact]
+        public async Task MagicAndAFreshTokenReachTheChildAndStderrReachesTheLog()
+        {
+            var logs = new List<string>();
+            var options = TestEnv.FakeOptions("env");
+            options.Environment["FAKE_EXTRA"] = "42";
+            options.Environment[SidecarProcess.TokenEnv] = "must-not-win";
+            options.OnLog = line => { lock (logs) logs.Add(line); };
+            await using var first = await SidecarProcess.LaunchAsync(options);
+            await using var second = await SidecarProcess.LaunchAsync(options);
+            Assert.Equal(64, first.Token.Length);
+            Assert.NotEqual(first.Token, second.Token);
+            Assert.True(await TestEnv.Eventually(() => { lock (logs) return logs.Count == 2; }));
+            lock (logs)
+            {
+                Assert.Contains($"magic=game-sidecar-v1 token={first.Token} extra=42", logs);
+                Assert.Contains($"magic=game-sidecar-v1 token={second.Token} extra=42", logs);
+            }
+        }
+
+        [Fact]
+        public async Task StopClosesStdinAndTheSidecarExitsByItself()
+        {
+            var sidecar = await SidecarProcess.LaunchAsync(TestEnv.FakeOptions("until-eof"));
+            var exit = await sidecar.StopAsync();
+            Assert.Equal(SidecarExitKind.Exited, exit.Kind);
+            Assert.Equal(0, exit.ExitCode);
+            Assert.Contains("stdin closed, bye (fake)", sidecar.StderrTail());
+            Assert.Equal(exit, await sidecar.StopAsync()); // idempotent
+        }
+
+        [Fact]
+        public async Task ASidecarThatIgnoresEofIsKilledAfterTheGrace()
+        {
+            var options = TestEnv.FakeOptions("ignore-eof");
+            options.ExitGrace = TimeSpan.FromMilliseconds(200);
+            var sidecar = await SidecarProcess.LaunchAsync(options);
+            var pid = sidecar.Pid;
+            var exit = await sidecar.StopAsync();
+            Assert.Equal(SidecarExitKind.Killed, exit.Kind);
+            Assert.False(TestEnv.Alive(pid));
+        }
+    }
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# A stand-in sidecar for launch fault injection. First argument is the mode.
+mode="$1"
+hs() { printf '{"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"127.0.0.1:9","pid":%s,"version":"0.0.0"}\n' "$$"; }
+case "$mode" in
+  exit-early)     echo "fatal: cannot load config (fake)" >&2; exit 1 ;;
+  locked)         echo '{"level":"error","msg":"another sidecar holds the state dir lock (fake)"}' >&2; exit 3 ;;
+  garbage)        echo "warming up" >&2; echo "this is not json"; exec sleep 60 ;;
+  wrong-sidecar)  printf '{"sidecar":"other-tool","protocol":1,"transport":"tcp","address":"x","pid":1,"version":"1"}\n'; exec sleep 60 ;;
+  wrong-protocol) printf '{"sidecar":"game-sidecar","protocol":2,"transport":"tcp","address":"x","pid":1,"version":"1"}\n'; exec sleep 60 ;;
+  silent)         echo "loading something slow (fake)" >&2; exec sleep 60 ;;
+  env)            echo "magic=$GAME_SIDECAR_MAGIC token=$GAME_SIDECAR_TOKEN extra=$FAKE_EXTRA" >&2; hs; read -r _ignored; exit 0 ;;
+  until-eof)      hs; echo "serving (fake)" >&2; read -r _ignored; echo "stdin closed, bye (fake)" >&2; exit 0 ;;
+  ignore-eof)     hs; exec sleep 60 ;;
+  *)              echo "unknown mode $mode" >&2; exit 64 ;;
+esac

@@ -1,0 +1,69 @@
+#nullable enable
+// Builds the gRPC channel for a handshake: a Unix socket through
+// SocketsHttpHandler.ConnectCallback on .NET 5+, TCP loopback where the sidecar
+// listens on TCP, or whatever HttpMessageHandler the game injects (Unity).
+using System;
+using System.Net.Http;
+using Grpc.Net.Client;
+#if NET5_0_OR_GREATER
+using System.Net;
+using System.Net.Sockets;
+#endif
+
+namespace GameSidecar.Client
+{
+    public static class SidecarTransport
+    {
+        public static GrpcChannel CreateChannel(Handshake handshake, SidecarClientOptions options)
+        {
+            var channelOptions = new GrpcChannelOptions
+            {
+                MaxReceiveMessageSize = options.MaxReceiveBytes,
+                DisposeHttpClient = true,
+            };
+            if (options.HttpHandlerFactory != null)
+            {
+                channelOptions.HttpHandler = options.HttpHandlerFactory(handshake);
+            }
+            else if (handshake.IsUnix)
+            {
+#if NET5_0_OR_GREATER
+                channelOptions.HttpHandler = UnixSocketHandler(handshake.Address);
+#else
+                throw new NotSupportedException(
+                    "this runtime has no SocketsHttpHandler: set SidecarClientOptions.HttpHandlerFactory to an " +
+                    "HTTP/2 handler that can reach a Unix socket (docs/unity.md), or launch with --listen tcp://127.0.0.1:0");
+#endif
+            }
+            // The authority is never used to route on a Unix socket; "localhost" keeps it valid.
+            var address = handshake.IsUnix ? "http://localhost" : "http://" + handshake.Address;
+            return GrpcChannel.ForAddress(address, channelOptions);
+        }
+
+#if NET5_0_OR_GREATER
+        private static HttpMessageHandler UnixSocketHandler(string path)
+        {
+            var endpoint = new UnixDomainSocketEndPoint(path);
+            return new SocketsHttpHandler
+            {
+                ConnectCallback = async (context, cancellationToken) =>
+                {
+                    var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+                    try
+                    {
+                        await socket.ConnectAsync(endpoint, cancellationToken).ConfigureAwait(false);
+                        return new NetworkStream(socket, ownsSocket: true);
+                    }
+                    catch
+                    {
+                        socket.Dispose();
+                        throw;
+                    }
+                },
+                // One long-lived local connection; gRPC multiplexes calls over it.
+                EnableMultipleHttp2Connections = false,
+            };
+        }
+#endif
+    }
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Build and run the C# client's xunit suite (clients/csharp) against the real
+# sidecar process with the scripted model. Also compiles the Unity layer against a
+# stand-in UnityEngine (compile check only), the example and the benchmark, so none
+# of them rots. Fails (non-zero) on any build or test error.
+#
+#   scripts/test_csharp.sh                          # everything
+#   scripts/test_csharp.sh --filter RunTests        # extra arguments go to dotnet test
+#
+# Environment: GAME_SIDECAR_EXE (default .venv/bin/game-sidecar),
+# CSHARP_CONFIGURATION (default Debug).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+exe="${GAME_SIDECAR_EXE:-$root/.venv/bin/game-sidecar}"
+configuration="${CSHARP_CONFIGURATION:-Debug}"
+
+command -v dotnet >/dev/null || { echo "test_csharp: dotnet not found (install the .NET 10 SDK)" >&2; exit 1; }
+if [[ ! -x "$exe" ]]; then
+  echo "test_csharp: no sidecar at $exe (install the package into .venv, or set GAME_SIDECAR_EXE)" >&2
+  exit 1
+fi
+
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+echo "== build (library, Unity layer vs stand-in UnityEngine, example, bench, tests)"
+dotnet build "$root/clients/csharp/GameSidecar.slnx" -c "$configuration" -nologo -v quiet
+echo "== test (sidecar: $exe)"
+export GAME_SIDECAR_EXE="$exe"
+dotnet test "$root/clients/csharp/tests/GameSidecar.Client.Tests" -c "$configuration" --no-build -nologo "$@"
