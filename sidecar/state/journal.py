@@ -182,7 +182,10 @@ class Journal:
                     conn.execute(sql, params)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite has already rolled back after some errors (SQLITE_FULL among
+            # them); a second ROLLBACK would fail and hide the error that matters.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         self.commits += 1
 

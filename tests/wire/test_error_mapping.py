@@ -12,7 +12,6 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import TEST_TOKEN, RunningServer, ServerFactory
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
@@ -66,13 +65,16 @@ async def _call(channel: grpc.aio.Channel, method: tuple[str, bool, bool], body:
     return [await channel.unary_unary(path, **kw)(body, metadata=metadata)]
 
 
-AUTH = (("authorization", f"Bearer {TEST_TOKEN}"),)
+TOKEN = "mapping-test-token"
+AUTH = (("authorization", f"Bearer {TOKEN}"),)
 
 
 @pytest.fixture
-async def raw(server: RunningServer) -> AsyncIterator[grpc.aio.Channel]:
-    """A channel with no client interceptors: each call carries only the metadata given."""
-    async with grpc.aio.insecure_channel(server.target) as channel:
+async def raw(make_server: Any) -> AsyncIterator[grpc.aio.Channel]:
+    """A server, and a channel to it with no client interceptors: each call
+    carries only the metadata given."""
+    running = await make_server(token=TOKEN)
+    async with grpc.aio.insecure_channel(running.target) as channel:
         yield channel
 
 
@@ -131,13 +133,13 @@ def _broken(server_streaming: bool, client_streaming: bool) -> Any:
 
 @pytest.mark.parametrize("method", OUR_METHODS, ids=[m[0] for m in OUR_METHODS])
 async def test_unexpected_failure_is_internal_without_its_text(
-    make_server: ServerFactory, monkeypatch: pytest.MonkeyPatch, method: tuple[str, bool, bool]
+    make_server: Any, monkeypatch: pytest.MonkeyPatch, method: tuple[str, bool, bool]
 ) -> None:
     path, client_streaming, server_streaming = method
     service, name = path.rsplit("/", 1)
     servicer = next(cls for module, svc, cls in _OURS if service.endswith("." + svc))
     monkeypatch.setattr(servicer, name, _broken(server_streaming, client_streaming))
-    running = await make_server()
+    running = await make_server(token=TOKEN)
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await _call(running.client.channel, method, _valid_body(path), AUTH)
     err = info.value
@@ -146,7 +148,7 @@ async def test_unexpected_failure_is_internal_without_its_text(
 
 
 async def test_run_failing_after_text_ends_internal_with_its_reason(
-    make_server: ServerFactory, monkeypatch: pytest.MonkeyPatch
+    make_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bug while streaming (here: converting the second event) ends the Run
     with INTERNAL / INTERNAL; what was streamed before stays delivered."""

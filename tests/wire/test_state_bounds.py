@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
+from typing import Any
 
 import grpc
 import msgspec
 import pytest
-from conftest import ServerFactory
 from test_session_rpcs import expect_error, state_bytes, upsert
 
 from sidecar.client import SidecarClient
@@ -51,7 +51,7 @@ def _with_revision(rev: int) -> object:
 
 @pytest.mark.parametrize("rev", [2**63, 2**63 - 1, MAX_REVISION + 1, -1])
 async def test_import_of_a_checksummed_blob_with_a_wild_revision_changes_nothing(
-    make_server: ServerFactory, tmp_path: Path, rev: int
+    make_server: Any, tmp_path: Path, rev: int
 ) -> None:
     config = Config(state_dir=str(tmp_path / "state"))
     running = await make_server(config)
@@ -104,7 +104,7 @@ async def test_replace_state_refuses_revisions_past_the_bound(client: SidecarCli
 
 
 async def test_a_session_at_the_bound_refuses_to_pass_it_and_stays_usable(
-    make_server: ServerFactory, tmp_path: Path
+    make_server: Any, tmp_path: Path
 ) -> None:
     running = await make_server(Config(state_dir=str(tmp_path / "state")))
     client = running.client
@@ -133,7 +133,7 @@ async def test_a_session_at_the_bound_refuses_to_pass_it_and_stays_usable(
     assert (await again.client.open_session("g")).revision == MAX_REVISION
 
 
-async def test_an_oversized_batch_is_refused_before_it_is_parsed(make_server: ServerFactory) -> None:
+async def test_an_oversized_batch_is_refused_before_it_is_parsed(make_server: Any) -> None:
     limits = StateLimits(max_ops_per_batch=100)  # request limit derived: 1 MiB
     running = await make_server(Config(state=limits))
     client = running.client
