@@ -149,13 +149,20 @@ def _guarded(handler: grpc.RpcMethodHandler, method: str, size: tuple[int, str])
     if inspect.isasyncgenfunction(behavior):
 
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            responses = None
             try:
-                async for response in behavior(request_of(request), context):
+                responses = behavior(request_of(request), context)
+                async for response in responses:
                     yield response
             except (grpc.aio.AbortError, grpc.aio.UsageError):
                 raise
             except Exception as exc:  # noqa: BLE001 - the one mapping of errors to statuses
                 await abort(context, exc)
+            finally:
+                # Closed at our yield (the client went away): close the servicer's
+                # generator now, so its cleanup (Run cancels its run) runs at once.
+                if responses is not None:
+                    await responses.aclose()
 
         wrapped: Callable[..., Any] = stream
     else:
