@@ -21,7 +21,7 @@ pytestmark = pytest.mark.timeout(120)
 
 async def test_a_second_sidecar_on_the_same_state_dir_exits_3(tmp_path: Path) -> None:
     state_dir = str(tmp_path / "state")
-    first = await SidecarProcess.launch(["--state-dir", state_dir])
+    first = await SidecarProcess.launch(["--state-dir", state_dir], timeout=60)
     try:
         await first.client.sessions.OpenSession(spb.OpenSessionRequest(session_id="g"))
         with pytest.raises(StateDirBusy) as busy:
