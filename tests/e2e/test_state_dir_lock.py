@@ -41,7 +41,6 @@ async def test_a_second_sidecar_on_the_same_state_dir_exits_3(tmp_path: Path) ->
         assert not opened.created
         # A holder killed outright leaves no lock behind either.
         os.kill(again.pid, signal.SIGKILL)
-        await again.close()
     finally:
         await again.close()
     last = await SidecarProcess.launch(["--state-dir", state_dir], timeout=60)
