@@ -9,8 +9,7 @@ import signal
 import sys
 
 from sidecar import __version__
-
-EXIT_USAGE = 2
+from sidecar.lifecycle import EXIT_CANNOT_START, EXIT_OK, EXIT_STATE_DIR_BUSY, EXIT_USAGE
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -110,6 +109,7 @@ async def _serve(config, listen, token, generated, handshake_fd, parent_pid, wat
 
     from sidecar import lifecycle
     from sidecar.server import SidecarServer
+    from sidecar.state.dirlock import StateDirBusy
 
     log = logging.getLogger("sidecar.cli")
     if not lifecycle.is_loopback(listen):
@@ -117,10 +117,16 @@ async def _serve(config, listen, token, generated, handshake_fd, parent_pid, wat
     server = SidecarServer(config, token)
     try:
         bound = await server.start(listen)
+    except StateDirBusy as exc:
+        # Its own exit code: the game's launcher can say "already running" rather than "broken".
+        log.error("state dir in use", extra={"fields": {"error": str(exc), "state_dir": exc.state_dir}})
+        print(f"game-sidecar: {exc}", file=sys.stderr)
+        listen.cleanup()
+        return EXIT_STATE_DIR_BUSY
     except Exception as exc:
         log.error("cannot start", extra={"fields": {"error": str(exc)}})
         listen.cleanup()
-        return 1
+        return EXIT_CANNOT_START
     lifecycle.write_handshake(handshake_fd, bound, token if generated else None)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -128,4 +134,4 @@ async def _serve(config, listen, token, generated, handshake_fd, parent_pid, wat
     lifecycle.watch_host(loop, server.request_stop, parent_pid, watch_stdin=watch_stdin)
     await server.wait_stop_requested()
     await server.stop()
-    return 0
+    return EXIT_OK

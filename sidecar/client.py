@@ -23,7 +23,7 @@ from typing import Any
 
 import grpc
 
-from sidecar.lifecycle import MAGIC_ENV, MAGIC_VALUE, TOKEN_ENV
+from sidecar.lifecycle import EXIT_STATE_DIR_BUSY, MAGIC_ENV, MAGIC_VALUE, TOKEN_ENV
 from sidecar.v1 import agent_service_pb2 as agent_pb
 from sidecar.v1 import agent_service_pb2_grpc as agent_grpc
 from sidecar.v1 import session_service_pb2 as session_pb
@@ -35,6 +35,7 @@ from sidecar.v1 import state_pb2
 __all__ = [
     "LaunchError",
     "ExitedBeforeHandshake",
+    "StateDirBusy",
     "MalformedHandshake",
     "HandshakeTimeout",
     "Handshake",
@@ -61,6 +62,11 @@ class ExitedBeforeHandshake(LaunchError):
     def __init__(self, returncode: int | None, stderr_tail: str) -> None:
         super().__init__(f"sidecar exited before handshake (exit code {returncode})", stderr_tail)
         self.returncode = returncode
+
+
+class StateDirBusy(ExitedBeforeHandshake):
+    """Another sidecar holds the `--state-dir` lock (exit code 3): one is already
+    serving that journal. Stop it, reuse it, or pick another directory."""
 
 
 class MalformedHandshake(LaunchError):
@@ -236,7 +242,8 @@ class SidecarProcess:
         """Spawn `command` (default: this Python's `-m sidecar serve`) plus `args`.
 
         `token`: sent as GAME_SIDECAR_TOKEN; None lets the sidecar generate one.
-        Raises ExitedBeforeHandshake, MalformedHandshake or HandshakeTimeout.
+        Raises ExitedBeforeHandshake (StateDirBusy when another sidecar holds
+        `--state-dir`), MalformedHandshake or HandshakeTimeout.
         """
         argv = [*(command or (sys.executable, "-m", "sidecar", "serve")), *args]
         child_env = dict(os.environ if env is None else env)
@@ -260,6 +267,8 @@ class SidecarProcess:
         if not line_bytes:
             returncode = await _wait(proc, 2.0)
             await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
+            if returncode == EXIT_STATE_DIR_BUSY:
+                raise StateDirBusy(returncode, "\n".join(tail))
             raise ExitedBeforeHandshake(returncode, "\n".join(tail))
         line = line_bytes.decode("utf-8", "replace").strip()
         try:

@@ -30,6 +30,11 @@ __all__ = [
 LOCAL_PROFILE_NAME = "local"
 
 
+#: Wire bytes allowed per op when the request limit is derived: a typical entity
+#: upsert (name, 200-character description, tags, 8 fields) is about 507 bytes.
+REQUEST_BYTES_PER_OP = 840
+
+
 class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
     """Limits on what a game may put in a session. Violations change nothing."""
 
@@ -70,6 +75,21 @@ class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
     #: SQLite `synchronous` in WAL mode: "normal" survives kill -9 (the process
     #: dying), "full" also survives power loss at the cost of an fsync per commit.
     journal_synchronous: str = "normal"
+    #: Bytes of one request, checked before it is parsed, for every method but
+    #: the two that carry a whole world (INVALID_ARGUMENT / LIMIT_EXCEEDED over
+    #: it). 0: derived from max_ops_per_batch (`request_bytes()`).
+    max_request_bytes: int = 0
+    #: Bytes of a ReplaceState or ImportSession request (a whole world), and the
+    #: server's gRPC receive limit (gRPC answers RESOURCE_EXHAUSTED over it).
+    max_snapshot_bytes: int = 64 * 1024 * 1024
+
+    def request_bytes(self) -> int:
+        """The request size limit in force: the setting, or room for a full batch
+        (max_ops_per_batch ops of REQUEST_BYTES_PER_OP each; at the defaults a
+        10,000-op batch of typical entity upserts is 5.1 MB, the limit 8.4 MB)."""
+        if self.max_request_bytes > 0:
+            return self.max_request_bytes
+        return max(1 << 20, self.max_ops_per_batch * REQUEST_BYTES_PER_OP)
 
 
 class ScriptConfig(msgspec.Struct, forbid_unknown_fields=True):

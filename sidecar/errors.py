@@ -23,6 +23,7 @@ string and google.rpc.ErrorInfo metadata; see `sidecar.servicers.status`)::
     ├── InvalidChoice                  FAILED_PRECONDITION INVALID_CHOICE
     ├── PrivacyLeakBlocked             INTERNAL          PRIVACY_LEAK_BLOCKED
     ├── ShuttingDown                   UNAVAILABLE       SHUTTING_DOWN
+    ├── StorageFull                    RESOURCE_EXHAUSTED STORAGE_FULL
     ├── ModelUnavailable               UNAVAILABLE       MODEL_UNAVAILABLE
     │   └── ModelNotInstalled          FAILED_PRECONDITION MODEL_NOT_INSTALLED
     └── ProviderError                  INTERNAL          PROVIDER_ERROR
@@ -64,6 +65,7 @@ __all__ = [
     "InvalidChoice",
     "PrivacyLeakBlocked",
     "ShuttingDown",
+    "StorageFull",
     "ModelUnavailable",
     "ModelNotInstalled",
     "ProviderError",
@@ -220,6 +222,14 @@ class ShuttingDown(SidecarError):
 
     code = "UNAVAILABLE"
     reason = "SHUTTING_DOWN"
+
+
+class StorageFull(SidecarError):
+    """The disk holding the state dir is full: the write was not journaled, so it
+    was neither applied nor acknowledged. Retrying after space is freed works."""
+
+    code = "RESOURCE_EXHAUSTED"
+    reason = "STORAGE_FULL"
 
 
 class ModelUnavailable(SidecarError):

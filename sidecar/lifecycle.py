@@ -21,6 +21,10 @@ from pathlib import Path
 from sidecar import PROTOCOL_VERSION, __version__
 
 __all__ = [
+    "EXIT_OK",
+    "EXIT_CANNOT_START",
+    "EXIT_USAGE",
+    "EXIT_STATE_DIR_BUSY",
     "MAGIC_ENV",
     "MAGIC_VALUE",
     "TOKEN_ENV",
@@ -36,6 +40,11 @@ __all__ = [
 MAGIC_ENV = "GAME_SIDECAR_MAGIC"
 MAGIC_VALUE = "game-sidecar-v1"
 TOKEN_ENV = "GAME_SIDECAR_TOKEN"
+#: Exit codes of `serve` (docs/protocol.md §1); launchers tell them apart.
+EXIT_OK = 0
+EXIT_CANNOT_START = 1
+EXIT_USAGE = 2  # bad flags or config, or no magic variable
+EXIT_STATE_DIR_BUSY = 3  # another sidecar holds the --state-dir lock
 SOCKET_NAME = "sidecar.sock"
 #: How often the parent watchdog looks; exit must follow parent death within 1 s.
 PARENT_POLL_S = 0.1

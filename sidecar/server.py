@@ -1,23 +1,26 @@
-"""grpc.aio wiring: the auth interceptor, health, reflection, the three
+"""grpc.aio wiring: the call interceptor (auth, parsing, errors), health, reflection, the three
 services, and the orderly shutdown (PROTOCOL.md §1.5, §1.6)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from sidecar.app import App
-from sidecar.auth import AuthInterceptor
 from sidecar.config import Config
 from sidecar.lifecycle import ListenSpec
+from sidecar.servicers.calls import CallInterceptor
+from sidecar.state.dirlock import StateDirLock
 from sidecar.v1 import (
     agent_service_pb2,
     agent_service_pb2_grpc,
     session_service_pb2,
+    session_service_pb2_grpc,
     sidecar_service_pb2,
     sidecar_service_pb2_grpc,
 )
@@ -32,8 +35,8 @@ SERVICE_NAMES = (
     agent_service_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name,
 )
 
-#: Bigger than gRPC's 4 MiB default: snapshots and save blobs of large worlds.
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: Replies carry whole worlds too (GetState, ExportSession).
+MAX_SEND_BYTES = 64 * 1024 * 1024
 #: In-flight calls get this long to finish when the server stops.
 STOP_GRACE_S = 0.3
 
@@ -71,14 +74,17 @@ class SidecarServer:
         self._stop_requested = asyncio.Event()
         self._health = health.aio.HealthServicer()
         self._server = grpc.aio.server(
-            interceptors=[AuthInterceptor(token)],
+            interceptors=[CallInterceptor(token, config.state)],
             options=[
                 ("grpc.so_reuseport", 0),
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                # The biggest request there is (a whole world); smaller methods are
+                # held to max_request_bytes by the interceptor before parsing.
+                ("grpc.max_receive_message_length", config.state.max_snapshot_bytes),
+                ("grpc.max_send_message_length", MAX_SEND_BYTES),
             ],
         )
         self._listen: ListenSpec | None = None
+        self._state_lock: StateDirLock | None = None
 
     def request_stop(self, why: str = "") -> None:
         if not self._stop_requested.is_set():
@@ -91,15 +97,20 @@ class SidecarServer:
     async def start(self, listen: ListenSpec) -> ListenSpec:
         """Bind, register everything, start serving; returns the spec with the bound port."""
         from sidecar.servicers.agent import AgentServicer
-        from sidecar.servicers.session import add_session_service
+        from sidecar.servicers.session import SessionServicer
         from sidecar.servicers.sidecar import SidecarServicer
 
         app = self.app
+        if self.config.state_dir:
+            # One process per journal, before it is read: StateDirBusy (exit code 3) otherwise.
+            os.makedirs(self.config.state_dir, mode=0o700, exist_ok=True)
+            self._state_lock = StateDirLock(self.config.state_dir)
+            self._state_lock.acquire()
         await app.store.start()  # type: ignore[attr-defined]
         sidecar_service_pb2_grpc.add_SidecarServiceServicer_to_server(
             SidecarServicer(app, self.request_stop), self._server
         )
-        add_session_service(app, self._server)  # tolerant parsing: garbage bytes get INVALID_ARGUMENT
+        session_service_pb2_grpc.add_SessionServiceServicer_to_server(SessionServicer(app), self._server)
         agent_service_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(app), self._server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(
@@ -135,5 +146,7 @@ class SidecarServer:
         finally:
             if self._listen is not None:
                 self._listen.cleanup()
+            if self._state_lock is not None:
+                self._state_lock.release()  # after the journal is closed
             self.stopped.set()
             log.info("stopped")

@@ -21,9 +21,10 @@ from typing import Any
 from litellm.llms.custom_llm import CustomLLM
 
 from sidecar.errors import ModelNotInstalled, ModelUnavailable
+from sidecar.llm.prompt_cache import PromptStateCache
 from sidecar.llm.weights import find_local_model, resolve_weights
 
-__all__ = ["LocalLLM", "PROVIDER", "format_prompt", "llama_settings", "STOP"]
+__all__ = ["LocalLLM", "PROVIDER", "format_prompt", "llama_settings", "new_prompt_cache", "STOP"]
 
 log = logging.getLogger("sidecar.llm.local")
 
@@ -38,8 +39,17 @@ EXAMPLE = (
     "Input: Narrate what happens: the player opens the old chest.\n"
     "Reply: The rusted lid groans as you lift it. Inside, a bundle of yellowed letters rests on a bed of dust."
 )
-#: Bytes of saved llama.cpp states kept for prefix reuse across actors.
+#: Bytes of saved llama.cpp states kept for prefix reuse across actors, counted
+#: whole (KV, logits, tokens: see sidecar/llm/prompt_cache.py), and at most
+#: CACHE_ENTRIES states (one per recent actor or scene is what reuse needs).
 CACHE_BYTES = 512 << 20
+CACHE_ENTRIES = 16
+
+
+def new_prompt_cache() -> PromptStateCache:
+    """The cache the loaded model uses (llama_cpp's own LlamaRAMCache grows
+    without bound: it does not count the logits each state holds)."""
+    return PromptStateCache(CACHE_BYTES, CACHE_ENTRIES)
 
 
 def llama_settings(n_ctx: int = 8192) -> dict[str, Any]:
@@ -103,7 +113,7 @@ class LocalLLM(CustomLLM):
                 llm = llama_cpp.Llama(path, **llama_settings(self._n_ctx))
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
-            llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=CACHE_BYTES))
+            llm.set_cache(new_prompt_cache())  # type: ignore[arg-type]  # duck-typed: see prompt_cache.py
             if self._closed:  # closed while loading (shutdown during start-up)
                 llm.close()
                 raise ModelUnavailable("the sidecar is shutting down")

@@ -2,7 +2,8 @@
 ReadTranscript are served by `sidecar.servicers.agent_context`.
 
 Thin: RunRequest -> RunSpec + RunOptions, domain events -> RunEvent with the
-run ID and seq 1, 2, 3..., SidecarError -> status. The call ending early
+run ID and seq 1, 2, 3...; errors are raised and mapped to a status by
+`sidecar.servicers.calls.CallInterceptor`. The call ending early
 (client cancel, deadline) cancels the run, which closes the model upstream.
 """
 
@@ -14,12 +15,11 @@ from collections.abc import AsyncIterator
 import grpc
 
 from sidecar.app import App
-from sidecar.errors import InvalidRequest, RunCancelled, SidecarError
+from sidecar.errors import InvalidRequest, RunCancelled
 from sidecar.llm import events as ev
 from sidecar.llm.types import Limits
 from sidecar.runs import RunOptions
 from sidecar.servicers.convert_run import run_spec_from_proto
-from sidecar.servicers.status import abort
 from sidecar.v1 import agent_service_pb2 as pb
 from sidecar.v1 import agent_service_pb2_grpc
 
@@ -120,33 +120,25 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         self.app = app
 
     async def Run(self, request: pb.RunRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RunResponse]:
-        try:
-            run_id = request.run_id or uuid.uuid4().hex
-            if len(run_id) > 128:
-                raise InvalidRequest("run_id is longer than 128 characters")
-            spec = run_spec_from_proto(request, run_id)
-            options = run_options_from_proto(request, context.time_remaining())
-            handle = self.app.runs.submit(spec, options)  # type: ignore[attr-defined]
-        except SidecarError as exc:
-            await abort(context, exc)
+        run_id = request.run_id or uuid.uuid4().hex
+        if len(run_id) > 128:
+            raise InvalidRequest("run_id is longer than 128 characters")
+        spec = run_spec_from_proto(request, run_id)
+        options = run_options_from_proto(request, context.time_remaining())
+        handle = self.app.runs.submit(spec, options)  # type: ignore[attr-defined]
         seq = 0
         try:
             async for value in handle.events():
                 seq += 1
                 yield event_to_proto(run_id, seq, value)
-        except SidecarError as exc:
-            await abort(context, exc)
         finally:
             # Client cancelled or the deadline passed: stop the model now.
             handle.cancel(RunCancelled(f"run {run_id!r}: the client went away"))
 
     async def CancelRun(self, request: pb.CancelRunRequest, context: grpc.aio.ServicerContext) -> pb.CancelRunResponse:
-        try:
-            if not request.run_id:
-                raise InvalidRequest("run_id is empty")
-            await self.app.runs.cancel(request.run_id)  # type: ignore[attr-defined]
-        except SidecarError as exc:
-            await abort(context, exc)
+        if not request.run_id:
+            raise InvalidRequest("run_id is empty")
+        await self.app.runs.cancel(request.run_id)  # type: ignore[attr-defined]
         return pb.CancelRunResponse()
 
     async def PreviewPrompt(

@@ -8,10 +8,9 @@ import grpc
 
 from sidecar.app import App
 from sidecar.context.transcripts import read_page
-from sidecar.errors import InvalidRequest, SidecarError
+from sidecar.errors import InvalidRequest
 from sidecar.runs import prepare_prompt, resolve_profile
 from sidecar.servicers.convert_run import run_spec_from_proto
-from sidecar.servicers.status import abort
 from sidecar.v1 import agent_service_pb2 as pb
 
 __all__ = ["preview_prompt", "read_transcript"]
@@ -20,15 +19,12 @@ __all__ = ["preview_prompt", "read_transcript"]
 async def preview_prompt(
     app: App, request: pb.PreviewPromptRequest, context: grpc.aio.ServicerContext
 ) -> pb.PreviewPromptResponse:
-    try:
-        run = request.run
-        spec = run_spec_from_proto(run, run_id=run.run_id or "preview")
-        session = app.store.get(spec.session_id)  # type: ignore[attr-defined]
-        profile = resolve_profile(app.config, session, spec.actor_id, run.profile)
-        model = app.gateway.profile(profile).model  # type: ignore[attr-defined]  # ProfileNotFound first
-        session, prepared, _ = await prepare_prompt(app, spec, profile, run.min_revision, preview=True)
-    except SidecarError as exc:
-        await abort(context, exc)
+    run = request.run
+    spec = run_spec_from_proto(run, run_id=run.run_id or "preview")
+    session = app.store.get(spec.session_id)  # type: ignore[attr-defined]
+    profile = resolve_profile(app.config, session, spec.actor_id, run.profile)
+    model = app.gateway.profile(profile).model  # type: ignore[attr-defined]  # ProfileNotFound first
+    session, prepared, _ = await prepare_prompt(app, spec, profile, run.min_revision, preview=True)
     prompt = prepared.prompt
     return pb.PreviewPromptResponse(
         messages=[pb.PromptMessage(role=m["role"], content=m["content"]) for m in prompt.messages],
@@ -54,13 +50,10 @@ async def preview_prompt(
 async def read_transcript(
     app: App, request: pb.ReadTranscriptRequest, context: grpc.aio.ServicerContext
 ) -> pb.ReadTranscriptResponse:
-    try:
-        if not request.session_id:
-            raise InvalidRequest("session_id is empty")
-        session = app.store.get(request.session_id)  # type: ignore[attr-defined]
-        page = read_page(session, request.actor_id, request.page_size, request.cursor)
-    except SidecarError as exc:
-        await abort(context, exc)
+    if not request.session_id:
+        raise InvalidRequest("session_id is empty")
+    session = app.store.get(request.session_id)  # type: ignore[attr-defined]
+    page = read_page(session, request.actor_id, request.page_size, request.cursor)
     return pb.ReadTranscriptResponse(
         entries=[
             pb.TranscriptEntry(

@@ -24,8 +24,16 @@ ERROR_DOMAIN = "game-sidecar"
 log = logging.getLogger("sidecar.servicers")
 
 
+def _as_sidecar_error(exc: BaseException) -> SidecarError:
+    """An unexpected exception becomes INTERNAL; its text stays in the log (it may
+    hold paths, SQL or game data), the game gets a fixed message."""
+    if isinstance(exc, SidecarError):
+        return exc
+    return SidecarError("internal error: a bug in the sidecar (its log has the details)")
+
+
 def to_status(exc: BaseException) -> grpc.Status:
-    err = exc if isinstance(exc, SidecarError) else SidecarError(f"internal error: {type(exc).__name__}")
+    err = _as_sidecar_error(exc)
     code = getattr(code_pb2, err.code)
     info = error_details_pb2.ErrorInfo(reason=err.reason, domain=ERROR_DOMAIN, metadata=err.metadata)
     detail = any_pb2.Any()
@@ -53,6 +61,6 @@ async def abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoRetu
 
 def error_detail(exc: BaseException) -> errors_pb2.ErrorDetail:
     """The in-stream form of an error (StreamDeltas)."""
-    err = exc if isinstance(exc, SidecarError) else SidecarError(f"internal error: {type(exc).__name__}")
+    err = _as_sidecar_error(exc)
     code = getattr(grpc.StatusCode, err.code).value[0]
     return errors_pb2.ErrorDetail(code=code, reason=err.reason, message=err.message, metadata=err.metadata)

@@ -236,7 +236,7 @@ def import_blob(blob: bytes) -> Session:
         session = decode_session(env.payload)
     except (msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError, ValueError) as exc:
         raise InvalidBlob(f"blob payload does not decode: {exc}") from None
-    if session.revision < 0:
-        raise InvalidBlob("blob revision is negative")
+    if env.revision != session.revision or (env.session_id and env.session_id != session.id):
+        raise InvalidBlob("blob envelope and payload disagree (revision or session ID)")
     session.recent_deltas = {}
     return session

@@ -12,6 +12,8 @@ next transaction together (group commit), in submission order.
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
 import sqlite3
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,9 +21,9 @@ from typing import Any
 
 import msgspec
 
-from sidecar.errors import SidecarError
+from sidecar.errors import SidecarError, StorageFull
 
-__all__ = ["Journal", "JournalError", "StoredSession", "Record", "Statement"]
+__all__ = ["Journal", "JournalError", "StoredSession", "Record", "Statement", "commit_error"]
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -43,8 +45,32 @@ CREATE TABLE IF NOT EXISTS records (
 """
 
 
+log = logging.getLogger("sidecar.state.journal")
+
+#: SQLITE_FULL (13): "database or disk is full", in the low byte of extended codes.
+_SQLITE_FULL = 13
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
 class JournalError(SidecarError):
     """The journal could not commit; the change was not applied or acknowledged."""
+
+
+def commit_error(exc: Exception, path: str) -> SidecarError:
+    """The one place that maps SQLite's and the OS's write failures. A full disk
+    is StorageFull (a game can tell it from a bug and tell the player); anything
+    else is JournalError. The exception's own text stays in the log: it holds
+    paths and SQL, not something to hand a game."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    full = (isinstance(code, int) and code & 0xFF == _SQLITE_FULL) or (
+        isinstance(exc, OSError) and exc.errno in _DISK_FULL_ERRNOS
+    )
+    log.error("journal commit failed", exc_info=exc, extra={"fields": {"path": path, "disk_full": full}})
+    if full:
+        return StorageFull(
+            "the disk holding the state dir is full: the change was not applied; free space and retry"
+        )
+    return JournalError(f"journal commit failed ({type(exc).__name__}): the change was not applied")
 
 
 class Record(msgspec.Struct):
@@ -136,7 +162,7 @@ class Journal:
             try:
                 await loop.run_in_executor(self._executor, self._write, [s for s, _ in group])
             except Exception as exc:  # noqa: BLE001 - every waiter learns it failed
-                err = JournalError(f"journal commit failed: {type(exc).__name__}: {exc}")
+                err = commit_error(exc, self.path)
                 for _, fut in group:
                     if not fut.done():
                         fut.set_exception(err)
@@ -156,7 +182,10 @@ class Journal:
                     conn.execute(sql, params)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite has already rolled back after some errors (SQLITE_FULL among
+            # them); a second ROLLBACK would fail and hide the error that matters.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         self.commits += 1
 

@@ -13,6 +13,11 @@ from typing import Any, Literal
 
 import msgspec
 
+#: The highest revision a session can reach (2^53 - 1). Exact in a double, so an
+#: engine's scripting layer or JSON tooling holds it without rounding, and far
+#: from int64's end, so `revision + 1` never overflows the wire or the journal.
+MAX_REVISION = 2**53 - 1
+
 Kind = Literal["character", "location", "item", "faction", "player", "other"]
 Level = Literal["public", "known_to", "private", "hidden"]
 

@@ -21,7 +21,6 @@ import msgspec
 from sidecar.config import StateLimits
 from sidecar.errors import (
     CapacityExceeded,
-    InvalidBlob,
     InvalidRequest,
     LimitExceeded,
     RevisionNotReached,
@@ -33,10 +32,11 @@ from sidecar.errors import (
 )
 from sidecar.state import codec
 from sidecar.state.aliases import assign_alias
+from sidecar.state.blobcheck import check_blob_session
 from sidecar.state.codec import Extras
 from sidecar.state.engine import apply_ops, remember_delta
 from sidecar.state.journal import Journal, Record
-from sidecar.state.model import Session, SessionOptions, World
+from sidecar.state.model import MAX_REVISION, Session, SessionOptions, World
 from sidecar.state.ops import Op, world_to_ops
 from sidecar.state.recovery import recover_session
 from sidecar.state.validate import validate_batch
@@ -199,6 +199,12 @@ class SessionStore:
                 )
             validate_batch(s.world, ops, self.limits)
             revision = s.revision + 1
+            if revision > MAX_REVISION:
+                raise LimitExceeded(
+                    f"the session is at revision {s.revision}, the highest there is (MAX_REVISION = 2^53-1); "
+                    "ReplaceState with allow_rewind to go on",
+                    metadata={"limit": "max_revision", "current_revision": str(s.revision)},
+                )
             if self._journal is not None:
                 await self._record(slot, "delta", revision, delta_id, codec.encode_ops(ops))
             apply_ops(s, ops, revision, self.limits)
@@ -231,9 +237,14 @@ class SessionStore:
 
     @staticmethod
     def _target_revision(current: int, wanted: int, allow_rewind: bool) -> int:
-        if wanted < 0:
-            raise InvalidRequest(f"revision {wanted} is negative")
+        if not 0 <= wanted <= MAX_REVISION:
+            raise InvalidRequest(f"revision {wanted} is outside 0..{MAX_REVISION} (2^53-1)")
         if wanted == 0:
+            if current + 1 > MAX_REVISION:
+                raise InvalidRequest(
+                    f"the session is at revision {current}, the highest there is; set a revision with allow_rewind",
+                    metadata={"current_revision": str(current)},
+                )
             return current + 1
         if wanted <= current and not allow_rewind:
             raise InvalidRequest(
@@ -249,13 +260,8 @@ class SessionStore:
         if not target:
             raise InvalidRequest("the blob names no session and session_id is empty")
         self._check_id(target)
-        ops = world_to_ops(imported.world)
-        try:
-            validate_batch(
-                World(), ops, _snapshot_limits(self.limits, ops), fresh_ids=imported.world.entities, history_refs=False
-            )
-        except InvalidRequest as exc:
-            raise InvalidBlob(f"blob state is not valid: {exc.message}") from None
+        # Whole, before anything is journaled or replaced: a bad blob changes nothing.
+        check_blob_session(imported, self.limits)
         imported.id = target
         for entity in imported.world.entities.values():
             assign_alias(imported.aliases, entity, imported.options.alias_mode)

@@ -39,6 +39,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_MODEL_UNAVAILABLE: _ClassVar[ErrorReason]
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
     ERROR_REASON_MODEL_NOT_INSTALLED: _ClassVar[ErrorReason]
+    ERROR_REASON_STORAGE_FULL: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_UNAUTHENTICATED: ErrorReason
 ERROR_REASON_SESSION_NOT_FOUND: ErrorReason
@@ -69,6 +70,7 @@ ERROR_REASON_SESSION_EXISTS: ErrorReason
 ERROR_REASON_MODEL_UNAVAILABLE: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
 ERROR_REASON_MODEL_NOT_INSTALLED: ErrorReason
+ERROR_REASON_STORAGE_FULL: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("code", "reason", "message", "metadata")

@@ -24,6 +24,7 @@ from sidecar.client import (
     MalformedHandshake,
     SidecarClient,
     SidecarProcess,
+    StateDirBusy,
     error_reason,
 )
 from sidecar.lifecycle import process_alive
@@ -200,8 +201,9 @@ def test_parent_killed_with_sigkill_takes_the_sidecar_along(extra: list[str], tm
 async def test_launcher_reports_exit_before_handshake() -> None:
     with pytest.raises(ExitedBeforeHandshake) as err:
         await SidecarProcess.launch(
-            command=[sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"])
-    assert err.value.returncode == 3 and "boom" in err.value.stderr_tail
+            command=[sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(5)"])
+    assert err.value.returncode == 5 and "boom" in err.value.stderr_tail
+    assert not isinstance(err.value, StateDirBusy)  # only exit code 3 means that
 
 
 async def test_launcher_reports_malformed_handshake() -> None:

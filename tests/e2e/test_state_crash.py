@@ -53,54 +53,78 @@ def check_state(state: spb.GetStateResponse) -> None:
     assert all(e.revision == int(e.text.split()[1]) for e in state.snapshot.events)
 
 
-async def stream_until_killed(proc: SidecarProcess, start: int, kill_after: float) -> tuple[int, int]:
-    """Stream batches start+1.. until the process is killed: (last acked, last sent)."""
-    client = proc.client
+async def stream_until_killed(proc: SidecarProcess, start: int, kill_at: int) -> tuple[int, int]:
+    """Stream batches start+1.. and SIGKILL the process once `kill_at` batches
+    are acknowledged, with up to WINDOW more in flight: (last acked, last sent).
+
+    The kill follows a condition, not a clock: on a cold, loaded machine the
+    first ack can take longer than any fixed delay, and a kill before it
+    tested nothing (this test used to fail so, issue 13 item 15)."""
+    call = proc.client.sessions.StreamDeltas()
     slots = asyncio.Semaphore(WINDOW)
     sent = start
     acked = start
+    enough = asyncio.Event()
 
-    async def requests():  # type: ignore[no-untyped-def]
+    async def write() -> None:
+        # The call's own write API, not a request generator: after the kill
+        # grpc would try to close a generator suspended in it ("aclose():
+        # asynchronous generator is already running").
         nonlocal sent
         while True:
             await slots.acquire()
             k = sent + 1
+            await call.write(
+                spb.StreamDeltasRequest(session_id="g", base_revision=k - 1, delta_id=f"d{k}", ops=batch(k))
+            )
             sent = k
-            yield spb.StreamDeltasRequest(session_id="g", base_revision=k - 1, delta_id=f"d{k}", ops=batch(k))
 
     async def read() -> None:
         nonlocal acked
-        async for response in client.sessions.StreamDeltas(requests()):
+        while (response := await call.read()) is not grpc.aio.EOF:
             assert not response.HasField("error"), response.error
             assert response.revision == acked + 1
             acked = response.revision
+            if acked - start >= kill_at:
+                enough.set()
             slots.release()
 
+    writer = asyncio.create_task(write())
     reader = asyncio.create_task(read())
-    await asyncio.sleep(kill_after)
+    waiter = asyncio.create_task(enough.wait())
+    await asyncio.wait([waiter, reader], return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    assert enough.is_set(), f"the stream ended before {kill_at} acks: {reader.exception()!r}"
     os.kill(proc.pid, signal.SIGKILL)
     try:
-        await asyncio.wait_for(reader, 10)
+        await reader
     except grpc.aio.AioRpcError as exc:  # the stream dies with the process, as it should
         assert exc.code() == grpc.StatusCode.UNAVAILABLE, exc
-    await proc.close(timeout=2.0)
+    writer.cancel()
+    await asyncio.gather(writer, return_exceptions=True)
+    await proc.close(timeout=5.0)
     return acked, sent
 
 
+#: Liveness bound for a handshake: a cold machine compiles every module first.
+LAUNCH_TIMEOUT_S = 60.0
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # 8 launches of the real process; cold and loaded, minutes
 async def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
     state_dir = str(tmp_path / "state")
     rng = random.Random(9)
     revision = 0
     for trial in range(4):
-        proc = await SidecarProcess.launch(["--state-dir", state_dir])
+        proc = await SidecarProcess.launch(["--state-dir", state_dir], timeout=LAUNCH_TIMEOUT_S)
         opened = await proc.client.sessions.OpenSession(spb.OpenSessionRequest(session_id="g"))
         assert opened.revision == revision and opened.created == (trial == 0)
         check_state(await proc.client.sessions.GetState(spb.GetStateRequest(session_id="g")))
-        acked, sent = await stream_until_killed(proc, revision, rng.uniform(0.2, 0.8))
-        assert acked > revision, "no batch was acknowledged before the kill; nothing was tested"
+        acked, sent = await stream_until_killed(proc, revision, rng.randint(1, 40))
+        assert acked > revision
 
-        proc = await SidecarProcess.launch(["--state-dir", state_dir])
+        proc = await SidecarProcess.launch(["--state-dir", state_dir], timeout=LAUNCH_TIMEOUT_S)
         try:
             reopened = await proc.client.sessions.OpenSession(spb.OpenSessionRequest(session_id="g"))
             assert not reopened.created

@@ -18,16 +18,19 @@ import pytest
 from sidecar.app import App
 from sidecar.client import SidecarClient, error_reason
 from sidecar.config import Config
+from sidecar.servicers.calls import CallInterceptor
 from sidecar.servicers.convert_state import ops_from_pb, world_from_pb
-from sidecar.servicers.session import add_session_service
+from sidecar.servicers.session import SessionServicer
 from sidecar.state.store import SessionStore
 from sidecar.v1 import session_service_pb2 as spb
+from sidecar.v1 import session_service_pb2_grpc as spb_grpc
 from sidecar.v1 import state_pb2 as pb
 from sidecar.v1 import types_pb2 as tpb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "state"))
 from worldgen import PlainModel, world_as_model  # noqa: E402
 
+TOKEN = "fuzz-token"
 IDS = ["e0", "e1", "e2", "e3", "e4"]
 APPLY = "/sidecar.v1.SessionService/ApplyDeltas"
 #: What a rejection may be, per the contract.
@@ -155,18 +158,19 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
 
 @pytest.fixture
 async def session_server() -> AsyncIterator[SidecarClient]:
-    """SessionService alone on a Unix socket, registered the way the sidecar does
-    (`add_session_service`), without auth: the fuzz is about the state path."""
+    """SessionService alone on a Unix socket, behind the sidecar's own call
+    interceptor (auth, tolerant parsing, error mapping): the fuzz is about the state path."""
     with tempfile.TemporaryDirectory(prefix="sidecar-fuzz-") as tmp:
         target = "unix:" + os.path.join(tmp, "s.sock")
         config = Config()
         store = SessionStore(config.state)
         await store.start()
-        server = grpc.aio.server()
-        add_session_service(App(config=config, store=store, gateway=None, runs=None, context=None), server)
+        server = grpc.aio.server(interceptors=[CallInterceptor(TOKEN, config.state)])
+        app = App(config=config, store=store, gateway=None, runs=None, context=None)
+        spb_grpc.add_SessionServiceServicer_to_server(SessionServicer(app), server)
         server.add_insecure_port(target)
         await server.start()
-        client = SidecarClient(target, None)
+        client = SidecarClient(target, TOKEN)
         try:
             yield client
         finally:
