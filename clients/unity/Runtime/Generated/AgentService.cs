@@ -48,57 +48,60 @@ namespace GameSidecar.V1 {
             "cxIOCgZydW5faWQYDCABKAkSDgoGdXJnZW50GA0gASgIEhUKDWJ1ZGdldF90",
             "b2tlbnMYDiABKAVCBwoFaW5wdXQiZAoKUnVuU3RhcnRlZBISCgpzZXNzaW9u",
             "X2lkGAEgASgJEhAKCGFjdG9yX2lkGAIgASgJEg8KB3Byb2ZpbGUYAyABKAkS",
-            "DQoFbW9kZWwYBCABKAkSEAoIcmV2aXNpb24YBSABKAMiQAoJVGV4dERlbHRh",
+            "DQoFbW9kZWwYBCABKAkSEAoIcmV2aXNpb24YBSABKAMibQoJVGV4dERlbHRh",
             "EgwKBHRleHQYASABKAkSFAoMc2VudGVuY2VfZW5kGAIgASgIEg8KB2F0dGVt",
-            "cHQYAyABKAUiMgoPQXR0ZW1wdFJlamVjdGVkEg8KB2F0dGVtcHQYASABKAUS",
-            "DgoGcmVhc29uGAIgASgJIlgKDENob3NlbkFjdGlvbhIRCglhY3Rpb25faWQY",
-            "ASABKAkSDQoFaW5kZXgYAiABKAUSDwoHbWVzc2FnZRgDIAEoCRIVCg1tZW50",
-            "aW9uZWRfaWRzGAQgAygJIh0KDE5vdGVzVXBkYXRlZBINCgVub3RlcxgBIAEo",
-            "CSJiCgVVc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgDEhkKEWNvbXBsZXRp",
-            "b25fdG9rZW5zGAIgASgDEhUKDWNhY2hlZF90b2tlbnMYAyABKAMSEAoIY29z",
-            "dF91c2QYBCABKAEiXwoHVGltaW5ncxIRCglxdWV1ZWRfbXMYASABKAESFwoP",
-            "cHJvbXB0X2J1aWxkX21zGAIgASgBEhYKDmZpcnN0X3Rva2VuX21zGAMgASgB",
-            "EhAKCHRvdGFsX21zGAQgASgBInYKC1J1bkZpbmlzaGVkEi8KDWZpbmlzaF9y",
-            "ZWFzb24YASABKA4yGC5zaWRlY2FyLnYxLkZpbmlzaFJlYXNvbhIkCgd0aW1p",
-            "bmdzGAIgASgLMhMuc2lkZWNhci52MS5UaW1pbmdzEhAKCGF0dGVtcHRzGAMg",
-            "ASgFItoCCghSdW5FdmVudBIOCgZydW5faWQYASABKAkSCwoDc2VxGAIgASgE",
-            "EikKB3N0YXJ0ZWQYAyABKAsyFi5zaWRlY2FyLnYxLlJ1blN0YXJ0ZWRIABIl",
-            "CgR0ZXh0GAQgASgLMhUuc2lkZWNhci52MS5UZXh0RGVsdGFIABIvCghyZWpl",
-            "Y3RlZBgFIAEoCzIbLnNpZGVjYXIudjEuQXR0ZW1wdFJlamVjdGVkSAASKgoG",
-            "YWN0aW9uGAYgASgLMhguc2lkZWNhci52MS5DaG9zZW5BY3Rpb25IABIpCgVu",
-            "b3RlcxgHIAEoCzIYLnNpZGVjYXIudjEuTm90ZXNVcGRhdGVkSAASIgoFdXNh",
-            "Z2UYCCABKAsyES5zaWRlY2FyLnYxLlVzYWdlSAASKwoIZmluaXNoZWQYCSAB",
-            "KAsyFy5zaWRlY2FyLnYxLlJ1bkZpbmlzaGVkSABCBgoEa2luZCIyCgtSdW5S",
-            "ZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnNpZGVjYXIudjEuUnVuRXZlbnQi",
-            "IgoQQ2FuY2VsUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiEwoRQ2FuY2Vs",
-            "UnVuUmVzcG9uc2UiOwoUUHJldmlld1Byb21wdFJlcXVlc3QSIwoDcnVuGAEg",
-            "ASgLMhYuc2lkZWNhci52MS5SdW5SZXF1ZXN0Ii4KDVByb21wdE1lc3NhZ2US",
-            "DAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIoQBCg1Qcm9tcHRTZWN0",
-            "aW9uEgwKBG5hbWUYASABKAkSDgoGdG9rZW5zGAIgASgFEhUKDW1lc3NhZ2Vf",
-            "aW5kZXgYAyABKAUSDwoHdHJpbW1lZBgEIAEoCBIPCgdkcm9wcGVkGAUgASgI",
-            "Eg4KBnJlYXNvbhgGIAEoCRIMCgR0aWVyGAcgASgJIsABChVQcmV2aWV3UHJv",
-            "bXB0UmVzcG9uc2USKwoIbWVzc2FnZXMYASADKAsyGS5zaWRlY2FyLnYxLlBy",
-            "b21wdE1lc3NhZ2USKwoIc2VjdGlvbnMYAiADKAsyGS5zaWRlY2FyLnYxLlBy",
-            "b21wdFNlY3Rpb24SFQoNYnVkZ2V0X3Rva2VucxgDIAEoBRIVCg1wcm9tcHRf",
-            "dG9rZW5zGAQgASgFEg0KBW1vZGVsGAUgASgJEhAKCHJldmlzaW9uGAYgASgD",
-            "ImAKFVJlYWRUcmFuc2NyaXB0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJ",
-            "EhAKCGFjdG9yX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRIOCgZjdXJz",
-            "b3IYBCABKAkihgEKD1RyYW5zY3JpcHRFbnRyeRINCgVpbmRleBgBIAEoAxIM",
-            "CgRyb2xlGAIgASgJEhIKCnNwZWFrZXJfaWQYAyABKAkSDAoEdGV4dBgEIAEo",
-            "CRITCgtpbnRlcnJ1cHRlZBgFIAEoCBIOCgZydW5faWQYBiABKAkSDwoHdW5p",
-            "eF9tcxgHIAEoAyJqChZSZWFkVHJhbnNjcmlwdFJlc3BvbnNlEiwKB2VudHJp",
-            "ZXMYASADKAsyGy5zaWRlY2FyLnYxLlRyYW5zY3JpcHRFbnRyeRITCgtuZXh0",
-            "X2N1cnNvchgCIAEoCRINCgV0b3RhbBgDIAEoAypfCgxGaW5pc2hSZWFzb24S",
-            "HQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFT",
-            "T05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAIywQIKDEFnZW50",
-            "U2VydmljZRI4CgNSdW4SFi5zaWRlY2FyLnYxLlJ1blJlcXVlc3QaFy5zaWRl",
-            "Y2FyLnYxLlJ1blJlc3BvbnNlMAESSAoJQ2FuY2VsUnVuEhwuc2lkZWNhci52",
-            "MS5DYW5jZWxSdW5SZXF1ZXN0Gh0uc2lkZWNhci52MS5DYW5jZWxSdW5SZXNw",
-            "b25zZRJUCg1QcmV2aWV3UHJvbXB0EiAuc2lkZWNhci52MS5QcmV2aWV3UHJv",
-            "bXB0UmVxdWVzdBohLnNpZGVjYXIudjEuUHJldmlld1Byb21wdFJlc3BvbnNl",
-            "ElcKDlJlYWRUcmFuc2NyaXB0EiEuc2lkZWNhci52MS5SZWFkVHJhbnNjcmlw",
-            "dFJlcXVlc3QaIi5zaWRlY2FyLnYxLlJlYWRUcmFuc2NyaXB0UmVzcG9uc2VC",
-            "EaoCDkdhbWVTaWRlY2FyLlYxYgZwcm90bzM="));
+            "cHQYAyABKAUSKwoIbWVudGlvbnMYBCADKAsyGS5zaWRlY2FyLnYxLkVudGl0",
+            "eU1lbnRpb24iQQoNRW50aXR5TWVudGlvbhIRCgllbnRpdHlfaWQYASABKAkS",
+            "DQoFc3RhcnQYAiABKAUSDgoGbGVuZ3RoGAMgASgFIjIKD0F0dGVtcHRSZWpl",
+            "Y3RlZBIPCgdhdHRlbXB0GAEgASgFEg4KBnJlYXNvbhgCIAEoCSJYCgxDaG9z",
+            "ZW5BY3Rpb24SEQoJYWN0aW9uX2lkGAEgASgJEg0KBWluZGV4GAIgASgFEg8K",
+            "B21lc3NhZ2UYAyABKAkSFQoNbWVudGlvbmVkX2lkcxgEIAMoCSIdCgxOb3Rl",
+            "c1VwZGF0ZWQSDQoFbm90ZXMYASABKAkiYgoFVXNhZ2USFQoNcHJvbXB0X3Rv",
+            "a2VucxgBIAEoAxIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoAxIVCg1jYWNo",
+            "ZWRfdG9rZW5zGAMgASgDEhAKCGNvc3RfdXNkGAQgASgBIl8KB1RpbWluZ3MS",
+            "EQoJcXVldWVkX21zGAEgASgBEhcKD3Byb21wdF9idWlsZF9tcxgCIAEoARIW",
+            "Cg5maXJzdF90b2tlbl9tcxgDIAEoARIQCgh0b3RhbF9tcxgEIAEoASJ2CgtS",
+            "dW5GaW5pc2hlZBIvCg1maW5pc2hfcmVhc29uGAEgASgOMhguc2lkZWNhci52",
+            "MS5GaW5pc2hSZWFzb24SJAoHdGltaW5ncxgCIAEoCzITLnNpZGVjYXIudjEu",
+            "VGltaW5ncxIQCghhdHRlbXB0cxgDIAEoBSLaAgoIUnVuRXZlbnQSDgoGcnVu",
+            "X2lkGAEgASgJEgsKA3NlcRgCIAEoBBIpCgdzdGFydGVkGAMgASgLMhYuc2lk",
+            "ZWNhci52MS5SdW5TdGFydGVkSAASJQoEdGV4dBgEIAEoCzIVLnNpZGVjYXIu",
+            "djEuVGV4dERlbHRhSAASLwoIcmVqZWN0ZWQYBSABKAsyGy5zaWRlY2FyLnYx",
+            "LkF0dGVtcHRSZWplY3RlZEgAEioKBmFjdGlvbhgGIAEoCzIYLnNpZGVjYXIu",
+            "djEuQ2hvc2VuQWN0aW9uSAASKQoFbm90ZXMYByABKAsyGC5zaWRlY2FyLnYx",
+            "Lk5vdGVzVXBkYXRlZEgAEiIKBXVzYWdlGAggASgLMhEuc2lkZWNhci52MS5V",
+            "c2FnZUgAEisKCGZpbmlzaGVkGAkgASgLMhcuc2lkZWNhci52MS5SdW5GaW5p",
+            "c2hlZEgAQgYKBGtpbmQiMgoLUnVuUmVzcG9uc2USIwoFZXZlbnQYASABKAsy",
+            "FC5zaWRlY2FyLnYxLlJ1bkV2ZW50IiIKEENhbmNlbFJ1blJlcXVlc3QSDgoG",
+            "cnVuX2lkGAEgASgJIhMKEUNhbmNlbFJ1blJlc3BvbnNlIjsKFFByZXZpZXdQ",
+            "cm9tcHRSZXF1ZXN0EiMKA3J1bhgBIAEoCzIWLnNpZGVjYXIudjEuUnVuUmVx",
+            "dWVzdCIuCg1Qcm9tcHRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVu",
+            "dBgCIAEoCSKEAQoNUHJvbXB0U2VjdGlvbhIMCgRuYW1lGAEgASgJEg4KBnRv",
+            "a2VucxgCIAEoBRIVCg1tZXNzYWdlX2luZGV4GAMgASgFEg8KB3RyaW1tZWQY",
+            "BCABKAgSDwoHZHJvcHBlZBgFIAEoCBIOCgZyZWFzb24YBiABKAkSDAoEdGll",
+            "chgHIAEoCSLAAQoVUHJldmlld1Byb21wdFJlc3BvbnNlEisKCG1lc3NhZ2Vz",
+            "GAEgAygLMhkuc2lkZWNhci52MS5Qcm9tcHRNZXNzYWdlEisKCHNlY3Rpb25z",
+            "GAIgAygLMhkuc2lkZWNhci52MS5Qcm9tcHRTZWN0aW9uEhUKDWJ1ZGdldF90",
+            "b2tlbnMYAyABKAUSFQoNcHJvbXB0X3Rva2VucxgEIAEoBRINCgVtb2RlbBgF",
+            "IAEoCRIQCghyZXZpc2lvbhgGIAEoAyJgChVSZWFkVHJhbnNjcmlwdFJlcXVl",
+            "c3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIQCghhY3Rvcl9pZBgCIAEoCRIRCglw",
+            "YWdlX3NpemUYAyABKAUSDgoGY3Vyc29yGAQgASgJIoYBCg9UcmFuc2NyaXB0",
+            "RW50cnkSDQoFaW5kZXgYASABKAMSDAoEcm9sZRgCIAEoCRISCgpzcGVha2Vy",
+            "X2lkGAMgASgJEgwKBHRleHQYBCABKAkSEwoLaW50ZXJydXB0ZWQYBSABKAgS",
+            "DgoGcnVuX2lkGAYgASgJEg8KB3VuaXhfbXMYByABKAMiagoWUmVhZFRyYW5z",
+            "Y3JpcHRSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuc2lkZWNhci52MS5U",
+            "cmFuc2NyaXB0RW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAkSDQoFdG90YWwY",
+            "AyABKAMqXwoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVD",
+            "SUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVB",
+            "U09OX0xFTkdUSBACMsECCgxBZ2VudFNlcnZpY2USOAoDUnVuEhYuc2lkZWNh",
+            "ci52MS5SdW5SZXF1ZXN0Ghcuc2lkZWNhci52MS5SdW5SZXNwb25zZTABEkgK",
+            "CUNhbmNlbFJ1bhIcLnNpZGVjYXIudjEuQ2FuY2VsUnVuUmVxdWVzdBodLnNp",
+            "ZGVjYXIudjEuQ2FuY2VsUnVuUmVzcG9uc2USVAoNUHJldmlld1Byb21wdBIg",
+            "LnNpZGVjYXIudjEuUHJldmlld1Byb21wdFJlcXVlc3QaIS5zaWRlY2FyLnYx",
+            "LlByZXZpZXdQcm9tcHRSZXNwb25zZRJXCg5SZWFkVHJhbnNjcmlwdBIhLnNp",
+            "ZGVjYXIudjEuUmVhZFRyYW5zY3JpcHRSZXF1ZXN0GiIuc2lkZWNhci52MS5S",
+            "ZWFkVHJhbnNjcmlwdFJlc3BvbnNlQhGqAg5HYW1lU2lkZWNhci5WMWIGcHJv",
+            "dG8z"));
       descriptor = pbr::FileDescriptor.FromGeneratedCode(descriptorData,
           new pbr::FileDescriptor[] { global::GameSidecar.V1.TypesReflection.Descriptor, },
           new pbr::GeneratedClrTypeInfo(new[] {typeof(global::GameSidecar.V1.FinishReason), }, null, new pbr::GeneratedClrTypeInfo[] {
@@ -110,7 +113,8 @@ namespace GameSidecar.V1 {
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.GenerationLimits), global::GameSidecar.V1.GenerationLimits.Parser, new[]{ "MaxOutputTokens", "Temperature", "FirstTokenTimeoutMs", "TotalTimeoutMs", "StopSequences" }, new[]{ "Temperature" }, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunRequest), global::GameSidecar.V1.RunRequest.Parser, new[]{ "SessionId", "ActorId", "Narrate", "Dialogue", "Decision", "Describe", "FocusIds", "Moment", "MinRevision", "Profile", "Limits", "RunId", "Urgent", "BudgetTokens" }, new[]{ "Input" }, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunStarted), global::GameSidecar.V1.RunStarted.Parser, new[]{ "SessionId", "ActorId", "Profile", "Model", "Revision" }, null, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.TextDelta), global::GameSidecar.V1.TextDelta.Parser, new[]{ "Text", "SentenceEnd", "Attempt" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.TextDelta), global::GameSidecar.V1.TextDelta.Parser, new[]{ "Text", "SentenceEnd", "Attempt", "Mentions" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.EntityMention), global::GameSidecar.V1.EntityMention.Parser, new[]{ "EntityId", "Start", "Length" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.AttemptRejected), global::GameSidecar.V1.AttemptRejected.Parser, new[]{ "Attempt", "Reason" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ChosenAction), global::GameSidecar.V1.ChosenAction.Parser, new[]{ "ActionId", "Index", "Message", "MentionedIds" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.NotesUpdated), global::GameSidecar.V1.NotesUpdated.Parser, new[]{ "Notes" }, null, null, null, null),
@@ -2926,7 +2930,10 @@ namespace GameSidecar.V1 {
   }
 
   /// <summary>
-  /// A piece of streamed text.
+  /// A piece of streamed text. The model writes aliases (`npc_3`); the text here
+  /// names each entity the actor perceives by the display name the game set (one
+  /// it does not perceive reads "someone", "somewhere" or "something"), also when
+  /// the model's stream split an alias in two (docs/privacy.md).
   /// </summary>
   [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
   public sealed partial class TextDelta : pb::IMessage<TextDelta>
@@ -2966,6 +2973,7 @@ namespace GameSidecar.V1 {
       text_ = other.text_;
       sentenceEnd_ = other.sentenceEnd_;
       attempt_ = other.attempt_;
+      mentions_ = other.mentions_.Clone();
       _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
     }
 
@@ -3017,6 +3025,20 @@ namespace GameSidecar.V1 {
       }
     }
 
+    /// <summary>Field number for the "mentions" field.</summary>
+    public const int MentionsFieldNumber = 4;
+    private static readonly pb::FieldCodec<global::GameSidecar.V1.EntityMention> _repeated_mentions_codec
+        = pb::FieldCodec.ForMessage(34, global::GameSidecar.V1.EntityMention.Parser);
+    private readonly pbc::RepeatedField<global::GameSidecar.V1.EntityMention> mentions_ = new pbc::RepeatedField<global::GameSidecar.V1.EntityMention>();
+    /// <summary>
+    /// The entities `text` names, in order, each span inside this delta.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public pbc::RepeatedField<global::GameSidecar.V1.EntityMention> Mentions {
+      get { return mentions_; }
+    }
+
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public override bool Equals(object other) {
@@ -3035,6 +3057,7 @@ namespace GameSidecar.V1 {
       if (Text != other.Text) return false;
       if (SentenceEnd != other.SentenceEnd) return false;
       if (Attempt != other.Attempt) return false;
+      if(!mentions_.Equals(other.mentions_)) return false;
       return Equals(_unknownFields, other._unknownFields);
     }
 
@@ -3045,6 +3068,7 @@ namespace GameSidecar.V1 {
       if (Text.Length != 0) hash ^= Text.GetHashCode();
       if (SentenceEnd != false) hash ^= SentenceEnd.GetHashCode();
       if (Attempt != 0) hash ^= Attempt.GetHashCode();
+      hash ^= mentions_.GetHashCode();
       if (_unknownFields != null) {
         hash ^= _unknownFields.GetHashCode();
       }
@@ -3075,6 +3099,7 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(24);
         output.WriteInt32(Attempt);
       }
+      mentions_.WriteTo(output, _repeated_mentions_codec);
       if (_unknownFields != null) {
         _unknownFields.WriteTo(output);
       }
@@ -3097,6 +3122,7 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(24);
         output.WriteInt32(Attempt);
       }
+      mentions_.WriteTo(ref output, _repeated_mentions_codec);
       if (_unknownFields != null) {
         _unknownFields.WriteTo(ref output);
       }
@@ -3116,6 +3142,7 @@ namespace GameSidecar.V1 {
       if (Attempt != 0) {
         size += 1 + pb::CodedOutputStream.ComputeInt32Size(Attempt);
       }
+      size += mentions_.CalculateSize(_repeated_mentions_codec);
       if (_unknownFields != null) {
         size += _unknownFields.CalculateSize();
       }
@@ -3137,6 +3164,7 @@ namespace GameSidecar.V1 {
       if (other.Attempt != 0) {
         Attempt = other.Attempt;
       }
+      mentions_.Add(other.mentions_);
       _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
     }
 
@@ -3166,6 +3194,10 @@ namespace GameSidecar.V1 {
           }
           case 24: {
             Attempt = input.ReadInt32();
+            break;
+          }
+          case 34: {
+            mentions_.AddEntriesFrom(input, _repeated_mentions_codec);
             break;
           }
         }
@@ -3199,6 +3231,293 @@ namespace GameSidecar.V1 {
             Attempt = input.ReadInt32();
             break;
           }
+          case 34: {
+            mentions_.AddEntriesFrom(ref input, _repeated_mentions_codec);
+            break;
+          }
+        }
+      }
+    }
+    #endif
+
+  }
+
+  /// <summary>
+  /// An entity named in a TextDelta, for a UI to highlight or link.
+  /// </summary>
+  [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
+  public sealed partial class EntityMention : pb::IMessage<EntityMention>
+  #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      , pb::IBufferMessage
+  #endif
+  {
+    private static readonly pb::MessageParser<EntityMention> _parser = new pb::MessageParser<EntityMention>(() => new EntityMention());
+    private pb::UnknownFieldSet _unknownFields;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pb::MessageParser<EntityMention> Parser { get { return _parser; } }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pbr::MessageDescriptor Descriptor {
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[9]; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    pbr::MessageDescriptor pb::IMessage.Descriptor {
+      get { return Descriptor; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public EntityMention() {
+      OnConstruction();
+    }
+
+    partial void OnConstruction();
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public EntityMention(EntityMention other) : this() {
+      entityId_ = other.entityId_;
+      start_ = other.start_;
+      length_ = other.length_;
+      _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public EntityMention Clone() {
+      return new EntityMention(this);
+    }
+
+    /// <summary>Field number for the "entity_id" field.</summary>
+    public const int EntityIdFieldNumber = 1;
+    private string entityId_ = "";
+    /// <summary>
+    /// The game's engine ID of the entity.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public string EntityId {
+      get { return entityId_; }
+      set {
+        entityId_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
+    /// <summary>Field number for the "start" field.</summary>
+    public const int StartFieldNumber = 2;
+    private int start_;
+    /// <summary>
+    /// The name's span in `TextDelta.text`, in UTF-8 bytes, the wire's own encoding:
+    /// C++ takes `text().substr(start, length)`; C# takes
+    /// `Encoding.UTF8.GetString(Encoding.UTF8.GetBytes(text), start, length)`.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int Start {
+      get { return start_; }
+      set {
+        start_ = value;
+      }
+    }
+
+    /// <summary>Field number for the "length" field.</summary>
+    public const int LengthFieldNumber = 3;
+    private int length_;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int Length {
+      get { return length_; }
+      set {
+        length_ = value;
+      }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override bool Equals(object other) {
+      return Equals(other as EntityMention);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool Equals(EntityMention other) {
+      if (ReferenceEquals(other, null)) {
+        return false;
+      }
+      if (ReferenceEquals(other, this)) {
+        return true;
+      }
+      if (EntityId != other.EntityId) return false;
+      if (Start != other.Start) return false;
+      if (Length != other.Length) return false;
+      return Equals(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override int GetHashCode() {
+      int hash = 1;
+      if (EntityId.Length != 0) hash ^= EntityId.GetHashCode();
+      if (Start != 0) hash ^= Start.GetHashCode();
+      if (Length != 0) hash ^= Length.GetHashCode();
+      if (_unknownFields != null) {
+        hash ^= _unknownFields.GetHashCode();
+      }
+      return hash;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override string ToString() {
+      return pb::JsonFormatter.ToDiagnosticString(this);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void WriteTo(pb::CodedOutputStream output) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      output.WriteRawMessage(this);
+    #else
+      if (EntityId.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteString(EntityId);
+      }
+      if (Start != 0) {
+        output.WriteRawTag(16);
+        output.WriteInt32(Start);
+      }
+      if (Length != 0) {
+        output.WriteRawTag(24);
+        output.WriteInt32(Length);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(output);
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalWriteTo(ref pb::WriteContext output) {
+      if (EntityId.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteString(EntityId);
+      }
+      if (Start != 0) {
+        output.WriteRawTag(16);
+        output.WriteInt32(Start);
+      }
+      if (Length != 0) {
+        output.WriteRawTag(24);
+        output.WriteInt32(Length);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(ref output);
+      }
+    }
+    #endif
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int CalculateSize() {
+      int size = 0;
+      if (EntityId.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeStringSize(EntityId);
+      }
+      if (Start != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeInt32Size(Start);
+      }
+      if (Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeInt32Size(Length);
+      }
+      if (_unknownFields != null) {
+        size += _unknownFields.CalculateSize();
+      }
+      return size;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(EntityMention other) {
+      if (other == null) {
+        return;
+      }
+      if (other.EntityId.Length != 0) {
+        EntityId = other.EntityId;
+      }
+      if (other.Start != 0) {
+        Start = other.Start;
+      }
+      if (other.Length != 0) {
+        Length = other.Length;
+      }
+      _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(pb::CodedInputStream input) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      input.ReadRawMessage(this);
+    #else
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, input);
+            break;
+          case 10: {
+            EntityId = input.ReadString();
+            break;
+          }
+          case 16: {
+            Start = input.ReadInt32();
+            break;
+          }
+          case 24: {
+            Length = input.ReadInt32();
+            break;
+          }
+        }
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalMergeFrom(ref pb::ParseContext input) {
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, ref input);
+            break;
+          case 10: {
+            EntityId = input.ReadString();
+            break;
+          }
+          case 16: {
+            Start = input.ReadInt32();
+            break;
+          }
+          case 24: {
+            Length = input.ReadInt32();
+            break;
+          }
         }
       }
     }
@@ -3224,7 +3543,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[9]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[10]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -3459,7 +3778,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[10]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[11]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -3526,7 +3845,8 @@ namespace GameSidecar.V1 {
     public const int MessageFieldNumber = 3;
     private string message_ = "";
     /// <summary>
-    /// What the actor says while doing it.
+    /// What the actor says while doing it, naming entities by the game's display
+    /// names (as TextDelta.text does).
     /// </summary>
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
@@ -3769,7 +4089,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[11]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[12]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -3802,6 +4122,9 @@ namespace GameSidecar.V1 {
     /// <summary>Field number for the "notes" field.</summary>
     public const int NotesFieldNumber = 1;
     private string notes_ = "";
+    /// <summary>
+    /// The actor's new private notes, naming entities by the game's display names.
+    /// </summary>
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public string Notes {
@@ -3967,7 +4290,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[12]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[13]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -4279,7 +4602,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[13]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[14]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -4594,7 +4917,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[14]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[15]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -4878,7 +5201,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[15]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[16]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -5514,7 +5837,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[16]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[17]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -5721,7 +6044,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[17]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[18]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -5919,7 +6242,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[18]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[19]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6080,7 +6403,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[19]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[20]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6290,7 +6613,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[20]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[21]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6528,7 +6851,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[21]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[22]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6960,7 +7283,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[22]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[23]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -7321,7 +7644,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[23]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[24]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -7639,7 +7962,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[24]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[25]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -8071,7 +8394,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[25]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[26]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]

@@ -28,7 +28,7 @@ namespace GameSidecar.V1 {
             "b3JEZXRhaWwSDAoEY29kZRgBIAEoBRIOCgZyZWFzb24YAiABKAkSDwoHbWVz",
             "c2FnZRgDIAEoCRI3CghtZXRhZGF0YRgEIAMoCzIlLnNpZGVjYXIudjEuRXJy",
             "b3JEZXRhaWwuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tl",
-            "eRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEqkwgKC0Vycm9yUmVhc29uEhwK",
+            "eRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEqsggKC0Vycm9yUmVhc29uEhwK",
             "GEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEiAKHEVSUk9SX1JFQVNPTl9V",
             "TkFVVEhFTlRJQ0FURUQQARIiCh5FUlJPUl9SRUFTT05fU0VTU0lPTl9OT1Rf",
             "Rk9VTkQQAhIfChtFUlJPUl9SRUFTT05fU1RBTEVfUkVWSVNJT04QAxIeChpF",
@@ -51,8 +51,9 @@ namespace GameSidecar.V1 {
             "TEVEEBgSHwobRVJST1JfUkVBU09OX0lOVkFMSURfQ1VSU09SEBkSHwobRVJS",
             "T1JfUkVBU09OX1NFU1NJT05fRVhJU1RTEBoSIgoeRVJST1JfUkVBU09OX01P",
             "REVMX1VOQVZBSUxBQkxFEBsSGQoVRVJST1JfUkVBU09OX0lOVEVSTkFMEBwS",
-            "JAogRVJST1JfUkVBU09OX01PREVMX05PVF9JTlNUQUxMRUQQHUIRqgIOR2Ft",
-            "ZVNpZGVjYXIuVjFiBnByb3RvMw=="));
+            "JAogRVJST1JfUkVBU09OX01PREVMX05PVF9JTlNUQUxMRUQQHRIdChlFUlJP",
+            "Ul9SRUFTT05fU1RPUkFHRV9GVUxMEB5CEaoCDkdhbWVTaWRlY2FyLlYxYgZw",
+            "cm90bzM="));
       descriptor = pbr::FileDescriptor.FromGeneratedCode(descriptorData,
           new pbr::FileDescriptor[] { },
           new pbr::GeneratedClrTypeInfo(new[] {typeof(global::GameSidecar.V1.ErrorReason), }, null, new pbr::GeneratedClrTypeInfo[] {
@@ -190,6 +191,11 @@ namespace GameSidecar.V1 {
     /// installed; the message names the ways out (install them, or use a provider profile).
     /// </summary>
     [pbr::OriginalName("ERROR_REASON_MODEL_NOT_INSTALLED")] ModelNotInstalled = 29,
+    /// <summary>
+    /// RESOURCE_EXHAUSTED: the disk holding --state-dir is full; the write was
+    /// not applied or acknowledged (nothing acknowledged is lost). Free space, retry.
+    /// </summary>
+    [pbr::OriginalName("ERROR_REASON_STORAGE_FULL")] StorageFull = 30,
   }
 
   #endregion
