@@ -21,14 +21,18 @@ are counted again as a whole; a prompt over budget is never returned.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sidecar.context.api import Prompt, PromptSection
+from sidecar.context.api import LeftOut, Prompt, PromptSection
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, messages_tokens, trim_lines, trim_text
 from sidecar.errors import ContextWindowExceeded
 
-__all__ = ["Part", "HistoryItem", "Layout", "fit", "REQUIRED_SHARE"]
+__all__ = ["Part", "HistoryItem", "Layout", "fit", "REQUIRED_SHARE", "FRAMING"]
+
+#: Section name of what the model's prompt format adds (not in any message).
+FRAMING = "model_format"
 
 REQUIRED_SHARE = 0.70
 LORE_SHARE = 0.25
@@ -59,6 +63,8 @@ class Part:
     trimmed: bool = False
     dropped: bool = False
     reason: str = ""
+    #: What budgeting left out of it: (kind, count), e.g. ("memory", 12).
+    omitted: tuple[str, int] | None = None
 
     def full(self) -> str:
         if self.mode == "cards":
@@ -70,6 +76,10 @@ class Part:
 class HistoryItem:
     role: str
     content: str
+    #: "transcript" (the actor's own entries) or "event" (a world event it perceived).
+    kind: str = "transcript"
+    #: False for a background event: the first left out when the history share is full.
+    relevant: bool = True
 
 
 @dataclass
@@ -84,6 +94,10 @@ class Layout:
     memory_bank: bool
     #: Index into `history` of the previous window's first entry (None: no previous window).
     sticky_start: int | None = None
+    #: Tokens the serving model's prompt format sends beyond the messages (counted as fixed).
+    framing_tokens: int = 0
+    #: What selection left out before the budget (characters past the cap...).
+    left_out: list[LeftOut] = field(default_factory=list)
 
 
 @dataclass
@@ -101,7 +115,7 @@ def _cost(count: Callable[[str], int], text: str) -> int:
 
 def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     parts = {p.name: p for p in [*layout.system, *layout.final]}
-    overhead = 2 * MESSAGE_OVERHEAD + REPLY_PRIMING
+    overhead = 2 * MESSAGE_OVERHEAD + REPLY_PRIMING + layout.framing_tokens
     core = [p for p in parts.values() if p.mode == "core"]
     used = overhead
     for p in core:
@@ -136,18 +150,72 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     lore_used = _fit_cards(lore, lore_allow, count) if lore is not None else 0
     share = HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY
     history_allow = int(dynamic * share) + (lore_allow - lore_used)
-    start = _history_window(layout, history_allow, count, hard_limit=dynamic - lore_used)
-    history_used = sum(count(h.content) + MESSAGE_OVERHEAD for h in layout.history[start:])
+    window = _Window.of(layout, history_allow, count)
+    start = _history_window(window.items, window.sticky, history_allow, count, hard_limit=dynamic - lore_used)
+    history_used = sum(count(h.content) + MESSAGE_OVERHEAD for h in window.items[start:])
     memory_used = 0
     if memory is not None:
         memory_used = _fit_lines(memory, max(0, dynamic - lore_used - history_used), count, "memory share full")
     # What memory left over flows back to history (older entries), when the window can grow.
     spare = dynamic - lore_used - history_used - memory_used
-    if start > 0 and layout.sticky_start is None:
-        while start > 0 and count(layout.history[start - 1].content) + MESSAGE_OVERHEAD <= spare:
+    if start > 0 and window.sticky is None:
+        while start > 0 and count(window.items[start - 1].content) + MESSAGE_OVERHEAD <= spare:
             start -= 1
-            spare -= count(layout.history[start].content) + MESSAGE_OVERHEAD
-    return _finish(layout, parts, start, budget, count)
+            spare -= count(window.items[start].content) + MESSAGE_OVERHEAD
+    return _finish(layout, window, parts, start, budget, count)
+
+
+@dataclass
+class _Window:
+    """The history the window slides over: the whole timeline, or only its relevant
+    items when the whole does not fit the share (background events go first)."""
+
+    items: list[HistoryItem]
+    #: Index in `layout.history` of each item.
+    origin: list[int]
+    #: The previous window's start, as an index into `items`.
+    sticky: int | None
+    #: Background events set aside.
+    background: int
+    #: len(layout.history).
+    size: int
+
+    @classmethod
+    def of(cls, layout: Layout, allow: int, count: Callable[[str], int]) -> _Window:
+        items = layout.history
+        origin = list(range(len(items)))
+        background = 0
+        if any(not h.relevant for h in items):
+            total = sum(count(h.content) + MESSAGE_OVERHEAD for h in items)
+            if total > allow:
+                origin = [i for i in origin if items[i].relevant]
+                background = len(items) - len(origin)
+        sticky = layout.sticky_start
+        if sticky is not None:
+            sticky = bisect.bisect_left(origin, sticky)
+        return cls([items[i] for i in origin], origin, sticky, background, len(items))
+
+    def start_in_layout(self, start: int) -> int:
+        """`start` as an index into layout.history (the sticky state is kept in those)."""
+        return self.origin[start] if start < len(self.origin) else self.size
+
+    def left_out(self, start: int) -> list[LeftOut]:
+        older = self.items[:start]
+        out = []
+        for kind, label in (("transcript", "transcript_entry"), ("event", "world_event")):
+            n = sum(1 for h in older if h.kind == kind)
+            if n:
+                out.append(LeftOut("history", label, n, "older than what the history share holds"))
+        if self.background:
+            out.append(
+                LeftOut(
+                    "history",
+                    "world_event",
+                    self.background,
+                    "background (involves neither the actor nor a player, elsewhere): history share full",
+                )
+            )
+        return out
 
 
 def _fit_required(p: Part, room: int, count: Callable[[str], int]) -> None:
@@ -183,6 +251,8 @@ def _fit_lines(p: Part, allow: int, count: Callable[[str], int], why: str) -> in
         p.text, p.tokens = full, cost
         return cost
     text, kept = trim_lines(p.header, p.body, allow - 1, count) if allow > MIN_TRIM_TOKENS else ("", 0)
+    if p.mode == "memory":
+        p.omitted = ("memory", len(p.body) - kept)
     if not kept:
         p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
         return 0
@@ -202,6 +272,8 @@ def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
         if total + c <= allow:
             kept.append((key, text))
             total += c
+    if len(kept) < len(p.body):
+        p.omitted = ("lore_card", len(p.body) - len(kept))
     if not kept:
         p.dropped, p.reason, p.text, p.tokens = True, "lore share full", "", 0
         return 0
@@ -213,11 +285,12 @@ def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
     return p.tokens
 
 
-def _history_window(layout: Layout, allow: int, count: Callable[[str], int], hard_limit: int) -> int:
+def _history_window(
+    items: list[HistoryItem], sticky: int | None, allow: int, count: Callable[[str], int], hard_limit: int
+) -> int:
     """First history index to include: the newest entry always (when it fits at all),
     the previous window's start while everything since still fits, else a new
     start that leaves room to grow."""
-    items = layout.history
     n = len(items)
     if n == 0:
         return 0
@@ -228,7 +301,6 @@ def _history_window(layout: Layout, allow: int, count: Callable[[str], int], har
             costs[i] = count(items[i].content) + MESSAGE_OVERHEAD
         return costs[i]
 
-    sticky = layout.sticky_start
     if sticky is not None and 0 <= sticky < n:
         total = sum(cost(i) for i in range(sticky, n))
         if total <= allow:
@@ -248,23 +320,34 @@ def _history_window(layout: Layout, allow: int, count: Callable[[str], int], har
     return start
 
 
-def _finish(layout: Layout, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]) -> Fitted:
+def _finish(
+    layout: Layout, window: _Window, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]
+) -> Fitted:
     while True:
-        messages, sections = _render(layout, parts, start, count)
-        total = messages_tokens(messages, count)
+        messages, sections = _render(layout, window, parts, start, count)
+        total = messages_tokens(messages, count) + layout.framing_tokens
         if total <= budget:
             lore = parts.get("lore")
             keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
-            return Fitted(Prompt(messages, sections, budget, total), start, keys)
+            left_out = [*layout.left_out, *window.left_out(start)]
+            for part in parts.values():
+                if part.omitted and part.omitted[1]:
+                    left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
+            prompt = Prompt(messages, sections, budget, total, left_out)
+            return Fitted(prompt, window.start_in_layout(start), keys)
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
-        if start < len(layout.history):
+        if start < len(window.items):
             start += 1
             continue
         for name in ["memory", "lore", *reversed(layout.required_order)]:
             p = parts.get(name)
             if p is not None and p.text:
                 p.text, p.tokens, p.dropped, p.reason = "", 0, True, "dropped to fit the budget exactly"
+                if p.mode in _UNIT:
+                    # Memory's body is every match; the cards' body is what the share kept.
+                    before = p.omitted[1] if p.omitted and p.mode == "cards" else 0
+                    p.omitted = (_UNIT[p.mode], len(p.body) + before)
                 break
         else:
             raise ContextWindowExceeded(
@@ -273,8 +356,11 @@ def _finish(layout: Layout, parts: dict[str, Part], start: int, budget: int, cou
             )
 
 
+_UNIT = {"memory": "memory", "cards": "lore_card"}
+
+
 def _render(
-    layout: Layout, parts: dict[str, Part], start: int, count: Callable[[str], int]
+    layout: Layout, window: _Window, parts: dict[str, Part], start: int, count: Callable[[str], int]
 ) -> tuple[list[dict[str, str]], list[PromptSection]]:
     sections: list[PromptSection] = []
     messages: list[dict[str, str]] = []
@@ -290,10 +376,15 @@ def _render(
         messages.append({"role": role, "content": SEP.join(texts)})
 
     emit(layout.system, "system")
-    shown = layout.history[start:]
-    dropped = start
+    if layout.framing_tokens:
+        # Sent right after the system message by the model's own format (the local model's example).
+        sections.append(
+            PromptSection(FRAMING, layout.framing_tokens, 0, "required", reason="added by the model's prompt format")
+        )
+    shown = window.items[start:]
+    dropped = start + window.background
     if shown or dropped:
-        reason = f"{dropped} older entries left out (history share full)" if dropped else ""
+        reason = f"{dropped} older entries or events left out (history share full)" if dropped else ""
         sections.append(
             PromptSection(
                 "history",

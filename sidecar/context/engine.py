@@ -21,13 +21,14 @@ from sidecar.context.api import (
     RunSpec,
     TokenCounter,
 )
-from sidecar.context.budget import Layout, fit
+from sidecar.context.budget import SEP, Layout, fit
 from sidecar.context.history import HistoryCache
 from sidecar.context.index import ContextIndex, context_index
 from sidecar.context.layout import Sticky, build_layout, named_ids
 from sidecar.context.lorefiles import LoreFiles
 from sidecar.context.prepared import Prepared
-from sidecar.context.select import Shown, scene_lines
+from sidecar.context.select import SceneLines, Shown, scene_lines
+from sidecar.context.timeline import TimelineCache
 from sidecar.context.tokens import CountCache
 from sidecar.errors import InvalidRequest
 from sidecar.projection import Projection
@@ -75,6 +76,8 @@ class ContextEngine:
         self._counts = CountCache()
         #: Rendered transcripts per actor (history turns).
         self.history = HistoryCache()
+        #: Transcript + perceived world events per actor (the history share's timeline).
+        self.timelines = TimelineCache()
         self._lock = threading.Lock()
         #: (session id, session object id, actor) -> first history index of the last prompt (prefix stability).
         self._sticky: dict[tuple[str, int, str], int] = {}
@@ -94,8 +97,11 @@ class ContextEngine:
         count_tokens: TokenCounter,
         budget_tokens: int,
         preview: bool = False,
+        framing: str = "",
     ) -> Prepared:
         """The PreparedRun for `spec`. `preview=True` (PreviewPrompt) leaves no trace.
+        `framing`: text the serving model's prompt format sends besides the messages
+        (the local model's worked example); the budget counts it.
 
         Raises UnknownEntity (actor, focus or input entity not in the session),
         InvalidRequest (bad persona template), ContextWindowExceeded (the fixed
@@ -125,6 +131,7 @@ class ContextEngine:
             persona_version,
             self.lore_files.version,
             sticky,
+            framing,
         )
         with self._lock:
             cached = self._prompts.get(key)
@@ -136,6 +143,8 @@ class ContextEngine:
         else:
             cidx = context_index(session, base)
             layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget)
+            # +1: where the format joins it to the system text, tokens may not split the same way.
+            layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
             fitted = fit(layout, budget, count)
             self.builds += 1
             start = fitted.history_start if layout.history else None
@@ -147,7 +156,7 @@ class ContextEngine:
         if not preview:
             # A run remembers what its prompt held (also when a preview built it first).
             self._remember(sticky_key, entry)
-        return Prepared(self, session, spec, proj, _copy(entry.prompt), entry.shown, count, budget)
+        return Prepared(self, session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
 
     def _remember(self, sticky_key: tuple[str, int, str], entry: _Cached) -> None:
         with self._lock:
@@ -169,22 +178,24 @@ class ContextEngine:
         focus: list[str],
         moment_text: str,
         named: tuple[str, ...],
-    ) -> tuple[list[str], list[str]]:
-        """`select.scene_lines`, cached per revision, actor, focus and moment: the
-        scene is the costliest selection and rarely changes within a dialogue."""
+        query: str,
+    ) -> SceneLines:
+        """`select.scene_lines`, cached per revision, actor, focus and moment (and the
+        input, only when it ranked a crowd): the scene is the costliest selection and
+        rarely changes within a dialogue."""
         key = (id(cidx.base), proj.actor_id, tuple(focus), moment_text, named)
         hit = self._scenes.get(key)
-        if hit is not None and hit[0] is cidx.base:
-            shown.aliases.update(hit[3])
-            return hit[1], hit[2]
+        if hit is not None and hit[0] is cidx.base and (not hit[1].ranked_by_input or hit[3] == query):
+            shown.aliases.update(hit[2])
+            return hit[1]
         mine = Shown()
-        setting, scene = scene_lines(session, proj, cidx, mine, actor, focus, moment_text)
+        lines = scene_lines(session, proj, cidx, mine, actor, focus, moment_text, query)
         shown.aliases.update(mine.aliases)
         with self._lock:
-            self._scenes[key] = (cidx.base, setting, scene, frozenset(mine.aliases))
+            self._scenes[key] = (cidx.base, lines, frozenset(mine.aliases), query)
             while len(self._scenes) > _PROMPT_CACHE_SIZE:
                 self._scenes.popitem(last=False)
-        return setting, scene
+        return lines
 
     def _persona_version(self, session: Session, actor_id: str) -> str:
         binding = session.world.personas.get(actor_id)
@@ -207,6 +218,7 @@ def _copy(prompt: Prompt) -> Prompt:
         sections=list(prompt.sections),
         budget_tokens=prompt.budget_tokens,
         prompt_tokens=prompt.prompt_tokens,
+        left_out=list(prompt.left_out),
     )
 
 

@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from sidecar.projection.index import SessionIndex
 from sidecar.state.model import LoreCard, Memory, Relation, Session
 
-__all__ = ["ContextIndex", "LoreMatcher", "context_index", "words"]
+__all__ = ["ContextIndex", "LoreMatcher", "STOPWORDS", "context_index", "words"]
 
 _WORD = re.compile(r"\w+")
-_STOP = frozenset(
+STOPWORDS = frozenset(
     "a an and are as at be but by for from has have he her his i in is it its me my no not of on or our she "
     "so that the their them they this to was we were what when where who why will with you your".split()
 )
@@ -160,7 +160,7 @@ class _MemoryIndex:
         self.memories = memories
         self.postings: dict[str, list[int]] = {}
         for i, mem in enumerate(memories):
-            for w in set(words(mem.text)) - _STOP:
+            for w in set(words(mem.text)) - STOPWORDS:
                 self.postings.setdefault(w, []).append(i)
         n = len(memories)
         self.idf = {w: math.log(1 + n / len(p)) for w, p in self.postings.items()}
@@ -168,7 +168,7 @@ class _MemoryIndex:
     def rank(self, query: str, limit: int) -> list[tuple[float, Memory]]:
         """The `limit` memories sharing most with `query`, most relevant first (ties: newest first)."""
         scores: dict[int, float] = {}
-        for w in set(words(query)) - _STOP:
+        for w in set(words(query)) - STOPWORDS:
             posting = self.postings.get(w)
             if posting is None:
                 continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, NarrateInput, RunSpec
+from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, LeftOut, NarrateInput, RunSpec
 from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, Layout, Part
 from sidecar.context.index import ContextIndex
 from sidecar.context.select import (
@@ -20,7 +20,6 @@ from sidecar.context.select import (
     game_text,
     rank_lore,
     rank_memories,
-    recent_events,
 )
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line, quote
@@ -50,7 +49,6 @@ REQUIRED_ORDER = [
     "story_summary",
     "scene",
     "setting",
-    "recent_events",
 ]
 
 
@@ -173,9 +171,11 @@ def build_layout(
     world = session.world
     shown = Shown()
     actor = world.entities.get(spec.actor_id) if spec.actor_id else None
-    events = recent_events(session, proj)
-    last_event = events[-1] if events else ""
-    persona = _persona(engine, session, proj, actor, last_event)
+    named = tuple(sorted(named_ids(spec)))
+    rendered = engine.history.items(session, proj, cidx.base)
+    # The actor's transcript and the world events it perceived, in order (docs/context.md).
+    timeline = engine.timelines.get(session, proj, cidx, rendered, named)
+    persona = _persona(engine, session, proj, actor, timeline.newest_event)
 
     # Template texts come from the game or its files: scrub them like any game text.
     identity = [game_text(proj, persona.identity)] if persona.identity else []
@@ -204,7 +204,7 @@ def build_layout(
     actions = [query]
     transcript = session.transcripts.get(spec.actor_id, [])
     actions.extend(e.text for e in reversed(transcript[-(window * LORE_STICKY - 1) :]))
-    actions.extend(reversed(events))
+    actions.extend(reversed(timeline.recent_events))
     cards = rank_lore(cidx, proj, actions, window, sticky.lore, engine.lore_files.matcher)
     if cards:
         body = [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
@@ -217,9 +217,8 @@ def build_layout(
     elif isinstance(spec.input, NarrateInput):
         # The entities an event involves are what its narration is about.
         focus.extend(e for e in spec.input.entity_ids if e not in focus)
-    setting, scene = engine.scene_for(
-        session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment), tuple(sorted(named_ids(spec)))
-    )
+    picked = engine.scene_for(session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment), named, query)
+    setting, scene = picked.setting, picked.scene
     # The setting (where, who and what is there) changes with the world, not per turn: by
     # default it sits before the history so a dialogue's prefix survives (docs/context.md).
     stable = engine.config.context.stable_setting
@@ -238,14 +237,9 @@ def build_layout(
     mood_lines = [game_text(proj, x) for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
         final.append(Part("mood", "final", "volatile", "## Mood", mood_lines))
-    if len(events) > 1:
-        final.append(
-            Part(
-                "recent_events", "final", "volatile", "## Earlier events", [f"- {e}" for e in events[:-1]], mode="lines"
-            )
-        )
-    if last_event:
-        final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {last_event}"]))
+    # Earlier events are in the history (the timeline); only one the actor has not lived past is here.
+    if timeline.last_event:
+        final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {timeline.last_event}"]))
     if session.options.memory_bank:
         memories = rank_memories(cidx, spec.actor_id, query)
         if memories:
@@ -256,13 +250,13 @@ def build_layout(
         final.append(Part("notes", "final", "volatile", "## Your notes", [quote(proj.text(notes))]))
     final.append(_input_part(spec, proj, shown, cidx, session))
 
-    history = engine.history.items(session, proj, cidx.base)
     layout = Layout(
         system=[p for p in system if p.body],
-        history=history,
+        history=timeline.items,
         final=[p for p in final if p.body or p.name == "input"],
         required_order=REQUIRED_ORDER,
         memory_bank=session.options.memory_bank,
         sticky_start=sticky.history_start,
+        left_out=[LeftOut("setting", kind, n, why) for kind, n, why in picked.left_out],
     )
     return layout, shown

@@ -131,8 +131,10 @@ def test_narration_is_recorded_in_the_narrator_transcript() -> None:
     p.record("The table flies.", interrupted=False, run_id="n1")
     assert [e.role for e in s.transcripts[""]] == ["event", "narrator"]
     q = prepare(eng, s, RunSpec("s1", "", NarrateInput("Silence.", ("player-one-1",))))
-    assert q.prompt.messages[1]["content"].startswith("Event: player_1 kicks the table")
-    assert q.prompt.messages[2] == {"role": "assistant", "content": "The table flies."}
+    # The world's earlier event first (the timeline), then the narration.
+    assert q.prompt.messages[1]["content"] == "Event: npc_2 yawns loudly"
+    assert q.prompt.messages[2]["content"].startswith("Event: player_1 kicks the table")
+    assert q.prompt.messages[3] == {"role": "assistant", "content": "The table flies."}
 
 
 def test_dialogue_recorded_in_the_npc_transcript_interrupted_marked() -> None:
@@ -145,8 +147,9 @@ def test_dialogue_recorded_in_the_npc_transcript_interrupted_marked() -> None:
         ("actor", NPC, True),
     ]
     q = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Go on")))
-    assert q.prompt.messages[1]["content"] == 'player_1 says: "Hello there"'
-    assert q.prompt.messages[2]["content"] == "Well met, trav …"
+    assert q.prompt.messages[1]["content"] == "Event: npc_2 yawns loudly"  # before the dialogue began
+    assert q.prompt.messages[2]["content"] == 'player_1 says: "Hello there"'
+    assert q.prompt.messages[3]["content"] == "Well met, trav …"
 
 
 def test_describe_puts_the_target_in_focus() -> None:

@@ -1,0 +1,123 @@
+"""The history share's timeline: the actor's transcript and the world events it
+perceives, in the order they happened (seed 003: history is the story's past).
+
+Order: an event recorded at revision r comes before a transcript entry whose
+prompt was built at revision >= r (`TranscriptEntry.revision`). New entries and
+new events both carry the newest revision, so the timeline only grows at its
+end and each turn's prompt still extends the previous one's prefix.
+
+The newest perceivable event, when nothing of the actor's happened after it,
+is the prompt's "last event" (volatile block) and not yet in the timeline; once
+the actor's next entries follow it, it takes its place in the timeline, which
+again is an append. A world event repeated by the actor's own transcript (a
+narration of that very event) appears once, as the transcript's.
+
+Relevance: an event that involves the actor or a player, or happened where the
+actor is, is relevant; any other perceivable event is background and is the
+first left out when the timeline outgrows the history share (sidecar/context/budget.py).
+It does not depend on the input, so the selection does not reshuffle per turn.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from sidecar.context.budget import HistoryItem
+from sidecar.context.index import ContextIndex
+from sidecar.context.select import event_line
+from sidecar.projection import Projection
+from sidecar.state.model import Event, Session
+
+__all__ = ["Timeline", "TimelineCache", "build_timeline"]
+
+#: Recent events scanned for lore triggers (as before the timeline: seed 000's last three).
+RECENT_EVENTS = 3
+
+
+@dataclass(frozen=True)
+class Timeline:
+    items: list[HistoryItem]
+    #: The newest perceivable event when it is newer than all of the actor's entries ("" if none).
+    last_event: str = ""
+    #: The newest perceivable event in any case (the persona's {lastEvent} slot).
+    newest_event: str = ""
+    #: The last few perceivable events, oldest first (lore triggers).
+    recent_events: tuple[str, ...] = ()
+
+
+def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[tuple[Event, str, bool]]:
+    """Perceivable events, oldest first: (event, rendered line, relevant)."""
+    ents = session.world.entities
+    actor = ents.get(proj.actor_id) if proj.actor_id else None
+    here = actor.location_id if actor is not None else ""
+    players = set(cidx.player_ids)
+    out = []
+    for ev in session.world.events:
+        if not proj.can_see_event(ev):
+            continue
+        involved = {ev.actor_id, *ev.entity_ids}
+        relevant = (
+            actor is None
+            or proj.actor_id in involved
+            or bool(players & involved)
+            or bool(here and ev.location_id == here)
+        )
+        out.append((ev, event_line(proj, ev), relevant))
+    return out
+
+
+def build_timeline(session: Session, proj: Projection, cidx: ContextIndex, rendered: list[HistoryItem]) -> Timeline:
+    """Merge the actor's rendered transcript with the events it perceives."""
+    entries = session.transcripts.get(proj.actor_id, [])
+    events = _events(session, proj, cidx)
+    if not events:
+        return Timeline(rendered)
+    newest = events[-1][1]
+    recent = tuple(line for _, line, _ in events[-RECENT_EVENTS:])
+    # The actor's own record of an event (a narration of it) stands for the world's.
+    told: dict[str, int] = {}
+    for entry in entries:
+        if entry.role == "event":
+            told[entry.text] = max(told.get(entry.text, -1), entry.revision)
+    events = [e for e in events if told.get(e[0].text, -1) < e[0].revision]
+    last_event = ""
+    newest_entry = entries[-1].revision if entries else -1
+    if events and events[-1][0].revision > newest_entry:
+        last_event = events.pop()[1]
+    items: list[HistoryItem] = []
+    i = 0
+    for entry, item in zip(entries, rendered, strict=False):
+        while i < len(events) and events[i][0].revision <= entry.revision:
+            items.append(HistoryItem("user", f"Event: {events[i][1]}", kind="event", relevant=events[i][2]))
+            i += 1
+        items.append(item)
+    items.extend(HistoryItem("user", f"Event: {line}", kind="event", relevant=rel) for _, line, rel in events[i:])
+    return Timeline(items, last_event, newest, recent)
+
+
+class TimelineCache:
+    """One timeline per revision, actor and perception (named IDs), extended while
+    only the transcript grows: a dialogue turn does not re-render the event log."""
+
+    def __init__(self, maxsize: int = 1024) -> None:
+        self._cache: OrderedDict[tuple, tuple[object, int, Timeline]] = OrderedDict()
+        self._maxsize = maxsize
+        self._lock = threading.Lock()
+
+    def get(
+        self, session: Session, proj: Projection, cidx: ContextIndex, rendered: list[HistoryItem], named: tuple
+    ) -> Timeline:
+        key = (id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit[0] is cidx.base and hit[1] == len(rendered):
+            return hit[2]
+        built = build_timeline(session, proj, cidx, rendered)
+        with self._lock:
+            self._cache[key] = (cidx.base, len(rendered), built)
+            self._cache.move_to_end(key)
+            while len(self._cache) > self._maxsize:
+                self._cache.popitem(last=False)
+        return built
