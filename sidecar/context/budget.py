@@ -36,8 +36,13 @@ FRAMING = "model_format"
 
 REQUIRED_SHARE = 0.70
 LORE_SHARE = 0.25
+MEMORY_SHARE = 0.25
+#: Lore and memory allowances are multiples of this (see fit).
+ALLOWANCE_STEP = 32
 HISTORY_SHARE = 0.50
 HISTORY_SHARE_NO_MEMORY = 0.75
+#: Memories most relevant to the input that the memory block lacks, recalled in the volatile block.
+MAX_RECALL = 2
 #: A trimmed part smaller than this is not worth its header: it is dropped instead.
 MIN_TRIM_TOKENS = 12
 #: After the history window must move, it is cut to this share of its allowance,
@@ -54,21 +59,27 @@ class Part:
     #: Reported tier: "required", "dynamic" or "volatile".
     tier: str
     header: str
-    #: Lines (mode "lines"/"memory"), one paragraph (mode "text"), cards as (key, text) (mode "cards").
+    #: Lines (mode "lines"), one paragraph (mode "text"), cards or memories as (key, text) (mode "cards").
     body: list = field(default_factory=list)
-    #: "core" | "text" | "lines" | "cards" | "memory".
+    #: "core" | "text" | "lines" | "cards".
     mode: str = "core"
     text: str = ""
     tokens: int = 0
     trimmed: bool = False
     dropped: bool = False
     reason: str = ""
-    #: What budgeting left out of it: (kind, count), e.g. ("memory", 12).
+    #: What budgeting left out of it: (kind, count), e.g. ("lore_card", 2).
     omitted: tuple[str, int] | None = None
+    #: Mode "cards": what one card is, for the left-out report ("" = not reported here).
+    unit: str = ""
+    #: Mode "cards": what joins two cards.
+    sep: str = "\n\n"
+    #: Keys of the entries the prompt holds (memory parts).
+    shown_keys: frozenset = frozenset()
 
     def full(self) -> str:
         if self.mode == "cards":
-            return self.header + "\n" + "\n\n".join(t for _, t in sorted(self.body, key=lambda kv: kv[0]))
+            return self.header + "\n" + self.sep.join(t for _, t in sorted(self.body, key=lambda kv: kv[0]))
         return self.header + ("\n" if self.header else "") + "\n".join(self.body)
 
 
@@ -98,6 +109,8 @@ class Layout:
     framing_tokens: int = 0
     #: What selection left out before the budget (characters past the cap...).
     left_out: list[LeftOut] = field(default_factory=list)
+    #: Keys of the memories relevant to the input (left out when in neither memory part).
+    memory_matches: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -106,6 +119,13 @@ class Fitted:
     history_start: int
     #: Keys of the lore cards the prompt holds.
     lore_keys: frozenset[str] = frozenset()
+    #: Keys of the memories in the memory block.
+    memory_keys: frozenset[tuple[int, str]] = frozenset()
+    #: The history window did not start where the previous prompt's did.
+    window_moved: bool = False
+    #: Lore cards waiting in the volatile block (see layout.build_layout).
+    lore_deferred: bool = False
+    has_history: bool = False
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -143,26 +163,40 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
         full_tier = p.trimmed or p.dropped
         room -= p.tokens
         used += p.tokens
-    # Dynamic tier: the remainder.
+    # Dynamic tier: the remainder. Lore and memory allowances move in steps, so a few
+    # tokens more or less in the input do not reshuffle the blocks before the history.
     dynamic = budget - used
-    lore, memory = parts.get("lore"), parts.get("memory")
-    lore_allow = int(dynamic * LORE_SHARE)
+    lore, memory, recall = parts.get("lore"), parts.get("memory"), parts.get("memory_recall")
+    lore_allow = _step(dynamic * LORE_SHARE)
     lore_used = _fit_cards(lore, lore_allow, count) if lore is not None else 0
-    share = HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY
-    history_allow = int(dynamic * share) + (lore_allow - lore_used)
+    deferred = parts.get("lore_new")
+    if deferred is not None:
+        lore_used += _fit_cards(deferred, lore_allow - lore_used, count)
+    memory_used = _fit_cards(memory, _step(dynamic * MEMORY_SHARE), count) if memory is not None else 0
+    if recall is not None:
+        # The input's best memories the block does not hold, a few, in the volatile block.
+        held = {k for k, _ in memory.body} if memory is not None and memory.text else set()
+        wanted = [(key, text) for key, text in recall.body if key not in held][:MAX_RECALL]
+        recall.body = [text for _, text in wanted]
+        memory_used += _fit_lines(recall, dynamic - lore_used - memory_used, count, "dynamic tier full")
+        recall.shown_keys = frozenset(k for k, _ in wanted[: recall.text.count("\n")])
+    if memory is not None and memory.text:
+        memory.shown_keys = frozenset(k for k, _ in memory.body)
+    # History: what lore and memory leave (at least 50%, 75% without the memory bank).
+    history_allow = dynamic - lore_used - memory_used
     window = _Window.of(layout, history_allow, count)
-    start = _history_window(window.items, window.sticky, history_allow, count, hard_limit=dynamic - lore_used)
-    history_used = sum(count(h.content) + MESSAGE_OVERHEAD for h in window.items[start:])
-    memory_used = 0
-    if memory is not None:
-        memory_used = _fit_lines(memory, max(0, dynamic - lore_used - history_used), count, "memory share full")
-    # What memory left over flows back to history (older entries), when the window can grow.
-    spare = dynamic - lore_used - history_used - memory_used
-    if start > 0 and window.sticky is None:
-        while start > 0 and count(window.items[start - 1].content) + MESSAGE_OVERHEAD <= spare:
-            start -= 1
-            spare -= count(window.items[start].content) + MESSAGE_OVERHEAD
-    return _finish(layout, window, parts, start, budget, count)
+    # A window that has to start anew starts within the history's own share, so it still
+    # has room to grow when lore and memory later take the shares they leave today.
+    own = int(dynamic * (HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY))
+    start = _history_window(window.items, window.sticky, history_allow, count, min(own, history_allow))
+    fitted = _finish(layout, window, parts, start, budget, count)
+    fitted.window_moved = window.sticky is None or start != window.sticky
+    fitted.has_history = bool(layout.history)
+    return fitted
+
+
+def _step(tokens: float) -> int:
+    return int(tokens) // ALLOWANCE_STEP * ALLOWANCE_STEP
 
 
 @dataclass
@@ -251,8 +285,6 @@ def _fit_lines(p: Part, allow: int, count: Callable[[str], int], why: str) -> in
         p.text, p.tokens = full, cost
         return cost
     text, kept = trim_lines(p.header, p.body, allow - 1, count) if allow > MIN_TRIM_TOKENS else ("", 0)
-    if p.mode == "memory":
-        p.omitted = ("memory", len(p.body) - kept)
     if not kept:
         p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
         return 0
@@ -272,13 +304,14 @@ def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
         if total + c <= allow:
             kept.append((key, text))
             total += c
-    if len(kept) < len(p.body):
-        p.omitted = ("lore_card", len(p.body) - len(kept))
+    why = f"{p.name} share full"
+    if len(kept) < len(p.body) and p.unit:
+        p.omitted = (p.unit, len(p.body) - len(kept))
     if not kept:
-        p.dropped, p.reason, p.text, p.tokens = True, "lore share full", "", 0
+        p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
         return 0
     if len(kept) < len(p.body):
-        p.trimmed, p.reason = True, f"lore share full: kept {len(kept)} of {len(p.body)} triggered cards"
+        p.trimmed, p.reason = True, f"{why}: kept {len(kept)} of {len(p.body)}"
     p.body = kept
     p.text = p.full()
     p.tokens = _cost(count, p.text)
@@ -286,7 +319,7 @@ def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
 
 
 def _history_window(
-    items: list[HistoryItem], sticky: int | None, allow: int, count: Callable[[str], int], hard_limit: int
+    items: list[HistoryItem], sticky: int | None, allow: int, count: Callable[[str], int], share: int
 ) -> int:
     """First history index to include: the newest entry always (when it fits at all),
     the previous window's start while everything since still fits, else a new
@@ -305,14 +338,19 @@ def _history_window(
         total = sum(cost(i) for i in range(sticky, n))
         if total <= allow:
             return sticky
-        target = int(allow * HISTORY_REFILL)
-    else:
-        target = allow
+    # A new window (none before, or it must move) that cannot hold everything is cut to
+    # HISTORY_REFILL of the share, so the following turns append instead of sliding.
+    whole = 0
+    for i in range(n - 1, -1, -1):
+        whole += cost(i)
+        if whole > allow:
+            break
+    target = allow if whole <= allow else int(share * HISTORY_REFILL)
     start, total = n, 0
     while start > 0 and total + cost(start - 1) <= target:
         start -= 1
         total += cost(start)
-    if start == n and cost(n - 1) <= hard_limit:
+    if start == n and cost(n - 1) <= allow:
         start = n - 1  # the newest entry always goes in when the dynamic tier can hold it
     # Begin on a user turn: some chat templates refuse an assistant turn first.
     while start < n - 1 and items[start].role == "assistant":
@@ -333,30 +371,35 @@ def _finish(
             for part in parts.values():
                 if part.omitted and part.omitted[1]:
                     left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
+            shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
+            missing = sum(1 for k in layout.memory_matches if k not in shown)
+            if missing:
+                left_out.append(LeftOut("memory", "memory", missing, "relevant to the input; memory share full"))
+            memory = parts.get("memory")
+            held = memory.shown_keys if memory is not None and memory.text else frozenset()
             prompt = Prompt(messages, sections, budget, total, left_out)
-            return Fitted(prompt, window.start_in_layout(start), keys)
+            waiting = parts.get("lore_new")
+            return Fitted(
+                prompt, window.start_in_layout(start), keys, held, lore_deferred=bool(waiting and waiting.text)
+            )
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
         if start < len(window.items):
             start += 1
             continue
-        for name in ["memory", "lore", *reversed(layout.required_order)]:
+        for name in ["memory_recall", "lore_new", "memory", "lore", *reversed(layout.required_order)]:
             p = parts.get(name)
             if p is not None and p.text:
                 p.text, p.tokens, p.dropped, p.reason = "", 0, True, "dropped to fit the budget exactly"
-                if p.mode in _UNIT:
-                    # Memory's body is every match; the cards' body is what the share kept.
-                    before = p.omitted[1] if p.omitted and p.mode == "cards" else 0
-                    p.omitted = (_UNIT[p.mode], len(p.body) + before)
+                if p.unit:
+                    # The body is what the share kept; add what it had left out already.
+                    p.omitted = (p.unit, len(p.body) + (p.omitted[1] if p.omitted else 0))
                 break
         else:
             raise ContextWindowExceeded(
                 f"the prompt needs {total} tokens, over the budget of {budget}",
                 metadata={"required_tokens": str(total), "budget_tokens": str(budget)},
             )
-
-
-_UNIT = {"memory": "memory", "cards": "lore_card"}
 
 
 def _render(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import msgspec
@@ -21,9 +22,9 @@ from sidecar.context.api import (
     RunSpec,
     TokenCounter,
 )
-from sidecar.context.budget import SEP, Layout, fit
+from sidecar.context.budget import SEP, Fitted, Layout, fit
 from sidecar.context.history import HistoryCache
-from sidecar.context.index import ContextIndex, context_index
+from sidecar.context.index import ContextIndex, context_index, memory_key
 from sidecar.context.layout import Sticky, build_layout, named_ids
 from sidecar.context.lorefiles import LoreFiles
 from sidecar.context.prepared import Prepared
@@ -33,9 +34,10 @@ from sidecar.context.tokens import CountCache
 from sidecar.errors import InvalidRequest
 from sidecar.projection import Projection
 from sidecar.projection.index import index_for
+from sidecar.prompts.escape import one_line
 from sidecar.prompts.persona import PersonaRenderer
 from sidecar.prompts.templates import TemplateStore
-from sidecar.state.model import Entity, Session
+from sidecar.state.model import Entity, Memory, Session
 
 __all__ = ["ContextEngine", "resolve_budget"]
 
@@ -61,6 +63,7 @@ class _Cached:
     #: None when the prompt held no history.
     history_start: int | None
     lore_keys: frozenset[str]
+    memory_keys: frozenset[tuple[int, str]]
     #: The session index it was built from: identity check against id() reuse.
     base: object
 
@@ -83,8 +86,11 @@ class ContextEngine:
         self._sticky: dict[tuple[str, int, str], int] = {}
         #: Same key -> lore card keys of the last prompt (lore hysteresis).
         self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
+        #: Same key -> memory keys of the last prompt's memory block (kept while relevant).
+        self._memories: dict[tuple[str, int, str], frozenset[tuple[int, str]]] = {}
         self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
         self._scenes: OrderedDict[tuple, tuple] = OrderedDict()
+        self._memory_lines: OrderedDict[tuple, tuple[object, dict[tuple[int, str], str]]] = OrderedDict()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
         self.builds = 0
         self.cache_hits = 0
@@ -113,7 +119,11 @@ class ContextEngine:
         base = index_for(session)
         # The session object too: an imported session with the same ID starts afresh.
         sticky_key = (session.id, id(session), spec.actor_id)
-        sticky = Sticky(self._sticky.get(sticky_key), self._lore.get(sticky_key, frozenset()))
+        sticky = Sticky(
+            self._sticky.get(sticky_key),
+            self._lore.get(sticky_key, frozenset()),
+            self._memories.get(sticky_key, frozenset()),
+        )
         persona_version = self._persona_version(session, spec.actor_id)
         key = (
             id(session),
@@ -142,13 +152,13 @@ class ContextEngine:
             entry = cached
         else:
             cidx = context_index(session, base)
-            layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget)
-            # +1: where the format joins it to the system text, tokens may not split the same way.
-            layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
-            fitted = fit(layout, budget, count)
+            fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold_lore=False)
+            if fitted.lore_deferred and fitted.window_moved:
+                # The history re-caches this turn anyway: the waiting lore cards join the block.
+                fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold_lore=True)
             self.builds += 1
-            start = fitted.history_start if layout.history else None
-            entry = _Cached(fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, base)
+            start = fitted.history_start if fitted.has_history else None
+            entry = _Cached(fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, fitted.memory_keys, base)
             with self._lock:
                 self._prompts[key] = entry
                 while len(self._prompts) > _PROMPT_CACHE_SIZE:
@@ -158,15 +168,34 @@ class ContextEngine:
             self._remember(sticky_key, entry)
         return Prepared(self, session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
 
+    def _fit(
+        self,
+        session: Session,
+        spec: RunSpec,
+        proj: Projection,
+        cidx: ContextIndex,
+        sticky: Sticky,
+        budget: int,
+        count: Callable[[str], int],
+        framing: str,
+        fold_lore: bool,
+    ) -> tuple[Fitted, Shown]:
+        layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget, fold_lore)
+        # +1: where the format joins it to the system text, tokens may not split the same way.
+        layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
+        return fit(layout, budget, count), shown
+
     def _remember(self, sticky_key: tuple[str, int, str], entry: _Cached) -> None:
         with self._lock:
-            if len(self._sticky) > _STICKY_LIMIT or len(self._lore) > _STICKY_LIMIT:
+            if max(len(self._sticky), len(self._lore), len(self._memories)) > _STICKY_LIMIT:
                 # Sessions that closed without forget_session: start over rather than grow.
                 self._sticky.clear()
                 self._lore.clear()
+                self._memories.clear()
             if entry.history_start is not None:
                 self._sticky[sticky_key] = entry.history_start
             self._lore[sticky_key] = entry.lore_keys
+            self._memories[sticky_key] = entry.memory_keys
 
     def scene_for(
         self,
@@ -197,6 +226,28 @@ class ContextEngine:
                 self._scenes.popitem(last=False)
         return lines
 
+    def memory_lines(self, cidx: ContextIndex, proj: Projection, named: tuple[str, ...]) -> Callable[[Memory], str]:
+        """Renders a memory as its prompt line, memoized per revision, actor and named
+        IDs: the memory bank ranks hundreds of candidates per prompt."""
+        key = (id(cidx.base), proj.actor_id, named)
+        with self._lock:
+            hit = self._memory_lines.get(key)
+            if hit is None or hit[0] is not cidx.base:
+                hit = (cidx.base, {})
+                self._memory_lines[key] = hit
+                while len(self._memory_lines) > 64:
+                    self._memory_lines.popitem(last=False)
+        lines = hit[1]
+
+        def line(mem: Memory) -> str:
+            k = memory_key(mem)
+            text = lines.get(k)
+            if text is None:
+                text = lines[k] = f"- {one_line(proj.text(mem.text))}"
+            return text
+
+        return line
+
     def _persona_version(self, session: Session, actor_id: str) -> str:
         binding = session.world.personas.get(actor_id)
         if binding is None or binding.inline is not None or not binding.template_name:
@@ -210,6 +261,8 @@ class ContextEngine:
                 del self._sticky[k]
             for k in [k for k in self._lore if k[0] == session_id]:
                 del self._lore[k]
+            for k in [k for k in self._memories if k[0] == session_id]:
+                del self._memories[k]
 
 
 def _copy(prompt: Prompt) -> Prompt:

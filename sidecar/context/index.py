@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from sidecar.projection.index import SessionIndex
 from sidecar.state.model import LoreCard, Memory, Relation, Session
 
-__all__ = ["ContextIndex", "LoreMatcher", "STOPWORDS", "context_index", "words"]
+__all__ = ["ContextIndex", "LoreMatcher", "STOPWORDS", "context_index", "memory_key", "words"]
 
 _WORD = re.compile(r"\w+")
 STOPWORDS = frozenset(
@@ -33,6 +33,12 @@ def words(text: str) -> tuple[str, ...]:
     """Lower-case word tokens (Unicode-aware), the unit of trigger and memory matching.
     Memoized: the same transcript lines are scanned for triggers turn after turn."""
     return tuple(_WORD.findall(text.lower()))
+
+
+def memory_key(mem: Memory) -> tuple[int, str]:
+    """Identifies a memory across revisions and snapshots (the sticky memory block);
+    sorts memories oldest first."""
+    return (mem.revision, mem.text)
 
 
 class LoreMatcher:
@@ -154,7 +160,7 @@ class ContextIndex:
 class _MemoryIndex:
     """An inverted index over one actor's memories, with idf weights."""
 
-    __slots__ = ("memories", "postings", "idf")
+    __slots__ = ("memories", "postings", "idf", "_by_key")
 
     def __init__(self, memories: list[Memory]) -> None:
         self.memories = memories
@@ -164,6 +170,13 @@ class _MemoryIndex:
                 self.postings.setdefault(w, []).append(i)
         n = len(memories)
         self.idf = {w: math.log(1 + n / len(p)) for w, p in self.postings.items()}
+        self._by_key: dict[tuple[int, str], Memory] | None = None
+
+    def by_key(self) -> dict[tuple[int, str], Memory]:
+        """Memories by (revision, text): the key the sticky memory block keeps."""
+        if self._by_key is None:
+            self._by_key = {memory_key(m): m for m in self.memories}
+        return self._by_key
 
     def rank(self, query: str, limit: int) -> list[tuple[float, Memory]]:
         """The `limit` memories sharing most with `query`, most relevant first (ties: newest first)."""

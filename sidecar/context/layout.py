@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, LeftOut, NarrateInput, RunSpec
-from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, Layout, Part
-from sidecar.context.index import ContextIndex
+from sidecar.context.budget import LORE_SHARE, MAX_RECALL, REQUIRED_SHARE, Layout, Part
+from sidecar.context.index import STOPWORDS, ContextIndex, memory_key, words
 from sidecar.context.select import (
     LORE_STICKY,
     Shown,
@@ -26,7 +26,7 @@ from sidecar.prompts.escape import one_line, quote
 from sidecar.prompts.mood import condition_holds, hp_description, hp_fraction, pad_to_tag
 from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC, PersonaInputs, PersonaText
 from sidecar.prompts.system import DECISION_FORMAT, SYSTEM_RULES
-from sidecar.state.model import Entity, PersonaTemplate, Session
+from sidecar.state.model import Entity, LoreCard, PersonaTemplate, Session
 
 if TYPE_CHECKING:
     from sidecar.context.engine import ContextEngine
@@ -38,6 +38,8 @@ class Sticky:
 
     history_start: int | None = None
     lore: frozenset[str] = frozenset()
+    #: Keys of the memory block (sidecar.context.index.memory_key).
+    memories: frozenset[tuple[int, str]] = frozenset()
 
 
 __all__ = ["build_layout", "input_text", "named_ids", "REQUIRED_ORDER", "Sticky"]
@@ -159,6 +161,10 @@ def _input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextInde
     return Part("input", "final", "volatile", "## Input", [f"Describe {label} as {me} perceives it{aspect}."])
 
 
+def _cards(proj: Projection, cards: list[LoreCard]) -> list[tuple[str, str]]:
+    return [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
+
+
 def build_layout(
     engine: ContextEngine,
     session: Session,
@@ -167,7 +173,12 @@ def build_layout(
     cidx: ContextIndex,
     sticky: Sticky,
     budget: int,
+    fold_lore: bool = False,
 ) -> tuple[Layout, Shown]:
+    """The selected, rendered parts of one prompt. Lore cards the actor's previous
+    prompt did not hold wait in the volatile block (a new card before the history
+    would re-cache all of it) until `fold_lore`: the engine folds them in when the
+    history window moves, since the prefix breaks there anyway."""
     world = session.world
     shown = Shown()
     actor = world.entities.get(spec.actor_id) if spec.actor_id else None
@@ -206,10 +217,15 @@ def build_layout(
     actions.extend(e.text for e in reversed(transcript[-(window * LORE_STICKY - 1) :]))
     actions.extend(reversed(timeline.recent_events))
     cards = rank_lore(cidx, proj, actions, window, sticky.lore, engine.lore_files.matcher)
-    if cards:
-        body = [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
-        # Keys are engine-side card IDs used only for ordering; they never reach the text.
-        system.append(Part("lore", "system", "dynamic", "## Lore", body, mode="cards"))
+    stable = engine.config.context.stable_setting
+    # Only a history is worth protecting: with none (a first prompt) every card goes in the block.
+    defer = stable and sticky.history_start is not None and not fold_lore
+    held = [c for c in cards if not defer or c.id in sticky.lore]
+    new = [c for c in cards if defer and c.id not in sticky.lore]
+    # Keys are engine-side card IDs used only for ordering; they never reach the text.
+    if held:
+        system.append(Part("lore", "system", "dynamic", "## Lore", _cards(proj, held), mode="cards", unit="lore_card"))
+    deferred = Part("lore_new", "final", "dynamic", "## Lore", _cards(proj, new), mode="cards", unit="lore_card")
 
     focus = list(spec.focus_ids)
     if isinstance(spec.input, DescribeInput):
@@ -221,7 +237,6 @@ def build_layout(
     setting, scene = picked.setting, picked.scene
     # The setting (where, who and what is there) changes with the world, not per turn: by
     # default it sits before the history so a dialogue's prefix survives (docs/context.md).
-    stable = engine.config.context.stable_setting
     setting_part = Part(
         "setting",
         "system" if stable else "final",
@@ -232,7 +247,7 @@ def build_layout(
     )
     if stable:
         system.append(setting_part)
-    final = [] if stable else [setting_part]
+    final = [deferred] if stable else [setting_part]
     final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
     mood_lines = [game_text(proj, x) for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
@@ -240,11 +255,23 @@ def build_layout(
     # Earlier events are in the history (the timeline); only one the actor has not lived past is here.
     if timeline.last_event:
         final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {timeline.last_event}"]))
+    matches: list[tuple[int, str]] = []
     if session.options.memory_bank:
-        memories = rank_memories(cidx, spec.actor_id, query)
-        if memories:
-            lines = [f"- {one_line(proj.text(m))}" for m in memories]
-            final.append(Part("memory", "final", "dynamic", "## You remember", lines, mode="memory"))
+        # Stable layout: the block sits before the history and keeps what it held while it
+        # is still relevant to the recent actions; the input's best it lacks are recalled
+        # in the volatile block (docs/context.md, "Memory bank").
+        recent = frozenset().union(*(words(a) for a in actions)) - STOPWORDS
+        block, found = rank_memories(cidx, spec.actor_id, query, recent, sticky.memories if stable else frozenset())
+        matches = [memory_key(m) for m in found]
+        line = engine.memory_lines(cidx, proj, named)
+        # The share (25% of at most the budget) holds at most this many lines of 10+ tokens.
+        remembered = [(memory_key(m), line(m)) for m in block[: max(8, budget // 40)]]
+        place = "system" if stable else "final"
+        memory = Part("memory", place, "dynamic", "## You remember", remembered, mode="cards", sep="\n")
+        (system if stable else final).append(memory)
+        if stable and found:
+            recall = [(memory_key(m), line(m)) for m in found[: 4 * MAX_RECALL]]
+            final.append(Part("memory_recall", "final", "dynamic", "## This brings to mind", recall, mode="lines"))
     notes = session.notes.get(spec.actor_id, "")
     if notes:
         final.append(Part("notes", "final", "volatile", "## Your notes", [quote(proj.text(notes))]))
@@ -258,5 +285,6 @@ def build_layout(
         memory_bank=session.options.memory_bank,
         sticky_start=sticky.history_start,
         left_out=[LeftOut("setting", kind, n, why) for kind, n, why in picked.left_out],
+        memory_matches=matches,
     )
     return layout, shown

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sidecar.context.index import STOPWORDS, ContextIndex, LoreMatcher, words
+from sidecar.context.index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line
-from sidecar.state.model import Entity, Event, LoreCard, Session
+from sidecar.state.model import Entity, Event, LoreCard, Memory, Session
 
 __all__ = ["SceneLines", "Shown", "game_text", "scene_lines", "event_line", "rank_lore", "rank_memories", "short"]
 
@@ -277,8 +277,29 @@ def rank_lore(
     return [cards[c] for c in ranked if proj.can_see_card(cards[c])]
 
 
-def rank_memories(cidx: ContextIndex, actor_id: str, query: str) -> list[str]:
+def rank_memories(
+    cidx: ContextIndex,
+    actor_id: str,
+    query: str,
+    recent_words: frozenset[str],
+    previous: frozenset[tuple[int, str]],
+) -> tuple[list[Memory], list[Memory]]:
+    """The memory bank for one prompt: (block, matches).
+
+    `matches`: the memories sharing a word with the input, most relevant first
+    (seed 003: relevance to the latest input). `block`: the candidates for the
+    memory block, in fill order: the actor's previous block first, each while it
+    still shares a word with the recent actions, then the matches. The block sits
+    before the history, so keeping what it held keeps the prefix (the volatile
+    block recalls the input's best that it lacks: sidecar/context/budget.py)."""
     index = cidx.memories(actor_id)
     if index is None:
-        return []
-    return [mem.text for _, mem in index.rank(query, MAX_MEMORIES)]
+        return [], []
+    matches = [mem for _, mem in index.rank(query, MAX_MEMORIES)]
+    kept = []
+    for key in sorted(previous):
+        mem = index.by_key().get(key)
+        if mem is not None and recent_words.intersection(words(mem.text)):
+            kept.append(mem)
+    held = {memory_key(m) for m in kept}
+    return kept + [m for m in matches if memory_key(m) not in held], matches

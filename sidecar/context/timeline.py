@@ -68,10 +68,11 @@ def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[tupl
     return out
 
 
-def build_timeline(session: Session, proj: Projection, cidx: ContextIndex, rendered: list[HistoryItem]) -> Timeline:
-    """Merge the actor's rendered transcript with the events it perceives."""
+def build_timeline(
+    session: Session, proj: Projection, events: list[tuple[Event, str, bool]], rendered: list[HistoryItem]
+) -> Timeline:
+    """Merge the actor's rendered transcript with the events it perceives (`_events`)."""
     entries = session.transcripts.get(proj.actor_id, [])
-    events = _events(session, proj, cidx)
     if not events:
         return Timeline(rendered)
     newest = events[-1][1]
@@ -98,11 +99,12 @@ def build_timeline(session: Session, proj: Projection, cidx: ContextIndex, rende
 
 
 class TimelineCache:
-    """One timeline per revision, actor and perception (named IDs), extended while
-    only the transcript grows: a dialogue turn does not re-render the event log."""
+    """One timeline per revision, actor and perception (named IDs); the perceived
+    events are rendered once per revision, so a dialogue turn only merges."""
 
     def __init__(self, maxsize: int = 1024) -> None:
         self._cache: OrderedDict[tuple, tuple[object, int, Timeline]] = OrderedDict()
+        self._events: OrderedDict[tuple, tuple[object, list[tuple[Event, str, bool]]]] = OrderedDict()
         self._maxsize = maxsize
         self._lock = threading.Lock()
 
@@ -114,7 +116,17 @@ class TimelineCache:
             hit = self._cache.get(key)
         if hit is not None and hit[0] is cidx.base and hit[1] == len(rendered):
             return hit[2]
-        built = build_timeline(session, proj, cidx, rendered)
+        ekey = (id(session), proj.actor_id, named)
+        with self._lock:
+            seen = self._events.get(ekey)
+        if seen is None or seen[0] is not cidx.base:
+            seen = (cidx.base, _events(session, proj, cidx))
+            with self._lock:
+                self._events[ekey] = seen
+                self._events.move_to_end(ekey)
+                while len(self._events) > self._maxsize:
+                    self._events.popitem(last=False)
+        built = build_timeline(session, proj, seen[1], rendered)
         with self._lock:
             self._cache[key] = (cidx.base, len(rendered), built)
             self._cache.move_to_end(key)

@@ -146,11 +146,11 @@ def test_memory_bank_holds_as_many_matching_memories_as_fit() -> None:
         s.world.memories.append(Memory(actor_id=NPC, text=f"The silk trader number {i} cheated me.", revision=10 + i))
     s.world.memories.append(Memory(actor_id=NPC, text="Nothing to do with it.", revision=99))
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("Any news of the silk trader?")), budget=4000)
-    last = p.prompt.messages[-1]["content"]
+    last = all_text(p.prompt.messages)
     assert sum(f"silk trader number {i} cheated" in last for i in range(30)) == 30
     assert "Aria paid twice for the silk." in last and "Nothing to do with it" not in last
     small = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("Any news of the silk trader?")), budget=600)
-    lines = small.prompt.messages[-1]["content"].splitlines()
+    lines = all_text(small.prompt.messages).splitlines()
     shown = sum(line.startswith("- ") and ("cheated me" in line or "paid twice" in line) for line in lines)
     assert 0 < shown < 31
     assert _left_out(small.prompt, "memory", "memory") == 31 - shown  # 31 memories match
@@ -196,3 +196,32 @@ def test_the_local_models_example_block_is_inside_an_explicit_budget() -> None:
         framing = [x for x in p.prompt.sections if x.name == "model_format"]
         assert len(framing) == 1 and framing[0].tokens >= count(EXAMPLE)
         assert p.prompt.prompt_tokens == count_messages(p.prompt.messages) + framing[0].tokens
+
+
+def test_the_gateway_names_the_local_formats_extra_text_and_nothing_for_chat_apis() -> None:
+    from sidecar.config import Config, ModelProfile
+    from sidecar.llm import ModelGateway
+    from sidecar.llm.local import EXAMPLE
+
+    gateway = ModelGateway(Config(profiles={"api": ModelProfile(model="openai/x")}, default_profile="api"))
+    assert gateway.framing_text("local") == EXAMPLE
+    assert gateway.framing_text("api") == ""
+
+
+def test_memory_block_keeps_what_it_held_and_recalls_the_inputs_best_in_the_volatile_block() -> None:
+    """The memory block sits before the history: a new topic does not reshuffle it while
+    what it holds is still relevant to the recent actions; the input's best memories it
+    lacks come in the volatile block."""
+    s, eng = tavern_session(), engine()
+    for i in range(40):
+        s.world.memories.append(Memory(actor_id=NPC, text=f"The silk bale {i} was damp.", revision=10 + i))
+    s.world.memories.append(Memory(actor_id=NPC, text="The lighthouse keeper owes me money.", revision=90))
+    first = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("How is the silk?")), budget=1200)
+    first.record("Damp, mostly.", interrupted=False, run_id="1")
+    second = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("And the lighthouse keeper?")), budget=1200)
+    assert second.prompt.messages[0] == first.prompt.messages[0]  # same memory block: the prefix holds
+    assert "The silk bale" in first.prompt.messages[0]["content"]
+    last = second.prompt.messages[-1]["content"]
+    assert "## This brings to mind\n- The lighthouse keeper owes me money." in last
+    assert any(x.section == "memory" and x.kind == "memory" for x in first.prompt.left_out)
+    assert count_messages(second.prompt.messages) <= 1200
