@@ -2,21 +2,21 @@
 (CONTEXT.md tiers and shares) and lay them out stable-first.
 
 Layout: one system message (system rules, identity, INVIOLABLE rules, story
-texts, lore), then the actor's history as alternating user/assistant messages
-(append-only, so each turn extends the last prefix), then one final user
-message, the volatile block (scene, mood and reminder, recent events,
-memories, notes, the input).
+texts, lore, setting, memory block), then the history (the actor's transcript
+and the world events it perceived, append-only, so each turn extends the last
+prefix), then one final user message, the volatile block (waiting lore, scene,
+mood and reminder, the last event, recalled memories, notes, the input).
 
 Budget: the core (system rules, identity, inviolable rules, mood, the last
-event, notes, the input) always goes in whole, or the prompt is refused with
-ContextWindowExceeded. The required tier is capped at 70% of the budget: the
-trimmable required parts (author's note, plot essentials, instructions, story
-summary, then the scene and earlier events) are added in that order, each
-trimmed at its end when it does not fit; lower ones are dropped. The remainder
-is the dynamic tier: 25% lore, 50% history (75% without the memory bank), 25%
-memory; unused share flows to the next, and whatever memory leaves flows back
-to history. Every count is the model tokenizer's, and the finished messages
-are counted again as a whole; a prompt over budget is never returned.
+event, notes, the input, the model's prompt format) always goes in whole, or the
+prompt is refused with ContextWindowExceeded. The required tier is capped at 70%
+of the budget: the trimmable required parts (author's note, plot essentials,
+instructions, story summary, then the scene and the setting) are added in that
+order, each trimmed at its end when it does not fit; lower ones are dropped. The
+remainder is the dynamic tier: 25% lore, 25% memory (both in steps of 32 tokens),
+two recalled memories, and the history gets the rest. Every count is the model
+tokenizer's, and the finished messages are counted again as a whole; a prompt
+over budget is never returned. docs/context.md has the why of each rule.
 """
 
 from __future__ import annotations
@@ -109,8 +109,12 @@ class Layout:
     framing_tokens: int = 0
     #: What selection left out before the budget (characters past the cap...).
     left_out: list[LeftOut] = field(default_factory=list)
+    #: New lore cards or memories were kept out of the blocks before the history.
+    deferred: bool = False
     #: Keys of the memories relevant to the input (left out when in neither memory part).
     memory_matches: list[tuple[int, str]] = field(default_factory=list)
+    #: Memories matching the input beyond those ranked (left out: more than the share can hold).
+    memory_unranked: int = 0
 
 
 @dataclass
@@ -123,8 +127,8 @@ class Fitted:
     memory_keys: frozenset[tuple[int, str]] = frozenset()
     #: The history window did not start where the previous prompt's did.
     window_moved: bool = False
-    #: Lore cards waiting in the volatile block (see layout.build_layout).
-    lore_deferred: bool = False
+    #: Lore cards or memories wait outside the stable blocks (see layout.build_layout).
+    deferred: bool = False
     has_history: bool = False
 
 
@@ -338,14 +342,15 @@ def _history_window(
         total = sum(cost(i) for i in range(sticky, n))
         if total <= allow:
             return sticky
-    # A new window (none before, or it must move) that cannot hold everything is cut to
-    # HISTORY_REFILL of the share, so the following turns append instead of sliding.
+    # A new window (none before, or it must move) holds everything when that fits the
+    # history's own share; else it is cut to HISTORY_REFILL of that share, so the following
+    # turns append (into what lore and memory leave) instead of sliding every turn.
     whole = 0
     for i in range(n - 1, -1, -1):
         whole += cost(i)
-        if whole > allow:
+        if whole > share:
             break
-    target = allow if whole <= allow else int(share * HISTORY_REFILL)
+    target = whole if whole <= share else int(share * HISTORY_REFILL)
     start, total = n, 0
     while start > 0 and total + cost(start - 1) <= target:
         start -= 1
@@ -372,16 +377,13 @@ def _finish(
                 if part.omitted and part.omitted[1]:
                     left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
             shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
-            missing = sum(1 for k in layout.memory_matches if k not in shown)
+            missing = layout.memory_unranked + sum(1 for k in layout.memory_matches if k not in shown)
             if missing:
                 left_out.append(LeftOut("memory", "memory", missing, "relevant to the input; memory share full"))
             memory = parts.get("memory")
             held = memory.shown_keys if memory is not None and memory.text else frozenset()
             prompt = Prompt(messages, sections, budget, total, left_out)
-            waiting = parts.get("lore_new")
-            return Fitted(
-                prompt, window.start_in_layout(start), keys, held, lore_deferred=bool(waiting and waiting.text)
-            )
+            return Fitted(prompt, window.start_in_layout(start), keys, held, deferred=layout.deferred)
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
         if start < len(window.items):

@@ -152,10 +152,10 @@ class ContextEngine:
             entry = cached
         else:
             cidx = context_index(session, base)
-            fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold_lore=False)
-            if fitted.lore_deferred and fitted.window_moved:
-                # The history re-caches this turn anyway: the waiting lore cards join the block.
-                fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold_lore=True)
+            fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold=False)
+            if fitted.deferred and fitted.window_moved:
+                # The history re-caches this turn anyway: waiting lore and memories join the blocks.
+                fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold=True)
             self.builds += 1
             start = fitted.history_start if fitted.has_history else None
             entry = _Cached(fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, fitted.memory_keys, base)
@@ -178,9 +178,9 @@ class ContextEngine:
         budget: int,
         count: Callable[[str], int],
         framing: str,
-        fold_lore: bool,
+        fold: bool,
     ) -> tuple[Fitted, Shown]:
-        layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget, fold_lore)
+        layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget, fold)
         # +1: where the format joins it to the system text, tokens may not split the same way.
         layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
         return fit(layout, budget, count), shown

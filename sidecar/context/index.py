@@ -178,8 +178,9 @@ class _MemoryIndex:
             self._by_key = {memory_key(m): m for m in self.memories}
         return self._by_key
 
-    def rank(self, query: str, limit: int) -> list[tuple[float, Memory]]:
-        """The `limit` memories sharing most with `query`, most relevant first (ties: newest first)."""
+    def rank(self, query: str, limit: int) -> tuple[list[tuple[float, Memory]], int]:
+        """The `limit` memories sharing most with `query`, most relevant first (ties: newest
+        first), and how many share a word with it in all."""
         scores: dict[int, float] = {}
         for w in set(words(query)) - STOPWORDS:
             posting = self.postings.get(w)
@@ -190,7 +191,7 @@ class _MemoryIndex:
                 scores[i] = scores.get(i, 0.0) + weight
         mems = self.memories
         ranked = heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], -mems[kv[0]].revision, -kv[0]))
-        return [(score, mems[i]) for i, score in ranked]
+        return [(score, mems[i]) for i, score in ranked], len(scores)
 
 
 _lock = threading.Lock()

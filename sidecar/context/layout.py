@@ -173,12 +173,13 @@ def build_layout(
     cidx: ContextIndex,
     sticky: Sticky,
     budget: int,
-    fold_lore: bool = False,
+    fold: bool = False,
 ) -> tuple[Layout, Shown]:
-    """The selected, rendered parts of one prompt. Lore cards the actor's previous
-    prompt did not hold wait in the volatile block (a new card before the history
-    would re-cache all of it) until `fold_lore`: the engine folds them in when the
-    history window moves, since the prefix breaks there anyway."""
+    """The selected, rendered parts of one prompt. While there is a history to
+    protect, lore cards and memories the actor's previous prompt did not hold wait
+    in the volatile block (new lines before the history would re-cache all of it)
+    until `fold`: the engine folds them in when the history window moves, since the
+    prefix breaks there anyway."""
     world = session.world
     shown = Shown()
     actor = world.entities.get(spec.actor_id) if spec.actor_id else None
@@ -219,7 +220,7 @@ def build_layout(
     cards = rank_lore(cidx, proj, actions, window, sticky.lore, engine.lore_files.matcher)
     stable = engine.config.context.stable_setting
     # Only a history is worth protecting: with none (a first prompt) every card goes in the block.
-    defer = stable and sticky.history_start is not None and not fold_lore
+    defer = stable and sticky.history_start is not None and not fold
     held = [c for c in cards if not defer or c.id in sticky.lore]
     new = [c for c in cards if defer and c.id not in sticky.lore]
     # Keys are engine-side card IDs used only for ordering; they never reach the text.
@@ -256,16 +257,20 @@ def build_layout(
     if timeline.last_event:
         final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {timeline.last_event}"]))
     matches: list[tuple[int, str]] = []
+    unranked = 0
     if session.options.memory_bank:
         # Stable layout: the block sits before the history and keeps what it held while it
         # is still relevant to the recent actions; the input's best it lacks are recalled
         # in the volatile block (docs/context.md, "Memory bank").
         recent = frozenset().union(*(words(a) for a in actions)) - STOPWORDS
-        block, found = rank_memories(cidx, spec.actor_id, query, recent, sticky.memories if stable else frozenset())
+        previous = sticky.memories if stable else frozenset()
+        # The share (25% of at most the budget) holds at most this many lines of 10+ tokens.
+        most = max(8, budget // 40)
+        block, found, unranked = rank_memories(cidx, spec.actor_id, query, recent, previous, not defer, most)
+        unranked -= len(found)
         matches = [memory_key(m) for m in found]
         line = engine.memory_lines(cidx, proj, named)
-        # The share (25% of at most the budget) holds at most this many lines of 10+ tokens.
-        remembered = [(memory_key(m), line(m)) for m in block[: max(8, budget // 40)]]
+        remembered = [(memory_key(m), line(m)) for m in block[:most]]
         place = "system" if stable else "final"
         memory = Part("memory", place, "dynamic", "## You remember", remembered, mode="cards", sep="\n")
         (system if stable else final).append(memory)
@@ -286,5 +291,7 @@ def build_layout(
         sticky_start=sticky.history_start,
         left_out=[LeftOut("setting", kind, n, why) for kind, n, why in picked.left_out],
         memory_matches=matches,
+        memory_unranked=unranked,
+        deferred=bool(new) or (defer and any(k not in sticky.memories for k in matches)),
     )
     return layout, shown

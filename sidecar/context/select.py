@@ -283,23 +283,28 @@ def rank_memories(
     query: str,
     recent_words: frozenset[str],
     previous: frozenset[tuple[int, str]],
-) -> tuple[list[Memory], list[Memory]]:
-    """The memory bank for one prompt: (block, matches).
+    grow: bool = True,
+    limit: int = MAX_MEMORIES,
+) -> tuple[list[Memory], list[Memory], int]:
+    """The memory bank for one prompt: (block, matches, how many match in all).
 
     `matches`: the memories sharing a word with the input, most relevant first
     (seed 003: relevance to the latest input). `block`: the candidates for the
     memory block, in fill order: the actor's previous block first, each while it
-    still shares a word with the recent actions, then the matches. The block sits
-    before the history, so keeping what it held keeps the prefix (the volatile
-    block recalls the input's best that it lacks: sidecar/context/budget.py)."""
+    still shares a word with the recent actions, then (when `grow`) the matches.
+    The block sits before the history, so keeping what it held keeps the prefix
+    (the volatile block recalls the input's best that it lacks: budget.py)."""
     index = cidx.memories(actor_id)
     if index is None:
-        return [], []
-    matches = [mem for _, mem in index.rank(query, MAX_MEMORIES)]
+        return [], [], 0
+    ranked, total = index.rank(query, min(limit, MAX_MEMORIES))
+    matches = [mem for _, mem in ranked]
     kept = []
     for key in sorted(previous):
         mem = index.by_key().get(key)
         if mem is not None and recent_words.intersection(words(mem.text)):
             kept.append(mem)
+    if not grow:
+        return kept, matches, total
     held = {memory_key(m) for m in kept}
-    return kept + [m for m in matches if memory_key(m) not in held], matches
+    return kept + [m for m in matches if memory_key(m) not in held], matches, total

@@ -225,3 +225,57 @@ def test_memory_block_keeps_what_it_held_and_recalls_the_inputs_best_in_the_vola
     assert "## This brings to mind\n- The lighthouse keeper owes me money." in last
     assert any(x.section == "memory" and x.kind == "memory" for x in first.prompt.left_out)
     assert count_messages(second.prompt.messages) <= 1200
+
+
+# -- item 6: what a turn brings stays out of the cached prefix ---------------------------------
+
+
+def test_a_newly_triggered_lore_card_waits_in_the_volatile_block() -> None:
+    """A card triggered mid-dialogue would re-cache the whole history if it entered the
+    system message: it waits in the volatile block, and the prefix holds."""
+    s, eng = tavern_session(), engine()
+    previous = None
+    for turn, line in enumerate(["Evening.", "Busy night?", "Any word of the dragon?", "Go on."]):
+        p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(line)))
+        msgs = p.prompt.messages
+        if previous is not None:
+            assert msgs[: len(previous) - 1] == previous[:-1], turn
+        if turn >= 2:
+            assert "A red dragon sleeps" not in msgs[0]["content"]
+            assert "## Lore\n### The Dragon\nA red dragon sleeps" in msgs[-1]["content"]
+        previous = msgs
+        p.record(f"Reply {turn}.", interrupted=False, run_id=str(turn))
+    names = [x.name for x in p.prompt.sections]
+    assert "lore_new" in names and "lore" not in names
+
+
+def test_waiting_lore_joins_the_block_when_the_history_window_moves() -> None:
+    s, eng = tavern_session(), engine()
+    moved_with_card = False
+    previous = None
+    for turn in range(40):
+        p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(f"The dragon, part {turn}: tell me more.")), budget=1200)
+        msgs = p.prompt.messages
+        assert count_messages(msgs) <= 1200
+        if previous is not None and msgs[: len(previous) - 1] != previous[:-1]:
+            # The window moved: the prefix re-caches anyway, so the card is in the block now.
+            assert "A red dragon sleeps" in msgs[0]["content"]
+            assert "A red dragon sleeps" not in msgs[-1]["content"]
+            moved_with_card = True
+        previous = msgs
+        p.record(f"Part {turn}: the wyrm sleeps under the hill, they say.", interrupted=False, run_id=str(turn))
+    assert moved_with_card
+
+
+def test_a_new_window_starts_with_room_to_grow() -> None:
+    """A long event log fills the history at once; the next turns must still append."""
+    s, eng = _tavern_with_events(200), engine()
+    extended = 0
+    previous = None
+    for turn in range(10):
+        p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(f"And then, {turn}?")), budget=3000)
+        msgs = p.prompt.messages
+        extended += previous is not None and msgs[: len(previous) - 1] == previous[:-1]
+        previous = msgs
+        p.record(f"Then more ale, {turn}.", interrupted=False, run_id=str(turn))
+    assert extended == 9
