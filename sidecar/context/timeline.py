@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sidecar.context.budget import HistoryItem
 from sidecar.context.index import ContextIndex
@@ -47,8 +48,15 @@ class Timeline:
     recent_events: tuple[str, ...] = ()
 
 
-def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[tuple[Event, str, bool]]:
-    """Perceivable events, oldest first: (event, rendered line, relevant)."""
+class _Seen(NamedTuple):
+    event: Event
+    line: str
+    #: The history turn, built once per revision (a turn only merges).
+    item: HistoryItem
+
+
+def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[_Seen]:
+    """Perceivable events, oldest first."""
     ents = session.world.entities
     actor = ents.get(proj.actor_id) if proj.actor_id else None
     here = actor.location_id if actor is not None else ""
@@ -64,37 +72,38 @@ def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[tupl
             or bool(players & involved)
             or bool(here and ev.location_id == here)
         )
-        out.append((ev, event_line(proj, ev), relevant))
+        line = event_line(proj, ev)
+        out.append(_Seen(ev, line, HistoryItem("user", f"Event: {line}", kind="event", relevant=relevant)))
     return out
 
 
-def build_timeline(
-    session: Session, proj: Projection, events: list[tuple[Event, str, bool]], rendered: list[HistoryItem]
-) -> Timeline:
+def build_timeline(session: Session, proj: Projection, events: list[_Seen], rendered: list[HistoryItem]) -> Timeline:
     """Merge the actor's rendered transcript with the events it perceives (`_events`)."""
     entries = session.transcripts.get(proj.actor_id, [])
     if not events:
         return Timeline(rendered)
-    newest = events[-1][1]
-    recent = tuple(line for _, line, _ in events[-RECENT_EVENTS:])
+    newest = events[-1].line
+    recent = tuple(e.line for e in events[-RECENT_EVENTS:])
     # The actor's own record of an event (a narration of it) stands for the world's.
     told: dict[str, int] = {}
     for entry in entries:
         if entry.role == "event":
             told[entry.text] = max(told.get(entry.text, -1), entry.revision)
-    events = [e for e in events if told.get(e[0].text, -1) < e[0].revision]
+    if told:
+        events = [e for e in events if told.get(e.event.text, -1) < e.event.revision]
     last_event = ""
     newest_entry = entries[-1].revision if entries else -1
-    if events and events[-1][0].revision > newest_entry:
-        last_event = events.pop()[1]
+    if events and events[-1].event.revision > newest_entry:
+        last_event = events[-1].line
+        events = events[:-1]
     items: list[HistoryItem] = []
     i = 0
     for entry, item in zip(entries, rendered, strict=False):
-        while i < len(events) and events[i][0].revision <= entry.revision:
-            items.append(HistoryItem("user", f"Event: {events[i][1]}", kind="event", relevant=events[i][2]))
+        while i < len(events) and events[i].event.revision <= entry.revision:
+            items.append(events[i].item)
             i += 1
         items.append(item)
-    items.extend(HistoryItem("user", f"Event: {line}", kind="event", relevant=rel) for _, line, rel in events[i:])
+    items.extend(e.item for e in events[i:])
     return Timeline(items, last_event, newest, recent)
 
 
@@ -104,7 +113,7 @@ class TimelineCache:
 
     def __init__(self, maxsize: int = 1024) -> None:
         self._cache: OrderedDict[tuple, tuple[object, int, Timeline]] = OrderedDict()
-        self._events: OrderedDict[tuple, tuple[object, list[tuple[Event, str, bool]]]] = OrderedDict()
+        self._events: OrderedDict[tuple, tuple[object, list[_Seen]]] = OrderedDict()
         self._maxsize = maxsize
         self._lock = threading.Lock()
 
