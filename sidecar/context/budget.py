@@ -21,12 +21,12 @@ over budget is never returned. docs/context.md has the why of each rule.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sidecar.context.api import LeftOut, Prompt, PromptSection
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, messages_tokens, trim_lines, trim_text
+from sidecar.context.window import HistoryItem, Window, window_start
 from sidecar.errors import ContextWindowExceeded
 
 __all__ = ["Part", "HistoryItem", "Layout", "fit", "REQUIRED_SHARE", "FRAMING"]
@@ -45,9 +45,6 @@ HISTORY_SHARE_NO_MEMORY = 0.75
 MAX_RECALL = 2
 #: A trimmed part smaller than this is not worth its header: it is dropped instead.
 MIN_TRIM_TOKENS = 12
-#: After the history window must move, it is cut to this share of its allowance,
-#: so the following turns append to an unchanged prefix instead of sliding every turn.
-HISTORY_REFILL = 0.6
 SEP = "\n\n"
 
 
@@ -81,16 +78,6 @@ class Part:
         if self.mode == "cards":
             return self.header + "\n" + self.sep.join(t for _, t in sorted(self.body, key=lambda kv: kv[0]))
         return self.header + ("\n" if self.header else "") + "\n".join(self.body)
-
-
-@dataclass
-class HistoryItem:
-    role: str
-    content: str
-    #: "transcript" (the actor's own entries) or "event" (a world event it perceived).
-    kind: str = "transcript"
-    #: False for a background event: the first left out when the history share is full.
-    relevant: bool = True
 
 
 @dataclass
@@ -188,11 +175,11 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
         memory.shown_keys = frozenset(k for k, _ in memory.body)
     # History: what lore and memory leave (at least 50%, 75% without the memory bank).
     history_allow = dynamic - lore_used - memory_used
-    window = _Window.of(layout, history_allow, count)
+    window = Window.of(layout.history, layout.sticky_start, history_allow, count)
     # A window that has to start anew starts within the history's own share, so it still
     # has room to grow when lore and memory later take the shares they leave today.
     own = int(dynamic * (HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY))
-    start = _history_window(window.items, window.sticky, history_allow, count, min(own, history_allow))
+    start = window_start(window.items, window.sticky, history_allow, count, min(own, history_allow))
     fitted = _finish(layout, window, parts, start, budget, count)
     fitted.window_moved = window.sticky is None or start != window.sticky
     fitted.has_history = bool(layout.history)
@@ -201,59 +188,6 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
 
 def _step(tokens: float) -> int:
     return int(tokens) // ALLOWANCE_STEP * ALLOWANCE_STEP
-
-
-@dataclass
-class _Window:
-    """The history the window slides over: the whole timeline, or only its relevant
-    items when the whole does not fit the share (background events go first)."""
-
-    items: list[HistoryItem]
-    #: Index in `layout.history` of each item.
-    origin: list[int]
-    #: The previous window's start, as an index into `items`.
-    sticky: int | None
-    #: Background events set aside.
-    background: int
-    #: len(layout.history).
-    size: int
-
-    @classmethod
-    def of(cls, layout: Layout, allow: int, count: Callable[[str], int]) -> _Window:
-        items = layout.history
-        origin = list(range(len(items)))
-        background = 0
-        if any(not h.relevant for h in items):
-            total = sum(count(h.content) + MESSAGE_OVERHEAD for h in items)
-            if total > allow:
-                origin = [i for i in origin if items[i].relevant]
-                background = len(items) - len(origin)
-        sticky = layout.sticky_start
-        if sticky is not None:
-            sticky = bisect.bisect_left(origin, sticky)
-        return cls([items[i] for i in origin], origin, sticky, background, len(items))
-
-    def start_in_layout(self, start: int) -> int:
-        """`start` as an index into layout.history (the sticky state is kept in those)."""
-        return self.origin[start] if start < len(self.origin) else self.size
-
-    def left_out(self, start: int) -> list[LeftOut]:
-        older = self.items[:start]
-        out = []
-        for kind, label in (("transcript", "transcript_entry"), ("event", "world_event")):
-            n = sum(1 for h in older if h.kind == kind)
-            if n:
-                out.append(LeftOut("history", label, n, "older than what the history share holds"))
-        if self.background:
-            out.append(
-                LeftOut(
-                    "history",
-                    "world_event",
-                    self.background,
-                    "background (involves neither the actor nor a player, elsewhere): history share full",
-                )
-            )
-        return out
 
 
 def _fit_required(p: Part, room: int, count: Callable[[str], int]) -> None:
@@ -322,49 +256,8 @@ def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
     return p.tokens
 
 
-def _history_window(
-    items: list[HistoryItem], sticky: int | None, allow: int, count: Callable[[str], int], share: int
-) -> int:
-    """First history index to include: the newest entry always (when it fits at all),
-    the previous window's start while everything since still fits, else a new
-    start that leaves room to grow."""
-    n = len(items)
-    if n == 0:
-        return 0
-    costs = [0] * n
-
-    def cost(i: int) -> int:
-        if not costs[i]:
-            costs[i] = count(items[i].content) + MESSAGE_OVERHEAD
-        return costs[i]
-
-    if sticky is not None and 0 <= sticky < n:
-        total = sum(cost(i) for i in range(sticky, n))
-        if total <= allow:
-            return sticky
-    # A new window (none before, or it must move) holds everything when that fits the
-    # history's own share; else it is cut to HISTORY_REFILL of that share, so the following
-    # turns append (into what lore and memory leave) instead of sliding every turn.
-    whole = 0
-    for i in range(n - 1, -1, -1):
-        whole += cost(i)
-        if whole > share:
-            break
-    target = whole if whole <= share else int(share * HISTORY_REFILL)
-    start, total = n, 0
-    while start > 0 and total + cost(start - 1) <= target:
-        start -= 1
-        total += cost(start)
-    if start == n and cost(n - 1) <= allow:
-        start = n - 1  # the newest entry always goes in when the dynamic tier can hold it
-    # Begin on a user turn: some chat templates refuse an assistant turn first.
-    while start < n - 1 and items[start].role == "assistant":
-        start += 1
-    return start
-
-
 def _finish(
-    layout: Layout, window: _Window, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]
+    layout: Layout, window: Window, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]
 ) -> Fitted:
     while True:
         messages, sections = _render(layout, window, parts, start, count)
@@ -405,7 +298,7 @@ def _finish(
 
 
 def _render(
-    layout: Layout, window: _Window, parts: dict[str, Part], start: int, count: Callable[[str], int]
+    layout: Layout, window: Window, parts: dict[str, Part], start: int, count: Callable[[str], int]
 ) -> tuple[list[dict[str, str]], list[PromptSection]]:
     sections: list[PromptSection] = []
     messages: list[dict[str, str]] = []

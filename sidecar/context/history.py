@@ -13,8 +13,8 @@ import threading
 import time
 from collections import OrderedDict
 
-from sidecar.context.budget import HistoryItem
 from sidecar.context.select import game_text
+from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
 from sidecar.prompts.escape import quote
 from sidecar.state.model import Session, TranscriptEntry

@@ -25,9 +25,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sidecar.context.budget import HistoryItem
 from sidecar.context.index import ContextIndex
 from sidecar.context.select import event_line
+from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
 from sidecar.state.model import Event, Session
 
