@@ -131,6 +131,7 @@ async def prepare_prompt(
         count_tokens=gateway.token_counter(profile),  # type: ignore[attr-defined]
         budget_tokens=gateway.budget_tokens(profile),  # type: ignore[attr-defined]
         preview=preview,
+        framing=gateway.framing_text(profile),  # type: ignore[attr-defined]
     )
     return session, prepared, (time.monotonic() - t0) * 1000
 

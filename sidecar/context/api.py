@@ -72,12 +72,25 @@ class PromptSection(msgspec.Struct):
     reason: str = ""
 
 
+class LeftOut(msgspec.Struct):
+    """Something selected for a prompt that the prompt does not hold, and why."""
+
+    #: The section it would have gone to: "history", "memory", "lore", "setting".
+    section: str
+    #: "transcript_entry", "world_event", "memory", "lore_card", "character", "item".
+    kind: str
+    count: int
+    reason: str
+
+
 class Prompt(msgspec.Struct):
     #: OpenAI-style chat messages: {"role": ..., "content": ...}.
     messages: list[dict[str, str]]
     sections: list[PromptSection]
     budget_tokens: int
+    #: Every token sent: the messages, their role markers and the model's prompt format.
     prompt_tokens: int
+    left_out: list[LeftOut] = msgspec.field(default_factory=list)
 
 
 class Chosen(msgspec.Struct, frozen=True):

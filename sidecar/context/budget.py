@@ -2,21 +2,21 @@
 (CONTEXT.md tiers and shares) and lay them out stable-first.
 
 Layout: one system message (system rules, identity, INVIOLABLE rules, story
-texts, lore), then the actor's history as alternating user/assistant messages
-(append-only, so each turn extends the last prefix), then one final user
-message, the volatile block (scene, mood and reminder, recent events,
-memories, notes, the input).
+texts, lore, setting, memory block), then the history (the actor's transcript
+and the world events it perceived, append-only, so each turn extends the last
+prefix), then one final user message, the volatile block (waiting lore, scene,
+mood and reminder, the last event, recalled memories, notes, the input).
 
 Budget: the core (system rules, identity, inviolable rules, mood, the last
-event, notes, the input) always goes in whole, or the prompt is refused with
-ContextWindowExceeded. The required tier is capped at 70% of the budget: the
-trimmable required parts (author's note, plot essentials, instructions, story
-summary, then the scene and earlier events) are added in that order, each
-trimmed at its end when it does not fit; lower ones are dropped. The remainder
-is the dynamic tier: 25% lore, 50% history (75% without the memory bank), 25%
-memory; unused share flows to the next, and whatever memory leaves flows back
-to history. Every count is the model tokenizer's, and the finished messages
-are counted again as a whole; a prompt over budget is never returned.
+event, notes, the input, the model's prompt format) always goes in whole, or the
+prompt is refused with ContextWindowExceeded. The required tier is capped at 70%
+of the budget: the trimmable required parts (author's note, plot essentials,
+instructions, story summary, then the scene and the setting) are added in that
+order, each trimmed at its end when it does not fit; lower ones are dropped. The
+remainder is the dynamic tier: 25% lore, 25% memory (both in steps of 32 tokens),
+two recalled memories, and the history gets the rest. Every count is the model
+tokenizer's, and the finished messages are counted again as a whole; a prompt
+over budget is never returned. docs/context.md has the why of each rule.
 """
 
 from __future__ import annotations
@@ -24,21 +24,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sidecar.context.api import Prompt, PromptSection
+from sidecar.context.api import LeftOut, Prompt, PromptSection
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, messages_tokens, trim_lines, trim_text
+from sidecar.context.window import HistoryItem, Window, window_start
 from sidecar.errors import ContextWindowExceeded
 
-__all__ = ["Part", "HistoryItem", "Layout", "fit", "REQUIRED_SHARE"]
+__all__ = ["Part", "HistoryItem", "Layout", "fit", "REQUIRED_SHARE", "FRAMING"]
+
+#: Section name of what the model's prompt format adds (not in any message).
+FRAMING = "model_format"
 
 REQUIRED_SHARE = 0.70
 LORE_SHARE = 0.25
+MEMORY_SHARE = 0.25
+#: Lore and memory allowances are multiples of this (see fit).
+ALLOWANCE_STEP = 32
 HISTORY_SHARE = 0.50
 HISTORY_SHARE_NO_MEMORY = 0.75
+#: Memories most relevant to the input that the memory block lacks, recalled in the volatile block.
+MAX_RECALL = 2
 #: A trimmed part smaller than this is not worth its header: it is dropped instead.
 MIN_TRIM_TOKENS = 12
-#: After the history window must move, it is cut to this share of its allowance,
-#: so the following turns append to an unchanged prefix instead of sliding every turn.
-HISTORY_REFILL = 0.6
 SEP = "\n\n"
 
 
@@ -50,26 +56,28 @@ class Part:
     #: Reported tier: "required", "dynamic" or "volatile".
     tier: str
     header: str
-    #: Lines (mode "lines"/"memory"), one paragraph (mode "text"), cards as (key, text) (mode "cards").
+    #: Lines (mode "lines"), one paragraph (mode "text"), cards or memories as (key, text) (mode "cards").
     body: list = field(default_factory=list)
-    #: "core" | "text" | "lines" | "cards" | "memory".
+    #: "core" | "text" | "lines" | "cards".
     mode: str = "core"
     text: str = ""
     tokens: int = 0
     trimmed: bool = False
     dropped: bool = False
     reason: str = ""
+    #: What budgeting left out of it: (kind, count), e.g. ("lore_card", 2).
+    omitted: tuple[str, int] | None = None
+    #: Mode "cards": what one card is, for the left-out report ("" = not reported here).
+    unit: str = ""
+    #: Mode "cards": what joins two cards.
+    sep: str = "\n\n"
+    #: Keys of the entries the prompt holds (memory parts).
+    shown_keys: frozenset = frozenset()
 
     def full(self) -> str:
         if self.mode == "cards":
-            return self.header + "\n" + "\n\n".join(t for _, t in sorted(self.body, key=lambda kv: kv[0]))
+            return self.header + "\n" + self.sep.join(t for _, t in sorted(self.body, key=lambda kv: kv[0]))
         return self.header + ("\n" if self.header else "") + "\n".join(self.body)
-
-
-@dataclass
-class HistoryItem:
-    role: str
-    content: str
 
 
 @dataclass
@@ -84,6 +92,16 @@ class Layout:
     memory_bank: bool
     #: Index into `history` of the previous window's first entry (None: no previous window).
     sticky_start: int | None = None
+    #: Tokens the serving model's prompt format sends beyond the messages (counted as fixed).
+    framing_tokens: int = 0
+    #: What selection left out before the budget (characters past the cap...).
+    left_out: list[LeftOut] = field(default_factory=list)
+    #: New lore cards or memories were kept out of the blocks before the history.
+    deferred: bool = False
+    #: Keys of the memories relevant to the input (left out when in neither memory part).
+    memory_matches: list[tuple[int, str]] = field(default_factory=list)
+    #: Memories matching the input beyond those ranked (left out: more than the share can hold).
+    memory_unranked: int = 0
 
 
 @dataclass
@@ -92,6 +110,13 @@ class Fitted:
     history_start: int
     #: Keys of the lore cards the prompt holds.
     lore_keys: frozenset[str] = frozenset()
+    #: Keys of the memories in the memory block.
+    memory_keys: frozenset[tuple[int, str]] = frozenset()
+    #: The history window did not start where the previous prompt's did.
+    window_moved: bool = False
+    #: Lore cards or memories wait outside the stable blocks (see layout.build_layout).
+    deferred: bool = False
+    has_history: bool = False
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -101,7 +126,7 @@ def _cost(count: Callable[[str], int], text: str) -> int:
 
 def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     parts = {p.name: p for p in [*layout.system, *layout.final]}
-    overhead = 2 * MESSAGE_OVERHEAD + REPLY_PRIMING
+    overhead = 2 * MESSAGE_OVERHEAD + REPLY_PRIMING + layout.framing_tokens
     core = [p for p in parts.values() if p.mode == "core"]
     used = overhead
     for p in core:
@@ -129,25 +154,40 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
         full_tier = p.trimmed or p.dropped
         room -= p.tokens
         used += p.tokens
-    # Dynamic tier: the remainder.
+    # Dynamic tier: the remainder. Lore and memory allowances move in steps, so a few
+    # tokens more or less in the input do not reshuffle the blocks before the history.
     dynamic = budget - used
-    lore, memory = parts.get("lore"), parts.get("memory")
-    lore_allow = int(dynamic * LORE_SHARE)
+    lore, memory, recall = parts.get("lore"), parts.get("memory"), parts.get("memory_recall")
+    lore_allow = _step(dynamic * LORE_SHARE)
     lore_used = _fit_cards(lore, lore_allow, count) if lore is not None else 0
-    share = HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY
-    history_allow = int(dynamic * share) + (lore_allow - lore_used)
-    start = _history_window(layout, history_allow, count, hard_limit=dynamic - lore_used)
-    history_used = sum(count(h.content) + MESSAGE_OVERHEAD for h in layout.history[start:])
-    memory_used = 0
-    if memory is not None:
-        memory_used = _fit_lines(memory, max(0, dynamic - lore_used - history_used), count, "memory share full")
-    # What memory left over flows back to history (older entries), when the window can grow.
-    spare = dynamic - lore_used - history_used - memory_used
-    if start > 0 and layout.sticky_start is None:
-        while start > 0 and count(layout.history[start - 1].content) + MESSAGE_OVERHEAD <= spare:
-            start -= 1
-            spare -= count(layout.history[start].content) + MESSAGE_OVERHEAD
-    return _finish(layout, parts, start, budget, count)
+    deferred = parts.get("lore_new")
+    if deferred is not None:
+        lore_used += _fit_cards(deferred, lore_allow - lore_used, count)
+    memory_used = _fit_cards(memory, _step(dynamic * MEMORY_SHARE), count) if memory is not None else 0
+    if recall is not None:
+        # The input's best memories the block does not hold, a few, in the volatile block.
+        held = {k for k, _ in memory.body} if memory is not None and memory.text else set()
+        wanted = [(key, text) for key, text in recall.body if key not in held][:MAX_RECALL]
+        recall.body = [text for _, text in wanted]
+        memory_used += _fit_lines(recall, dynamic - lore_used - memory_used, count, "dynamic tier full")
+        recall.shown_keys = frozenset(k for k, _ in wanted[: recall.text.count("\n")])
+    if memory is not None and memory.text:
+        memory.shown_keys = frozenset(k for k, _ in memory.body)
+    # History: what lore and memory leave (at least 50%, 75% without the memory bank).
+    history_allow = dynamic - lore_used - memory_used
+    window = Window.of(layout.history, layout.sticky_start, history_allow, count)
+    # A window that has to start anew starts within the history's own share, so it still
+    # has room to grow when lore and memory later take the shares they leave today.
+    own = int(dynamic * (HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY))
+    start = window_start(window.items, window.sticky, history_allow, count, min(own, history_allow))
+    fitted = _finish(layout, window, parts, start, budget, count)
+    fitted.window_moved = window.sticky is None or start != window.sticky
+    fitted.has_history = bool(layout.history)
+    return fitted
+
+
+def _step(tokens: float) -> int:
+    return int(tokens) // ALLOWANCE_STEP * ALLOWANCE_STEP
 
 
 def _fit_required(p: Part, room: int, count: Callable[[str], int]) -> None:
@@ -202,69 +242,53 @@ def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
         if total + c <= allow:
             kept.append((key, text))
             total += c
+    why = f"{p.name} share full"
+    if len(kept) < len(p.body) and p.unit:
+        p.omitted = (p.unit, len(p.body) - len(kept))
     if not kept:
-        p.dropped, p.reason, p.text, p.tokens = True, "lore share full", "", 0
+        p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
         return 0
     if len(kept) < len(p.body):
-        p.trimmed, p.reason = True, f"lore share full: kept {len(kept)} of {len(p.body)} triggered cards"
+        p.trimmed, p.reason = True, f"{why}: kept {len(kept)} of {len(p.body)}"
     p.body = kept
     p.text = p.full()
     p.tokens = _cost(count, p.text)
     return p.tokens
 
 
-def _history_window(layout: Layout, allow: int, count: Callable[[str], int], hard_limit: int) -> int:
-    """First history index to include: the newest entry always (when it fits at all),
-    the previous window's start while everything since still fits, else a new
-    start that leaves room to grow."""
-    items = layout.history
-    n = len(items)
-    if n == 0:
-        return 0
-    costs = [0] * n
-
-    def cost(i: int) -> int:
-        if not costs[i]:
-            costs[i] = count(items[i].content) + MESSAGE_OVERHEAD
-        return costs[i]
-
-    sticky = layout.sticky_start
-    if sticky is not None and 0 <= sticky < n:
-        total = sum(cost(i) for i in range(sticky, n))
-        if total <= allow:
-            return sticky
-        target = int(allow * HISTORY_REFILL)
-    else:
-        target = allow
-    start, total = n, 0
-    while start > 0 and total + cost(start - 1) <= target:
-        start -= 1
-        total += cost(start)
-    if start == n and cost(n - 1) <= hard_limit:
-        start = n - 1  # the newest entry always goes in when the dynamic tier can hold it
-    # Begin on a user turn: some chat templates refuse an assistant turn first.
-    while start < n - 1 and items[start].role == "assistant":
-        start += 1
-    return start
-
-
-def _finish(layout: Layout, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]) -> Fitted:
+def _finish(
+    layout: Layout, window: Window, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]
+) -> Fitted:
     while True:
-        messages, sections = _render(layout, parts, start, count)
-        total = messages_tokens(messages, count)
+        messages, sections = _render(layout, window, parts, start, count)
+        total = messages_tokens(messages, count) + layout.framing_tokens
         if total <= budget:
             lore = parts.get("lore")
             keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
-            return Fitted(Prompt(messages, sections, budget, total), start, keys)
+            left_out = [*layout.left_out, *window.left_out(start)]
+            for part in parts.values():
+                if part.omitted and part.omitted[1]:
+                    left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
+            shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
+            missing = layout.memory_unranked + sum(1 for k in layout.memory_matches if k not in shown)
+            if missing:
+                left_out.append(LeftOut("memory", "memory", missing, "relevant to the input; memory share full"))
+            memory = parts.get("memory")
+            held = memory.shown_keys if memory is not None and memory.text else frozenset()
+            prompt = Prompt(messages, sections, budget, total, left_out)
+            return Fitted(prompt, window.start_in_layout(start), keys, held, deferred=layout.deferred)
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
-        if start < len(layout.history):
+        if start < len(window.items):
             start += 1
             continue
-        for name in ["memory", "lore", *reversed(layout.required_order)]:
+        for name in ["memory_recall", "lore_new", "memory", "lore", *reversed(layout.required_order)]:
             p = parts.get(name)
             if p is not None and p.text:
                 p.text, p.tokens, p.dropped, p.reason = "", 0, True, "dropped to fit the budget exactly"
+                if p.unit:
+                    # The body is what the share kept; add what it had left out already.
+                    p.omitted = (p.unit, len(p.body) + (p.omitted[1] if p.omitted else 0))
                 break
         else:
             raise ContextWindowExceeded(
@@ -274,7 +298,7 @@ def _finish(layout: Layout, parts: dict[str, Part], start: int, budget: int, cou
 
 
 def _render(
-    layout: Layout, parts: dict[str, Part], start: int, count: Callable[[str], int]
+    layout: Layout, window: Window, parts: dict[str, Part], start: int, count: Callable[[str], int]
 ) -> tuple[list[dict[str, str]], list[PromptSection]]:
     sections: list[PromptSection] = []
     messages: list[dict[str, str]] = []
@@ -290,10 +314,15 @@ def _render(
         messages.append({"role": role, "content": SEP.join(texts)})
 
     emit(layout.system, "system")
-    shown = layout.history[start:]
-    dropped = start
+    if layout.framing_tokens:
+        # Sent right after the system message by the model's own format (the local model's example).
+        sections.append(
+            PromptSection(FRAMING, layout.framing_tokens, 0, "required", reason="added by the model's prompt format")
+        )
+    shown = window.items[start:]
+    dropped = start + window.background
     if shown or dropped:
-        reason = f"{dropped} older entries left out (history share full)" if dropped else ""
+        reason = f"{dropped} older entries or events left out (history share full)" if dropped else ""
         sections.append(
             PromptSection(
                 "history",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import msgspec
@@ -21,20 +22,22 @@ from sidecar.context.api import (
     RunSpec,
     TokenCounter,
 )
-from sidecar.context.budget import Layout, fit
+from sidecar.context.budget import SEP, Fitted, Layout, fit
 from sidecar.context.history import HistoryCache
-from sidecar.context.index import ContextIndex, context_index
+from sidecar.context.index import ContextIndex, context_index, memory_key
 from sidecar.context.layout import Sticky, build_layout, named_ids
 from sidecar.context.lorefiles import LoreFiles
 from sidecar.context.prepared import Prepared
-from sidecar.context.select import Shown, scene_lines
+from sidecar.context.select import SceneLines, Shown, scene_lines
+from sidecar.context.timeline import TimelineCache
 from sidecar.context.tokens import CountCache
 from sidecar.errors import InvalidRequest
 from sidecar.projection import Projection
 from sidecar.projection.index import index_for
+from sidecar.prompts.escape import one_line
 from sidecar.prompts.persona import PersonaRenderer
 from sidecar.prompts.templates import TemplateStore
-from sidecar.state.model import Entity, Session
+from sidecar.state.model import Entity, Memory, Session
 
 __all__ = ["ContextEngine", "resolve_budget"]
 
@@ -60,6 +63,7 @@ class _Cached:
     #: None when the prompt held no history.
     history_start: int | None
     lore_keys: frozenset[str]
+    memory_keys: frozenset[tuple[int, str]]
     #: The session index it was built from: identity check against id() reuse.
     base: object
 
@@ -75,13 +79,18 @@ class ContextEngine:
         self._counts = CountCache()
         #: Rendered transcripts per actor (history turns).
         self.history = HistoryCache()
+        #: Transcript + perceived world events per actor (the history share's timeline).
+        self.timelines = TimelineCache()
         self._lock = threading.Lock()
         #: (session id, session object id, actor) -> first history index of the last prompt (prefix stability).
         self._sticky: dict[tuple[str, int, str], int] = {}
         #: Same key -> lore card keys of the last prompt (lore hysteresis).
         self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
+        #: Same key -> memory keys of the last prompt's memory block (kept while relevant).
+        self._memories: dict[tuple[str, int, str], frozenset[tuple[int, str]]] = {}
         self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
         self._scenes: OrderedDict[tuple, tuple] = OrderedDict()
+        self._memory_lines: OrderedDict[tuple, tuple[object, dict[tuple[int, str], str]]] = OrderedDict()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
         self.builds = 0
         self.cache_hits = 0
@@ -94,8 +103,11 @@ class ContextEngine:
         count_tokens: TokenCounter,
         budget_tokens: int,
         preview: bool = False,
+        framing: str = "",
     ) -> Prepared:
         """The PreparedRun for `spec`. `preview=True` (PreviewPrompt) leaves no trace.
+        `framing`: text the serving model's prompt format sends besides the messages
+        (the local model's worked example); the budget counts it.
 
         Raises UnknownEntity (actor, focus or input entity not in the session),
         InvalidRequest (bad persona template), ContextWindowExceeded (the fixed
@@ -107,7 +119,11 @@ class ContextEngine:
         base = index_for(session)
         # The session object too: an imported session with the same ID starts afresh.
         sticky_key = (session.id, id(session), spec.actor_id)
-        sticky = Sticky(self._sticky.get(sticky_key), self._lore.get(sticky_key, frozenset()))
+        sticky = Sticky(
+            self._sticky.get(sticky_key),
+            self._lore.get(sticky_key, frozenset()),
+            self._memories.get(sticky_key, frozenset()),
+        )
         persona_version = self._persona_version(session, spec.actor_id)
         key = (
             id(session),
@@ -125,6 +141,7 @@ class ContextEngine:
             persona_version,
             self.lore_files.version,
             sticky,
+            framing,
         )
         with self._lock:
             cached = self._prompts.get(key)
@@ -135,11 +152,13 @@ class ContextEngine:
             entry = cached
         else:
             cidx = context_index(session, base)
-            layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget)
-            fitted = fit(layout, budget, count)
+            fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold=False)
+            if fitted.deferred and fitted.window_moved:
+                # The history re-caches this turn anyway: waiting lore and memories join the blocks.
+                fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold=True)
             self.builds += 1
-            start = fitted.history_start if layout.history else None
-            entry = _Cached(fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, base)
+            start = fitted.history_start if fitted.has_history else None
+            entry = _Cached(fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, fitted.memory_keys, base)
             with self._lock:
                 self._prompts[key] = entry
                 while len(self._prompts) > _PROMPT_CACHE_SIZE:
@@ -147,17 +166,36 @@ class ContextEngine:
         if not preview:
             # A run remembers what its prompt held (also when a preview built it first).
             self._remember(sticky_key, entry)
-        return Prepared(self, session, spec, proj, _copy(entry.prompt), entry.shown, count, budget)
+        return Prepared(self, session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
+
+    def _fit(
+        self,
+        session: Session,
+        spec: RunSpec,
+        proj: Projection,
+        cidx: ContextIndex,
+        sticky: Sticky,
+        budget: int,
+        count: Callable[[str], int],
+        framing: str,
+        fold: bool,
+    ) -> tuple[Fitted, Shown]:
+        layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget, fold)
+        # +1: where the format joins it to the system text, tokens may not split the same way.
+        layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
+        return fit(layout, budget, count), shown
 
     def _remember(self, sticky_key: tuple[str, int, str], entry: _Cached) -> None:
         with self._lock:
-            if len(self._sticky) > _STICKY_LIMIT or len(self._lore) > _STICKY_LIMIT:
+            if max(len(self._sticky), len(self._lore), len(self._memories)) > _STICKY_LIMIT:
                 # Sessions that closed without forget_session: start over rather than grow.
                 self._sticky.clear()
                 self._lore.clear()
+                self._memories.clear()
             if entry.history_start is not None:
                 self._sticky[sticky_key] = entry.history_start
             self._lore[sticky_key] = entry.lore_keys
+            self._memories[sticky_key] = entry.memory_keys
 
     def scene_for(
         self,
@@ -169,22 +207,46 @@ class ContextEngine:
         focus: list[str],
         moment_text: str,
         named: tuple[str, ...],
-    ) -> tuple[list[str], list[str]]:
-        """`select.scene_lines`, cached per revision, actor, focus and moment: the
-        scene is the costliest selection and rarely changes within a dialogue."""
+        query: str,
+    ) -> SceneLines:
+        """`select.scene_lines`, cached per revision, actor, focus and moment (and the
+        input, only when it ranked a crowd): the scene is the costliest selection and
+        rarely changes within a dialogue."""
         key = (id(cidx.base), proj.actor_id, tuple(focus), moment_text, named)
         hit = self._scenes.get(key)
-        if hit is not None and hit[0] is cidx.base:
-            shown.aliases.update(hit[3])
-            return hit[1], hit[2]
+        if hit is not None and hit[0] is cidx.base and (not hit[1].ranked_by_input or hit[3] == query):
+            shown.aliases.update(hit[2])
+            return hit[1]
         mine = Shown()
-        setting, scene = scene_lines(session, proj, cidx, mine, actor, focus, moment_text)
+        lines = scene_lines(session, proj, cidx, mine, actor, focus, moment_text, query)
         shown.aliases.update(mine.aliases)
         with self._lock:
-            self._scenes[key] = (cidx.base, setting, scene, frozenset(mine.aliases))
+            self._scenes[key] = (cidx.base, lines, frozenset(mine.aliases), query)
             while len(self._scenes) > _PROMPT_CACHE_SIZE:
                 self._scenes.popitem(last=False)
-        return setting, scene
+        return lines
+
+    def memory_lines(self, cidx: ContextIndex, proj: Projection, named: tuple[str, ...]) -> Callable[[Memory], str]:
+        """Renders a memory as its prompt line, memoized per revision, actor and named
+        IDs: the memory bank ranks hundreds of candidates per prompt."""
+        key = (id(cidx.base), proj.actor_id, named)
+        with self._lock:
+            hit = self._memory_lines.get(key)
+            if hit is None or hit[0] is not cidx.base:
+                hit = (cidx.base, {})
+                self._memory_lines[key] = hit
+                while len(self._memory_lines) > 64:
+                    self._memory_lines.popitem(last=False)
+        lines = hit[1]
+
+        def line(mem: Memory) -> str:
+            k = memory_key(mem)
+            text = lines.get(k)
+            if text is None:
+                text = lines[k] = f"- {one_line(proj.text(mem.text))}"
+            return text
+
+        return line
 
     def _persona_version(self, session: Session, actor_id: str) -> str:
         binding = session.world.personas.get(actor_id)
@@ -199,6 +261,8 @@ class ContextEngine:
                 del self._sticky[k]
             for k in [k for k in self._lore if k[0] == session_id]:
                 del self._lore[k]
+            for k in [k for k in self._memories if k[0] == session_id]:
+                del self._memories[k]
 
 
 def _copy(prompt: Prompt) -> Prompt:
@@ -207,6 +271,7 @@ def _copy(prompt: Prompt) -> Prompt:
         sections=list(prompt.sections),
         budget_tokens=prompt.budget_tokens,
         prompt_tokens=prompt.prompt_tokens,
+        left_out=list(prompt.left_out),
     )
 
 

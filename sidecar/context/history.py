@@ -13,8 +13,8 @@ import threading
 import time
 from collections import OrderedDict
 
-from sidecar.context.budget import HistoryItem
 from sidecar.context.select import game_text
+from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
 from sidecar.prompts.escape import quote
 from sidecar.state.model import Session, TranscriptEntry
@@ -32,7 +32,9 @@ def render_entry(proj: Projection, entry: TranscriptEntry) -> HistoryItem:
     return HistoryItem("assistant", text + (" …" if entry.interrupted else ""))
 
 
-def new_entry(role: str, text: str, speaker_id: str, *, interrupted: bool = False, run_id: str = "") -> TranscriptEntry:
+def new_entry(
+    role: str, text: str, speaker_id: str, *, interrupted: bool = False, run_id: str = "", revision: int = 0
+) -> TranscriptEntry:
     return TranscriptEntry(
         role=role,  # type: ignore[arg-type]
         text=text,
@@ -40,6 +42,7 @@ def new_entry(role: str, text: str, speaker_id: str, *, interrupted: bool = Fals
         interrupted=interrupted,
         run_id=run_id,
         unix_ms=int(time.time() * 1000),
+        revision=revision,
     )
 
 

@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from sidecar.projection.index import SessionIndex
 from sidecar.state.model import LoreCard, Memory, Relation, Session
 
-__all__ = ["ContextIndex", "LoreMatcher", "context_index", "words"]
+__all__ = ["ContextIndex", "LoreMatcher", "STOPWORDS", "context_index", "memory_key", "words"]
 
 _WORD = re.compile(r"\w+")
-_STOP = frozenset(
+STOPWORDS = frozenset(
     "a an and are as at be but by for from has have he her his i in is it its me my no not of on or our she "
     "so that the their them they this to was we were what when where who why will with you your".split()
 )
@@ -33,6 +33,12 @@ def words(text: str) -> tuple[str, ...]:
     """Lower-case word tokens (Unicode-aware), the unit of trigger and memory matching.
     Memoized: the same transcript lines are scanned for triggers turn after turn."""
     return tuple(_WORD.findall(text.lower()))
+
+
+def memory_key(mem: Memory) -> tuple[int, str]:
+    """Identifies a memory across revisions and snapshots (the sticky memory block);
+    sorts memories oldest first."""
+    return (mem.revision, mem.text)
 
 
 class LoreMatcher:
@@ -154,21 +160,29 @@ class ContextIndex:
 class _MemoryIndex:
     """An inverted index over one actor's memories, with idf weights."""
 
-    __slots__ = ("memories", "postings", "idf")
+    __slots__ = ("memories", "postings", "idf", "_by_key")
 
     def __init__(self, memories: list[Memory]) -> None:
         self.memories = memories
         self.postings: dict[str, list[int]] = {}
         for i, mem in enumerate(memories):
-            for w in set(words(mem.text)) - _STOP:
+            for w in set(words(mem.text)) - STOPWORDS:
                 self.postings.setdefault(w, []).append(i)
         n = len(memories)
         self.idf = {w: math.log(1 + n / len(p)) for w, p in self.postings.items()}
+        self._by_key: dict[tuple[int, str], Memory] | None = None
 
-    def rank(self, query: str, limit: int) -> list[tuple[float, Memory]]:
-        """The `limit` memories sharing most with `query`, most relevant first (ties: newest first)."""
+    def by_key(self) -> dict[tuple[int, str], Memory]:
+        """Memories by (revision, text): the key the sticky memory block keeps."""
+        if self._by_key is None:
+            self._by_key = {memory_key(m): m for m in self.memories}
+        return self._by_key
+
+    def rank(self, query: str, limit: int) -> tuple[list[tuple[float, Memory]], int]:
+        """The `limit` memories sharing most with `query`, most relevant first (ties: newest
+        first), and how many share a word with it in all."""
         scores: dict[int, float] = {}
-        for w in set(words(query)) - _STOP:
+        for w in set(words(query)) - STOPWORDS:
             posting = self.postings.get(w)
             if posting is None:
                 continue
@@ -177,7 +191,7 @@ class _MemoryIndex:
                 scores[i] = scores.get(i, 0.0) + weight
         mems = self.memories
         ranked = heapq.nsmallest(limit, scores.items(), key=lambda kv: (-kv[1], -mems[kv[0]].revision, -kv[0]))
-        return [(score, mems[i]) for i, score in ranked]
+        return [(score, mems[i]) for i, score in ranked], len(scores)
 
 
 _lock = threading.Lock()

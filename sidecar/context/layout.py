@@ -11,23 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, NarrateInput, RunSpec
-from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, Layout, Part
-from sidecar.context.index import ContextIndex
+from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, LeftOut, NarrateInput, RunSpec
+from sidecar.context.budget import LORE_SHARE, MAX_RECALL, REQUIRED_SHARE, Layout, Part
+from sidecar.context.index import STOPWORDS, ContextIndex, memory_key, words
 from sidecar.context.select import (
     LORE_STICKY,
     Shown,
     game_text,
     rank_lore,
     rank_memories,
-    recent_events,
 )
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line, quote
 from sidecar.prompts.mood import condition_holds, hp_description, hp_fraction, pad_to_tag
 from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC, PersonaInputs, PersonaText
 from sidecar.prompts.system import DECISION_FORMAT, system_rules
-from sidecar.state.model import Entity, PersonaTemplate, Session
+from sidecar.state.model import Entity, LoreCard, PersonaTemplate, Session
 
 if TYPE_CHECKING:
     from sidecar.context.engine import ContextEngine
@@ -39,6 +38,8 @@ class Sticky:
 
     history_start: int | None = None
     lore: frozenset[str] = frozenset()
+    #: Keys of the memory block (sidecar.context.index.memory_key).
+    memories: frozenset[tuple[int, str]] = frozenset()
 
 
 __all__ = ["build_layout", "input_text", "named_ids", "REQUIRED_ORDER", "Sticky"]
@@ -50,7 +51,6 @@ REQUIRED_ORDER = [
     "story_summary",
     "scene",
     "setting",
-    "recent_events",
 ]
 
 
@@ -161,6 +161,10 @@ def _input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextInde
     return Part("input", "final", "volatile", "## Input", [f"Describe {label} as {me} perceives it{aspect}."])
 
 
+def _cards(proj: Projection, cards: list[LoreCard]) -> list[tuple[str, str]]:
+    return [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
+
+
 def build_layout(
     engine: ContextEngine,
     session: Session,
@@ -169,13 +173,21 @@ def build_layout(
     cidx: ContextIndex,
     sticky: Sticky,
     budget: int,
+    fold: bool = False,
 ) -> tuple[Layout, Shown]:
+    """The selected, rendered parts of one prompt. While there is a history to
+    protect, lore cards and memories the actor's previous prompt did not hold wait
+    in the volatile block (new lines before the history would re-cache all of it)
+    until `fold`: the engine folds them in when the history window moves, since the
+    prefix breaks there anyway."""
     world = session.world
     shown = Shown()
     actor = world.entities.get(spec.actor_id) if spec.actor_id else None
-    events = recent_events(session, proj)
-    last_event = events[-1] if events else ""
-    persona = _persona(engine, session, proj, actor, last_event)
+    named = tuple(sorted(named_ids(spec)))
+    rendered = engine.history.items(session, proj, cidx.base)
+    # The actor's transcript and the world events it perceived, in order (docs/context.md).
+    timeline = engine.timelines.get(session, proj, cidx, rendered, named)
+    persona = _persona(engine, session, proj, actor, timeline.newest_event)
 
     # Template texts come from the game or its files: scrub them like any game text.
     identity = [game_text(proj, persona.identity)] if persona.identity else []
@@ -204,12 +216,17 @@ def build_layout(
     actions = [query]
     transcript = session.transcripts.get(spec.actor_id, [])
     actions.extend(e.text for e in reversed(transcript[-(window * LORE_STICKY - 1) :]))
-    actions.extend(reversed(events))
+    actions.extend(reversed(timeline.recent_events))
     cards = rank_lore(cidx, proj, actions, window, sticky.lore, engine.lore_files.matcher)
-    if cards:
-        body = [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
-        # Keys are engine-side card IDs used only for ordering; they never reach the text.
-        system.append(Part("lore", "system", "dynamic", "## Lore", body, mode="cards"))
+    stable = engine.config.context.stable_setting
+    # Only a history is worth protecting: with none (a first prompt) every card goes in the block.
+    defer = stable and sticky.history_start is not None and not fold
+    held = [c for c in cards if not defer or c.id in sticky.lore]
+    new = [c for c in cards if defer and c.id not in sticky.lore]
+    # Keys are engine-side card IDs used only for ordering; they never reach the text.
+    if held:
+        system.append(Part("lore", "system", "dynamic", "## Lore", _cards(proj, held), mode="cards", unit="lore_card"))
+    deferred = Part("lore_new", "final", "dynamic", "## Lore", _cards(proj, new), mode="cards", unit="lore_card")
 
     focus = list(spec.focus_ids)
     if isinstance(spec.input, DescribeInput):
@@ -217,12 +234,10 @@ def build_layout(
     elif isinstance(spec.input, NarrateInput):
         # The entities an event involves are what its narration is about.
         focus.extend(e for e in spec.input.entity_ids if e not in focus)
-    setting, scene = engine.scene_for(
-        session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment), tuple(sorted(named_ids(spec)))
-    )
+    picked = engine.scene_for(session, proj, cidx, shown, actor, focus, proj.moment_text(spec.moment), named, query)
+    setting, scene = picked.setting, picked.scene
     # The setting (where, who and what is there) changes with the world, not per turn: by
     # default it sits before the history so a dialogue's prefix survives (docs/context.md).
-    stable = engine.config.context.stable_setting
     setting_part = Part(
         "setting",
         "system" if stable else "final",
@@ -233,36 +248,50 @@ def build_layout(
     )
     if stable:
         system.append(setting_part)
-    final = [] if stable else [setting_part]
+    final = [deferred] if stable else [setting_part]
     final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
     mood_lines = [game_text(proj, x) for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
         final.append(Part("mood", "final", "volatile", "## Mood", mood_lines))
-    if len(events) > 1:
-        final.append(
-            Part(
-                "recent_events", "final", "volatile", "## Earlier events", [f"- {e}" for e in events[:-1]], mode="lines"
-            )
-        )
-    if last_event:
-        final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {last_event}"]))
+    # Earlier events are in the history (the timeline); only one the actor has not lived past is here.
+    if timeline.last_event:
+        final.append(Part("last_event", "final", "volatile", "## Last event", [f"- {timeline.last_event}"]))
+    matches: list[tuple[int, str]] = []
+    unranked = 0
     if session.options.memory_bank:
-        memories = rank_memories(cidx, spec.actor_id, query)
-        if memories:
-            lines = [f"- {one_line(proj.text(m))}" for m in memories]
-            final.append(Part("memory", "final", "dynamic", "## You remember", lines, mode="memory"))
+        # Stable layout: the block sits before the history and keeps what it held while it
+        # is still relevant to the recent actions; the input's best it lacks are recalled
+        # in the volatile block (docs/context.md, "Memory bank").
+        recent = frozenset().union(*(words(a) for a in actions)) - STOPWORDS
+        previous = sticky.memories if stable else frozenset()
+        # The share (25% of at most the budget) holds at most this many lines of 10+ tokens.
+        most = max(8, budget // 40)
+        block, found, unranked = rank_memories(cidx, spec.actor_id, query, recent, previous, not defer, most)
+        unranked -= len(found)
+        matches = [memory_key(m) for m in found]
+        line = engine.memory_lines(cidx, proj, named)
+        remembered = [(memory_key(m), line(m)) for m in block[:most]]
+        place = "system" if stable else "final"
+        memory = Part("memory", place, "dynamic", "## You remember", remembered, mode="cards", sep="\n")
+        (system if stable else final).append(memory)
+        if stable and found:
+            recall = [(memory_key(m), line(m)) for m in found[: 4 * MAX_RECALL]]
+            final.append(Part("memory_recall", "final", "dynamic", "## This brings to mind", recall, mode="lines"))
     notes = session.notes.get(spec.actor_id, "")
     if notes:
         final.append(Part("notes", "final", "volatile", "## Your notes", [quote(proj.text(notes))]))
     final.append(_input_part(spec, proj, shown, cidx, session))
 
-    history = engine.history.items(session, proj, cidx.base)
     layout = Layout(
         system=[p for p in system if p.body],
-        history=history,
+        history=timeline.items,
         final=[p for p in final if p.body or p.name == "input"],
         required_order=REQUIRED_ORDER,
         memory_bank=session.options.memory_bank,
         sticky_start=sticky.history_start,
+        left_out=[LeftOut("setting", kind, n, why) for kind, n, why in picked.left_out],
+        memory_matches=matches,
+        memory_unranked=unranked,
+        deferred=bool(new) or (defer and any(k not in sticky.memories for k in matches)),
     )
     return layout, shown

@@ -10,6 +10,7 @@ for an accepted decision only, replaces the notes when the reply carried them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -57,6 +58,7 @@ class Prepared:
         shown: frozenset[str],
         count: Callable[[str], int],
         budget: int,
+        framing: str = "",
     ) -> None:
         self._engine = engine
         self._session = session
@@ -65,11 +67,14 @@ class Prepared:
         self._shown = shown
         self._count = count
         self._budget = budget
+        self._framing = framing
         self.prompt = prompt
         self.engine_ids: frozenset[str] = proj.engine_ids
         #: The suppressed parts of the game moment: the leak guard refuses a request holding one.
         self.guard_moment: Moment | None = proj.guard_moment(spec.moment)
         self._accepted: dict[str, Accepted] = {}
+        #: The revision the prompt saw: orders the recorded entries among world events.
+        self._revision = session.revision
 
     @property
     def max_attempts(self) -> int:
@@ -153,6 +158,7 @@ class Prepared:
                         count_tokens=count,
                         budget_tokens=self._budget - extra,
                         preview=True,
+                        framing=self._framing,
                     ).prompt
                 except ContextWindowExceeded as exc:
                     failure = exc
@@ -166,19 +172,20 @@ class Prepared:
         spec, session = self._spec, self._session
         inp = spec.input
         log = session.transcripts.setdefault(spec.actor_id, [])
+        entry = functools.partial(new_entry, run_id=run_id, revision=self._revision)
         reply_role = "actor" if spec.actor_id else "narrator"
         if isinstance(inp, DialogueInput):
             speaker = inp.speaker_id or self._player_id()
-            log.append(new_entry("player", inp.text, speaker, run_id=run_id))
+            log.append(entry("player", inp.text, speaker))
         elif isinstance(inp, NarrateInput):
-            log.append(new_entry("event", inp.text, "", run_id=run_id))
+            log.append(entry("event", inp.text, ""))
         elif isinstance(inp, DecisionInput):
             labels = "; ".join(f"{i}. {o.label}" for i, o in enumerate(inp.options, 1))
-            log.append(new_entry("event", f"{inp.situation} (options: {labels})".strip(), "", run_id=run_id))
+            log.append(entry("event", f"{inp.situation} (options: {labels})".strip(), ""))
         elif isinstance(inp, DescribeInput):
             text = f"Describe {self._proj.ref_text(inp.entity_id)}" + (f" ({inp.aspect})" if inp.aspect else "")
-            log.append(new_entry("event", text, "", run_id=run_id))
-        log.append(new_entry(reply_role, reply, spec.actor_id, interrupted=interrupted, run_id=run_id))
+            log.append(entry("event", text, ""))
+        log.append(entry(reply_role, reply, spec.actor_id, interrupted=interrupted))
         if interrupted or not isinstance(inp, DecisionInput):
             return
         accepted = self._accepted.get(reply)

@@ -11,21 +11,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sidecar.context.index import ContextIndex, LoreMatcher
+from sidecar.context.index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line
-from sidecar.state.model import Entity, LoreCard, Session
+from sidecar.state.model import Entity, Event, LoreCard, Memory, Session
 
-__all__ = ["Shown", "game_text", "scene_lines", "recent_events", "rank_lore", "rank_memories", "short"]
+__all__ = ["SceneLines", "Shown", "game_text", "scene_lines", "event_line", "rank_lore", "rank_memories", "short"]
 
 #: Characters present / items listed in the scene before the list stops.
 MAX_PRESENT = 24
 MAX_ITEMS = 24
 MAX_RELATIONS = 12
-#: Visible recent events shown (seed 000: the last three; the newest is the "last event").
-MAX_EVENTS = 3
-#: Relevant memories included at most.
-MAX_MEMORIES = 4
+#: Matching memories ranked at most (the memory share decides how many go in).
+MAX_MEMORIES = 256
 #: A card stays while it matched within this many trigger windows (see rank_lore).
 LORE_STICKY = 4
 
@@ -72,19 +70,57 @@ def _fields_text(proj: Projection, entity: Entity) -> str:
     return "; ".join(f"{one_line(k)}: {one_line(v)}" for k, v in fields.items())
 
 
-def _detail(proj: Projection, shown: Shown, entity: Entity) -> str:
-    parts = [shown.label(proj, entity)]
-    desc = game_text(proj, entity.description)
-    line = parts[0] + (f" — {one_line(desc)}" if desc else "")
+def _state(proj: Projection, entity: Entity) -> str:
+    """Fields and tags: what changes about an entity."""
     extra = _fields_text(proj, entity)
     if entity.tags:
         extra = "; ".join(x for x in (extra, "tags: " + ", ".join(one_line(proj.text(t)) for t in entity.tags)) if x)
-    return line + (f" [{extra}]" if extra else "")
+    return f" [{extra}]" if extra else ""
+
+
+def _detail(proj: Projection, shown: Shown, entity: Entity) -> str:
+    desc = game_text(proj, entity.description)
+    return shown.label(proj, entity) + (f" — {one_line(desc)}" if desc else "") + _state(proj, entity)
 
 
 def _brief(proj: Projection, shown: Shown, entity: Entity) -> str:
     desc = short(game_text(proj, entity.description))
     return shown.label(proj, entity) + (f" — {desc}" if desc else "")
+
+
+@dataclass
+class SceneLines:
+    """The scene of one prompt: the slow layer (setting), the fast layer (scene),
+    and what the setting left out (kind, count, why) for PreviewPrompt."""
+
+    setting: list[str]
+    scene: list[str]
+    left_out: list[tuple[str, int, str]] = field(default_factory=list)
+    #: The characters present were more than MAX_PRESENT and ranked by this input.
+    ranked_by_input: bool = False
+
+
+def _rank_present(
+    proj: Projection, cidx: ContextIndex, actor: Entity | None, present: list[Entity], query: str
+) -> list[Entity]:
+    """The MAX_PRESENT characters most relevant to the input, in their world order.
+
+    Relevance: input words in the name (x2) or description, and a relation with the
+    actor. World order for those kept, so the setting reads the same while the same
+    characters are in it (it sits in the cached prefix)."""
+    asked = set(words(query)) - STOPWORDS
+    related: set[str] = set()
+    if actor is not None:
+        for rel in cidx.relations_by_entity.get(actor.id, ()):
+            related.update((rel.source_id, rel.target_id))
+    scores: list[tuple[float, int]] = []
+    for i, ent in enumerate(present):
+        name = set(words(proj.text(ent.name)))
+        desc = set(words(proj.text(ent.description))) - name
+        score = 2 * len(asked & name) + len(asked & desc) + (ent.id in related)
+        scores.append((-score, i))
+    keep = sorted(i for _, i in sorted(scores)[:MAX_PRESENT])
+    return [present[i] for i in keep]
 
 
 def scene_lines(
@@ -95,19 +131,22 @@ def scene_lines(
     actor: Entity | None,
     focus_ids: list[str],
     moment_text: str,
-) -> tuple[list[str], list[str]]:
+    query: str = "",
+) -> SceneLines:
     """(setting, scene), each most important first (trimming cuts from the end).
 
     The setting is the slow layer: where the actor is, who and what is there,
     what it carries, its relations; it changes when the world does, not per
-    turn. The scene is the fast layer: conditions (time, weather), focus
-    entities, the actor's and the player's current fields (HP...).
+    turn, and never with the focus (it sits in the cached prefix: docs/context.md).
+    The scene is the fast layer: conditions (time, weather), focus entities, the
+    actor's and the player's current fields (HP...).
     """
     ents = session.world.entities
     by_location = cidx.base.by_location
-    setting: list[str] = []
-    scene: list[str] = []
-    done: set[str] = set()
+    out = SceneLines([], [])
+    setting, scene = out.setting, out.scene
+    #: Entities the setting describes (their description need not repeat in the scene).
+    described: set[str] = set()
     here = ents.get(actor.location_id) if actor is not None and actor.location_id else None
     # No acting actor (the narrator): the scene is where the focus, else the player, is.
     for eid in (*focus_ids, *cidx.player_ids) if here is None else ():
@@ -116,7 +155,7 @@ def scene_lines(
             here = ents[anchor.location_id]
             break
     if here is not None and proj.can_see(here):
-        done.add(here.id)
+        described.add(here.id)
         line = "Location: " + _detail(proj, shown, here)
         parent = ents.get(here.location_id) if here.location_id else None
         if parent is not None and proj.can_see(parent):
@@ -127,41 +166,43 @@ def scene_lines(
         facts.insert(0, f"moment: {one_line(moment_text)}")
     if facts:
         scene.append("Conditions: " + "; ".join(facts))
-    for fid in focus_ids:
-        ent = ents.get(fid)
-        if ent is not None and fid not in done and proj.can_see(ent):
-            done.add(fid)
-            scene.append("Focus: " + _detail(proj, shown, ent))
-    if actor is not None:
-        done.add(actor.id)
-        own = _fields_text(proj, actor)
-        scene.append(f"You are {shown.label(proj, actor)}" + (f" [{own}]" if own else ""))
-    for pid in cidx.player_ids:
-        player = ents.get(pid)
-        if player is not None and pid not in done and proj.can_see(player):
-            done.add(pid)
-            own = _fields_text(proj, player)
-            scene.append(f"Player: {shown.label(proj, player)}" + (f" [{own}]" if own else ""))
-            desc = short(game_text(proj, player.description))
-            if desc:
-                setting.append(f"Player: {shown.label(proj, player)} — {desc}")
+    players = [ents[p] for p in cidx.player_ids if p in ents and proj.can_see(ents[p])]
+    # The setting first, independent of the focus.
+    for player in players:
+        if actor is not None and player.id == actor.id:
+            continue
+        described.add(player.id)
+        desc = short(game_text(proj, player.description))
+        if desc:
+            setting.append(f"Player: {shown.label(proj, player)} — {desc}")
     if here is not None:
         present: list[Entity] = []
         items: list[Entity] = []
+        extra_items = 0
         for eid in by_location.get(here.id, ()):
-            if eid in done:
+            if eid in described or (actor is not None and eid == actor.id):
                 continue
             ent = ents.get(eid)
             if ent is None or not proj.can_see(ent):
                 continue
-            if ent.kind in ("character", "player") and len(present) < MAX_PRESENT:
+            if ent.kind in ("character", "player"):
                 present.append(ent)
-            elif ent.kind != "location" and len(items) < MAX_ITEMS:
-                items.append(ent)
-            if len(present) >= MAX_PRESENT and len(items) >= MAX_ITEMS:
-                break
+            elif ent.kind != "location":
+                if len(items) < MAX_ITEMS:
+                    items.append(ent)
+                else:
+                    extra_items += 1
+        if len(present) > MAX_PRESENT:
+            why = f"more than {MAX_PRESENT} present: kept the most relevant to the input"
+            out.left_out.append(("character", len(present) - MAX_PRESENT, why))
+            present = _rank_present(proj, cidx, actor, present, query)
+            out.ranked_by_input = True
+        if extra_items:
+            out.left_out.append(("item", extra_items, f"more than {MAX_ITEMS} things here"))
+        described.update(e.id for e in present)
         setting.extend("Present: " + _brief(proj, shown, e) for e in present)
         if items:
+            described.update(e.id for e in items)
             setting.append("Here: " + ", ".join(shown.label(proj, e) for e in items))
     if actor is not None:
         carried = [ents[e] for e in by_location.get(actor.id, ()) if e in ents and proj.can_see(ents[e])]
@@ -171,22 +212,34 @@ def scene_lines(
         for rel in rels[:MAX_RELATIONS]:
             src, dst = shown.ref(proj, rel.source_id), shown.ref(proj, rel.target_id)
             setting.append(f"Relation: {src} {one_line(proj.text(rel.kind))} {dst} ({rel.strength:+.1f})")
-    return setting, scene
-
-
-def recent_events(session: Session, proj: Projection, limit: int = MAX_EVENTS) -> list[str]:
-    """Visible recent events, oldest first, as projected text."""
-    out: list[str] = []
-    for ev in reversed(session.world.events):
-        if len(out) >= limit:
-            break
-        if not proj.can_see_event(ev):
+    # The scene: what the focus brings, and current fields.
+    done: set[str] = set()
+    for fid in focus_ids:
+        ent = ents.get(fid)
+        if ent is None or fid in done or not proj.can_see(ent) or (actor is not None and fid == actor.id):
             continue
-        text = one_line(proj.text(ev.text))
-        when = proj.moment_text(ev.moment)
-        out.append(f"{text} ({one_line(when)})" if when else text)
-    out.reverse()
+        done.add(fid)
+        if fid in described:
+            # Described in the setting already: only what changes (fields, tags).
+            scene.append("Focus: " + shown.label(proj, ent) + _state(proj, ent))
+        else:
+            scene.append("Focus: " + _detail(proj, shown, ent))
+    if actor is not None:
+        own = _fields_text(proj, actor)
+        scene.append(f"You are {shown.label(proj, actor)}" + (f" [{own}]" if own else ""))
+    for player in players:
+        if player.id in done or (actor is not None and player.id == actor.id):
+            continue
+        own = _fields_text(proj, player)
+        scene.append(f"Player: {shown.label(proj, player)}" + (f" [{own}]" if own else ""))
     return out
+
+
+def event_line(proj: Projection, ev: Event) -> str:
+    """One world event as projected text, with its moment when the actor may know it."""
+    text = one_line(proj.text(ev.text))
+    when = proj.moment_text(ev.moment)
+    return f"{text} ({one_line(when)})" if when else text
 
 
 def rank_lore(
@@ -224,8 +277,34 @@ def rank_lore(
     return [cards[c] for c in ranked if proj.can_see_card(cards[c])]
 
 
-def rank_memories(cidx: ContextIndex, actor_id: str, query: str) -> list[str]:
+def rank_memories(
+    cidx: ContextIndex,
+    actor_id: str,
+    query: str,
+    recent_words: frozenset[str],
+    previous: frozenset[tuple[int, str]],
+    grow: bool = True,
+    limit: int = MAX_MEMORIES,
+) -> tuple[list[Memory], list[Memory], int]:
+    """The memory bank for one prompt: (block, matches, how many match in all).
+
+    `matches`: the memories sharing a word with the input, most relevant first
+    (seed 003: relevance to the latest input). `block`: the candidates for the
+    memory block, in fill order: the actor's previous block first, each while it
+    still shares a word with the recent actions, then (when `grow`) the matches.
+    The block sits before the history, so keeping what it held keeps the prefix
+    (the volatile block recalls the input's best that it lacks: budget.py)."""
     index = cidx.memories(actor_id)
     if index is None:
-        return []
-    return [mem.text for _, mem in index.rank(query, MAX_MEMORIES)]
+        return [], [], 0
+    ranked, total = index.rank(query, min(limit, MAX_MEMORIES))
+    matches = [mem for _, mem in ranked]
+    kept = []
+    for key in sorted(previous):
+        mem = index.by_key().get(key)
+        if mem is not None and recent_words.intersection(words(mem.text)):
+            kept.append(mem)
+    if not grow:
+        return kept, matches, total
+    held = {memory_key(m) for m in kept}
+    return kept + [m for m in matches if memory_key(m) not in held], matches, total

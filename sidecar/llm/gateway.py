@@ -231,6 +231,15 @@ class ModelGateway:
             })
         return infos
 
+    def framing_text(self, profile: str) -> str:
+        """What the profile's prompt format sends besides the messages (the budget counts it):
+        the local model's worked example; nothing for chat APIs."""
+        if not self.profile(profile).model.startswith("local/"):
+            return ""
+        from sidecar.llm.local import EXAMPLE  # a local profile is ready: litellm is in
+
+        return EXAMPLE
+
     def token_counter(self, profile: str) -> Callable[[str], int]:
         """The serving model's tokenizer, cached per text.
 

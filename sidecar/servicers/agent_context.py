@@ -44,6 +44,9 @@ async def preview_prompt(
         prompt_tokens=prompt.prompt_tokens,
         model=model,
         revision=session.revision,
+        left_out=[
+            pb.LeftOut(section=x.section, kind=x.kind, count=x.count, reason=x.reason) for x in prompt.left_out
+        ],
     )
 
 

@@ -193,6 +193,9 @@ class TranscriptEntry(msgspec.Struct):
     interrupted: bool = False
     run_id: str = ""
     unix_ms: int = 0
+    #: Session revision the run's prompt was built at: orders the entry among world
+    #: events (an event of revision r happened before an entry of revision >= r).
+    revision: int = 0
 
 
 class ActorUsage(msgspec.Struct):

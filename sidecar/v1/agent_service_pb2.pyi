@@ -273,21 +273,35 @@ class PromptSection(_message.Message):
     tier: str
     def __init__(self, name: _Optional[str] = ..., tokens: _Optional[int] = ..., message_index: _Optional[int] = ..., trimmed: _Optional[bool] = ..., dropped: _Optional[bool] = ..., reason: _Optional[str] = ..., tier: _Optional[str] = ...) -> None: ...
 
+class LeftOut(_message.Message):
+    __slots__ = ("section", "kind", "count", "reason")
+    SECTION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    section: str
+    kind: str
+    count: int
+    reason: str
+    def __init__(self, section: _Optional[str] = ..., kind: _Optional[str] = ..., count: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
 class PreviewPromptResponse(_message.Message):
-    __slots__ = ("messages", "sections", "budget_tokens", "prompt_tokens", "model", "revision")
+    __slots__ = ("messages", "sections", "budget_tokens", "prompt_tokens", "model", "revision", "left_out")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     SECTIONS_FIELD_NUMBER: _ClassVar[int]
     BUDGET_TOKENS_FIELD_NUMBER: _ClassVar[int]
     PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
+    LEFT_OUT_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[PromptMessage]
     sections: _containers.RepeatedCompositeFieldContainer[PromptSection]
     budget_tokens: int
     prompt_tokens: int
     model: str
     revision: int
-    def __init__(self, messages: _Optional[_Iterable[_Union[PromptMessage, _Mapping]]] = ..., sections: _Optional[_Iterable[_Union[PromptSection, _Mapping]]] = ..., budget_tokens: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., model: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+    left_out: _containers.RepeatedCompositeFieldContainer[LeftOut]
+    def __init__(self, messages: _Optional[_Iterable[_Union[PromptMessage, _Mapping]]] = ..., sections: _Optional[_Iterable[_Union[PromptSection, _Mapping]]] = ..., budget_tokens: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., model: _Optional[str] = ..., revision: _Optional[int] = ..., left_out: _Optional[_Iterable[_Union[LeftOut, _Mapping]]] = ...) -> None: ...
 
 class ReadTranscriptRequest(_message.Message):
     __slots__ = ("session_id", "actor_id", "page_size", "cursor")

@@ -53,12 +53,13 @@ def test_order_stable_first_volatile_last() -> None:
         "## Author's note",
         "## Lore",
         "## Setting",
+        "## You remember",
     ]
-    assert _headers(msgs[-1]["content"]) == ["## Scene", "## Mood", "## Last event", "## You remember", "## Input"]
+    assert _headers(msgs[-1]["content"]) == ["## Scene", "## Mood", "## Last event", "## Input"]
     assert "A red dragon sleeps" in msgs[0]["content"]  # "dragon" triggered the card
     assert "The royal seal" not in msgs[0]["content"]  # "seal" did not occur
-    assert "The dragon burned my caravan." in msgs[-1]["content"]  # relevant memory
-    assert "silk" not in msgs[-1]["content"]  # irrelevant one left out
+    assert "The dragon burned my caravan." in msgs[0]["content"]  # relevant memory, before the history
+    assert "silk" not in all_text(msgs)  # irrelevant one left out
     _assert_no_ids(s, msgs)
     names = [sec.name for sec in p.prompt.sections]
     assert names.index("system_rules") < names.index("identity") < names.index("lore") < names.index("scene")
@@ -131,8 +132,10 @@ def test_narration_is_recorded_in_the_narrator_transcript() -> None:
     p.record("The table flies.", interrupted=False, run_id="n1")
     assert [e.role for e in s.transcripts[""]] == ["event", "narrator"]
     q = prepare(eng, s, RunSpec("s1", "", NarrateInput("Silence.", ("player-one-1",))))
-    assert q.prompt.messages[1]["content"].startswith("Event: player_1 kicks the table")
-    assert q.prompt.messages[2] == {"role": "assistant", "content": "The table flies."}
+    # The world's earlier event first (the timeline), then the narration.
+    assert q.prompt.messages[1]["content"] == "Event: npc_2 yawns loudly"
+    assert q.prompt.messages[2]["content"].startswith("Event: player_1 kicks the table")
+    assert q.prompt.messages[3] == {"role": "assistant", "content": "The table flies."}
 
 
 def test_dialogue_recorded_in_the_npc_transcript_interrupted_marked() -> None:
@@ -145,8 +148,9 @@ def test_dialogue_recorded_in_the_npc_transcript_interrupted_marked() -> None:
         ("actor", NPC, True),
     ]
     q = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Go on")))
-    assert q.prompt.messages[1]["content"] == 'player_1 says: "Hello there"'
-    assert q.prompt.messages[2]["content"] == "Well met, trav …"
+    assert q.prompt.messages[1]["content"] == "Event: npc_2 yawns loudly"  # before the dialogue began
+    assert q.prompt.messages[2]["content"] == 'player_1 says: "Hello there"'
+    assert q.prompt.messages[3]["content"] == "Well met, trav …"
 
 
 def test_describe_puts_the_target_in_focus() -> None:
@@ -242,7 +246,7 @@ def test_memory_bank_off_leaves_memories_out() -> None:
     s.options.memory_bank = False
     s.world.memories.append(Memory(actor_id=NPC, text="dragon dragon dragon"))
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("the dragon?")))
-    assert "## You remember" not in p.prompt.messages[-1]["content"]
+    assert "## You remember" not in all_text(p.prompt.messages)
 
 
 def test_cached_prompt_is_identical_and_counted() -> None:

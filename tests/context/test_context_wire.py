@@ -254,3 +254,28 @@ async def test_template_edits_and_mood_changes_reach_the_next_preview(make_serve
     two = await client.agent.PreviewPrompt(_dialogue("w5", "hi"))
     assert "You are Maerwyn, VERSION TWO." in two.messages[0].content
     assert "Serene." in two.messages[-1].content and "Seething." not in two.messages[-1].content
+
+
+async def test_preview_reports_what_the_history_left_out(make_server) -> None:
+    """World events reach the history (issue 15, item 4); a budget too small for all of
+    them says over the wire how many were left out and why."""
+    server = await make_server(_config())
+    client = server.client
+    revision = await _world(client, "w5")
+    for i in range(30):
+        event = state_pb2.GameEvent(text=f"Patron {i} orders ale.", entity_ids=[PLAYER], location_id=TAVERN)
+        reply = await client.apply_deltas(
+            "w5", revision, [state_pb2.DeltaOp(record_event=state_pb2.RecordEventOp(event=event))]
+        )
+        revision = reply.revision
+    whole = await client.agent.PreviewPrompt(_dialogue("w5", "Busy night?"))
+    text = all_text([{"role": m.role, "content": m.content} for m in whole.messages])
+    assert all(f"Patron {i} orders ale." in text for i in range(30))
+    assert list(whole.left_out) == []
+    small = await client.agent.PreviewPrompt(_dialogue("w5", "Busy night?", budget_tokens=700))
+    kept = sum(f"Patron {i} orders ale." in m.content for m in small.messages for i in range(30))
+    assert 0 < kept < 30 and small.prompt_tokens <= 700
+    left = [(x.section, x.kind, x.count) for x in small.left_out]
+    assert left == [("history", "world_event", 30 - kept)]
+    assert small.left_out[0].reason
+    assert "model_format" not in [s.name for s in small.sections]  # a chat API adds no prompt format

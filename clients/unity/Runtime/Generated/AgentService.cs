@@ -79,29 +79,31 @@ namespace GameSidecar.V1 {
             "dBgCIAEoCSKEAQoNUHJvbXB0U2VjdGlvbhIMCgRuYW1lGAEgASgJEg4KBnRv",
             "a2VucxgCIAEoBRIVCg1tZXNzYWdlX2luZGV4GAMgASgFEg8KB3RyaW1tZWQY",
             "BCABKAgSDwoHZHJvcHBlZBgFIAEoCBIOCgZyZWFzb24YBiABKAkSDAoEdGll",
-            "chgHIAEoCSLAAQoVUHJldmlld1Byb21wdFJlc3BvbnNlEisKCG1lc3NhZ2Vz",
-            "GAEgAygLMhkuc2lkZWNhci52MS5Qcm9tcHRNZXNzYWdlEisKCHNlY3Rpb25z",
-            "GAIgAygLMhkuc2lkZWNhci52MS5Qcm9tcHRTZWN0aW9uEhUKDWJ1ZGdldF90",
-            "b2tlbnMYAyABKAUSFQoNcHJvbXB0X3Rva2VucxgEIAEoBRINCgVtb2RlbBgF",
-            "IAEoCRIQCghyZXZpc2lvbhgGIAEoAyJgChVSZWFkVHJhbnNjcmlwdFJlcXVl",
-            "c3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIQCghhY3Rvcl9pZBgCIAEoCRIRCglw",
-            "YWdlX3NpemUYAyABKAUSDgoGY3Vyc29yGAQgASgJIoYBCg9UcmFuc2NyaXB0",
-            "RW50cnkSDQoFaW5kZXgYASABKAMSDAoEcm9sZRgCIAEoCRISCgpzcGVha2Vy",
-            "X2lkGAMgASgJEgwKBHRleHQYBCABKAkSEwoLaW50ZXJydXB0ZWQYBSABKAgS",
-            "DgoGcnVuX2lkGAYgASgJEg8KB3VuaXhfbXMYByABKAMiagoWUmVhZFRyYW5z",
-            "Y3JpcHRSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuc2lkZWNhci52MS5U",
-            "cmFuc2NyaXB0RW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAkSDQoFdG90YWwY",
-            "AyABKAMqXwoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVD",
-            "SUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVB",
-            "U09OX0xFTkdUSBACMsECCgxBZ2VudFNlcnZpY2USOAoDUnVuEhYuc2lkZWNh",
-            "ci52MS5SdW5SZXF1ZXN0Ghcuc2lkZWNhci52MS5SdW5SZXNwb25zZTABEkgK",
-            "CUNhbmNlbFJ1bhIcLnNpZGVjYXIudjEuQ2FuY2VsUnVuUmVxdWVzdBodLnNp",
-            "ZGVjYXIudjEuQ2FuY2VsUnVuUmVzcG9uc2USVAoNUHJldmlld1Byb21wdBIg",
-            "LnNpZGVjYXIudjEuUHJldmlld1Byb21wdFJlcXVlc3QaIS5zaWRlY2FyLnYx",
-            "LlByZXZpZXdQcm9tcHRSZXNwb25zZRJXCg5SZWFkVHJhbnNjcmlwdBIhLnNp",
-            "ZGVjYXIudjEuUmVhZFRyYW5zY3JpcHRSZXF1ZXN0GiIuc2lkZWNhci52MS5S",
-            "ZWFkVHJhbnNjcmlwdFJlc3BvbnNlQhGqAg5HYW1lU2lkZWNhci5WMWIGcHJv",
-            "dG8z"));
+            "chgHIAEoCSJHCgdMZWZ0T3V0Eg8KB3NlY3Rpb24YASABKAkSDAoEa2luZBgC",
+            "IAEoCRINCgVjb3VudBgDIAEoBRIOCgZyZWFzb24YBCABKAki5wEKFVByZXZp",
+            "ZXdQcm9tcHRSZXNwb25zZRIrCghtZXNzYWdlcxgBIAMoCzIZLnNpZGVjYXIu",
+            "djEuUHJvbXB0TWVzc2FnZRIrCghzZWN0aW9ucxgCIAMoCzIZLnNpZGVjYXIu",
+            "djEuUHJvbXB0U2VjdGlvbhIVCg1idWRnZXRfdG9rZW5zGAMgASgFEhUKDXBy",
+            "b21wdF90b2tlbnMYBCABKAUSDQoFbW9kZWwYBSABKAkSEAoIcmV2aXNpb24Y",
+            "BiABKAMSJQoIbGVmdF9vdXQYByADKAsyEy5zaWRlY2FyLnYxLkxlZnRPdXQi",
+            "YAoVUmVhZFRyYW5zY3JpcHRSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkS",
+            "EAoIYWN0b3JfaWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEg4KBmN1cnNv",
+            "chgEIAEoCSKGAQoPVHJhbnNjcmlwdEVudHJ5Eg0KBWluZGV4GAEgASgDEgwK",
+            "BHJvbGUYAiABKAkSEgoKc3BlYWtlcl9pZBgDIAEoCRIMCgR0ZXh0GAQgASgJ",
+            "EhMKC2ludGVycnVwdGVkGAUgASgIEg4KBnJ1bl9pZBgGIAEoCRIPCgd1bml4",
+            "X21zGAcgASgDImoKFlJlYWRUcmFuc2NyaXB0UmVzcG9uc2USLAoHZW50cmll",
+            "cxgBIAMoCzIbLnNpZGVjYXIudjEuVHJhbnNjcmlwdEVudHJ5EhMKC25leHRf",
+            "Y3Vyc29yGAIgASgJEg0KBXRvdGFsGAMgASgDKl8KDEZpbmlzaFJlYXNvbhId",
+            "ChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNP",
+            "Tl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAjLBAgoMQWdlbnRT",
+            "ZXJ2aWNlEjgKA1J1bhIWLnNpZGVjYXIudjEuUnVuUmVxdWVzdBoXLnNpZGVj",
+            "YXIudjEuUnVuUmVzcG9uc2UwARJICglDYW5jZWxSdW4SHC5zaWRlY2FyLnYx",
+            "LkNhbmNlbFJ1blJlcXVlc3QaHS5zaWRlY2FyLnYxLkNhbmNlbFJ1blJlc3Bv",
+            "bnNlElQKDVByZXZpZXdQcm9tcHQSIC5zaWRlY2FyLnYxLlByZXZpZXdQcm9t",
+            "cHRSZXF1ZXN0GiEuc2lkZWNhci52MS5QcmV2aWV3UHJvbXB0UmVzcG9uc2US",
+            "VwoOUmVhZFRyYW5zY3JpcHQSIS5zaWRlY2FyLnYxLlJlYWRUcmFuc2NyaXB0",
+            "UmVxdWVzdBoiLnNpZGVjYXIudjEuUmVhZFRyYW5zY3JpcHRSZXNwb25zZUIR",
+            "qgIOR2FtZVNpZGVjYXIuVjFiBnByb3RvMw=="));
       descriptor = pbr::FileDescriptor.FromGeneratedCode(descriptorData,
           new pbr::FileDescriptor[] { global::GameSidecar.V1.TypesReflection.Descriptor, },
           new pbr::GeneratedClrTypeInfo(new[] {typeof(global::GameSidecar.V1.FinishReason), }, null, new pbr::GeneratedClrTypeInfo[] {
@@ -128,7 +130,8 @@ namespace GameSidecar.V1 {
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.PreviewPromptRequest), global::GameSidecar.V1.PreviewPromptRequest.Parser, new[]{ "Run" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.PromptMessage), global::GameSidecar.V1.PromptMessage.Parser, new[]{ "Role", "Content" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.PromptSection), global::GameSidecar.V1.PromptSection.Parser, new[]{ "Name", "Tokens", "MessageIndex", "Trimmed", "Dropped", "Reason", "Tier" }, null, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.PreviewPromptResponse), global::GameSidecar.V1.PreviewPromptResponse.Parser, new[]{ "Messages", "Sections", "BudgetTokens", "PromptTokens", "Model", "Revision" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.LeftOut), global::GameSidecar.V1.LeftOut.Parser, new[]{ "Section", "Kind", "Count", "Reason" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.PreviewPromptResponse), global::GameSidecar.V1.PreviewPromptResponse.Parser, new[]{ "Messages", "Sections", "BudgetTokens", "PromptTokens", "Model", "Revision", "LeftOut" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ReadTranscriptRequest), global::GameSidecar.V1.ReadTranscriptRequest.Parser, new[]{ "SessionId", "ActorId", "PageSize", "Cursor" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.TranscriptEntry), global::GameSidecar.V1.TranscriptEntry.Parser, new[]{ "Index", "Role", "SpeakerId", "Text", "Interrupted", "RunId", "UnixMs" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ReadTranscriptResponse), global::GameSidecar.V1.ReadTranscriptResponse.Parser, new[]{ "Entries", "NextCursor", "Total" }, null, null, null, null)
@@ -7268,6 +7271,324 @@ namespace GameSidecar.V1 {
 
   }
 
+  /// <summary>
+  /// Something selected for the prompt that the prompt does not hold, and why.
+  /// </summary>
+  [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
+  public sealed partial class LeftOut : pb::IMessage<LeftOut>
+  #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      , pb::IBufferMessage
+  #endif
+  {
+    private static readonly pb::MessageParser<LeftOut> _parser = new pb::MessageParser<LeftOut>(() => new LeftOut());
+    private pb::UnknownFieldSet _unknownFields;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pb::MessageParser<LeftOut> Parser { get { return _parser; } }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pbr::MessageDescriptor Descriptor {
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[23]; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    pbr::MessageDescriptor pb::IMessage.Descriptor {
+      get { return Descriptor; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public LeftOut() {
+      OnConstruction();
+    }
+
+    partial void OnConstruction();
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public LeftOut(LeftOut other) : this() {
+      section_ = other.section_;
+      kind_ = other.kind_;
+      count_ = other.count_;
+      reason_ = other.reason_;
+      _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public LeftOut Clone() {
+      return new LeftOut(this);
+    }
+
+    /// <summary>Field number for the "section" field.</summary>
+    public const int SectionFieldNumber = 1;
+    private string section_ = "";
+    /// <summary>
+    /// The section it would have gone to: "history", "memory", "lore", "setting".
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public string Section {
+      get { return section_; }
+      set {
+        section_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
+    /// <summary>Field number for the "kind" field.</summary>
+    public const int KindFieldNumber = 2;
+    private string kind_ = "";
+    /// <summary>
+    /// "transcript_entry", "world_event", "memory", "lore_card", "character", "item".
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public string Kind {
+      get { return kind_; }
+      set {
+        kind_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
+    /// <summary>Field number for the "count" field.</summary>
+    public const int CountFieldNumber = 3;
+    private int count_;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int Count {
+      get { return count_; }
+      set {
+        count_ = value;
+      }
+    }
+
+    /// <summary>Field number for the "reason" field.</summary>
+    public const int ReasonFieldNumber = 4;
+    private string reason_ = "";
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public string Reason {
+      get { return reason_; }
+      set {
+        reason_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override bool Equals(object other) {
+      return Equals(other as LeftOut);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool Equals(LeftOut other) {
+      if (ReferenceEquals(other, null)) {
+        return false;
+      }
+      if (ReferenceEquals(other, this)) {
+        return true;
+      }
+      if (Section != other.Section) return false;
+      if (Kind != other.Kind) return false;
+      if (Count != other.Count) return false;
+      if (Reason != other.Reason) return false;
+      return Equals(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override int GetHashCode() {
+      int hash = 1;
+      if (Section.Length != 0) hash ^= Section.GetHashCode();
+      if (Kind.Length != 0) hash ^= Kind.GetHashCode();
+      if (Count != 0) hash ^= Count.GetHashCode();
+      if (Reason.Length != 0) hash ^= Reason.GetHashCode();
+      if (_unknownFields != null) {
+        hash ^= _unknownFields.GetHashCode();
+      }
+      return hash;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override string ToString() {
+      return pb::JsonFormatter.ToDiagnosticString(this);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void WriteTo(pb::CodedOutputStream output) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      output.WriteRawMessage(this);
+    #else
+      if (Section.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteString(Section);
+      }
+      if (Kind.Length != 0) {
+        output.WriteRawTag(18);
+        output.WriteString(Kind);
+      }
+      if (Count != 0) {
+        output.WriteRawTag(24);
+        output.WriteInt32(Count);
+      }
+      if (Reason.Length != 0) {
+        output.WriteRawTag(34);
+        output.WriteString(Reason);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(output);
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalWriteTo(ref pb::WriteContext output) {
+      if (Section.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteString(Section);
+      }
+      if (Kind.Length != 0) {
+        output.WriteRawTag(18);
+        output.WriteString(Kind);
+      }
+      if (Count != 0) {
+        output.WriteRawTag(24);
+        output.WriteInt32(Count);
+      }
+      if (Reason.Length != 0) {
+        output.WriteRawTag(34);
+        output.WriteString(Reason);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(ref output);
+      }
+    }
+    #endif
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int CalculateSize() {
+      int size = 0;
+      if (Section.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeStringSize(Section);
+      }
+      if (Kind.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeStringSize(Kind);
+      }
+      if (Count != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeInt32Size(Count);
+      }
+      if (Reason.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeStringSize(Reason);
+      }
+      if (_unknownFields != null) {
+        size += _unknownFields.CalculateSize();
+      }
+      return size;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(LeftOut other) {
+      if (other == null) {
+        return;
+      }
+      if (other.Section.Length != 0) {
+        Section = other.Section;
+      }
+      if (other.Kind.Length != 0) {
+        Kind = other.Kind;
+      }
+      if (other.Count != 0) {
+        Count = other.Count;
+      }
+      if (other.Reason.Length != 0) {
+        Reason = other.Reason;
+      }
+      _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(pb::CodedInputStream input) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      input.ReadRawMessage(this);
+    #else
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, input);
+            break;
+          case 10: {
+            Section = input.ReadString();
+            break;
+          }
+          case 18: {
+            Kind = input.ReadString();
+            break;
+          }
+          case 24: {
+            Count = input.ReadInt32();
+            break;
+          }
+          case 34: {
+            Reason = input.ReadString();
+            break;
+          }
+        }
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalMergeFrom(ref pb::ParseContext input) {
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, ref input);
+            break;
+          case 10: {
+            Section = input.ReadString();
+            break;
+          }
+          case 18: {
+            Kind = input.ReadString();
+            break;
+          }
+          case 24: {
+            Count = input.ReadInt32();
+            break;
+          }
+          case 34: {
+            Reason = input.ReadString();
+            break;
+          }
+        }
+      }
+    }
+    #endif
+
+  }
+
   [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
   public sealed partial class PreviewPromptResponse : pb::IMessage<PreviewPromptResponse>
   #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
@@ -7283,7 +7604,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[23]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[24]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -7309,6 +7630,7 @@ namespace GameSidecar.V1 {
       promptTokens_ = other.promptTokens_;
       model_ = other.model_;
       revision_ = other.revision_;
+      leftOut_ = other.leftOut_.Clone();
       _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
     }
 
@@ -7355,6 +7677,10 @@ namespace GameSidecar.V1 {
     /// <summary>Field number for the "prompt_tokens" field.</summary>
     public const int PromptTokensFieldNumber = 4;
     private int promptTokens_;
+    /// <summary>
+    /// Every token sent: messages, role markers and the model's prompt format
+    /// (section "model_format", not in any message).
+    /// </summary>
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public int PromptTokens {
@@ -7388,6 +7714,20 @@ namespace GameSidecar.V1 {
       }
     }
 
+    /// <summary>Field number for the "left_out" field.</summary>
+    public const int LeftOutFieldNumber = 7;
+    private static readonly pb::FieldCodec<global::GameSidecar.V1.LeftOut> _repeated_leftOut_codec
+        = pb::FieldCodec.ForMessage(58, global::GameSidecar.V1.LeftOut.Parser);
+    private readonly pbc::RepeatedField<global::GameSidecar.V1.LeftOut> leftOut_ = new pbc::RepeatedField<global::GameSidecar.V1.LeftOut>();
+    /// <summary>
+    /// What the budget or the selection caps left out, grouped by section and kind.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public pbc::RepeatedField<global::GameSidecar.V1.LeftOut> LeftOut {
+      get { return leftOut_; }
+    }
+
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public override bool Equals(object other) {
@@ -7409,6 +7749,7 @@ namespace GameSidecar.V1 {
       if (PromptTokens != other.PromptTokens) return false;
       if (Model != other.Model) return false;
       if (Revision != other.Revision) return false;
+      if(!leftOut_.Equals(other.leftOut_)) return false;
       return Equals(_unknownFields, other._unknownFields);
     }
 
@@ -7422,6 +7763,7 @@ namespace GameSidecar.V1 {
       if (PromptTokens != 0) hash ^= PromptTokens.GetHashCode();
       if (Model.Length != 0) hash ^= Model.GetHashCode();
       if (Revision != 0L) hash ^= Revision.GetHashCode();
+      hash ^= leftOut_.GetHashCode();
       if (_unknownFields != null) {
         hash ^= _unknownFields.GetHashCode();
       }
@@ -7458,6 +7800,7 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(48);
         output.WriteInt64(Revision);
       }
+      leftOut_.WriteTo(output, _repeated_leftOut_codec);
       if (_unknownFields != null) {
         _unknownFields.WriteTo(output);
       }
@@ -7486,6 +7829,7 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(48);
         output.WriteInt64(Revision);
       }
+      leftOut_.WriteTo(ref output, _repeated_leftOut_codec);
       if (_unknownFields != null) {
         _unknownFields.WriteTo(ref output);
       }
@@ -7510,6 +7854,7 @@ namespace GameSidecar.V1 {
       if (Revision != 0L) {
         size += 1 + pb::CodedOutputStream.ComputeInt64Size(Revision);
       }
+      size += leftOut_.CalculateSize(_repeated_leftOut_codec);
       if (_unknownFields != null) {
         size += _unknownFields.CalculateSize();
       }
@@ -7536,6 +7881,7 @@ namespace GameSidecar.V1 {
       if (other.Revision != 0L) {
         Revision = other.Revision;
       }
+      leftOut_.Add(other.leftOut_);
       _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
     }
 
@@ -7577,6 +7923,10 @@ namespace GameSidecar.V1 {
           }
           case 48: {
             Revision = input.ReadInt64();
+            break;
+          }
+          case 58: {
+            leftOut_.AddEntriesFrom(input, _repeated_leftOut_codec);
             break;
           }
         }
@@ -7622,6 +7972,10 @@ namespace GameSidecar.V1 {
             Revision = input.ReadInt64();
             break;
           }
+          case 58: {
+            leftOut_.AddEntriesFrom(ref input, _repeated_leftOut_codec);
+            break;
+          }
         }
       }
     }
@@ -7644,7 +7998,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[24]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[25]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -7962,7 +8316,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[25]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[26]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -8394,7 +8748,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[26]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[27]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]

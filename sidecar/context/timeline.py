@@ -1,0 +1,144 @@
+"""The history share's timeline: the actor's transcript and the world events it
+perceives, in the order they happened (seed 003: history is the story's past).
+
+Order: an event recorded at revision r comes before a transcript entry whose
+prompt was built at revision >= r (`TranscriptEntry.revision`). New entries and
+new events both carry the newest revision, so the timeline only grows at its
+end and each turn's prompt still extends the previous one's prefix.
+
+The newest perceivable event, when nothing of the actor's happened after it,
+is the prompt's "last event" (volatile block) and not yet in the timeline; once
+the actor's next entries follow it, it takes its place in the timeline, which
+again is an append. A world event repeated by the actor's own transcript (a
+narration of that very event) appears once, as the transcript's.
+
+Relevance: an event that involves the actor or a player, or happened where the
+actor is, is relevant; any other perceivable event is background and is the
+first left out when the timeline outgrows the history share (sidecar/context/budget.py).
+It does not depend on the input, so the selection does not reshuffle per turn.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from sidecar.context.index import ContextIndex
+from sidecar.context.select import event_line
+from sidecar.context.window import HistoryItem
+from sidecar.projection import Projection
+from sidecar.state.model import Event, Session
+
+__all__ = ["Timeline", "TimelineCache", "build_timeline"]
+
+#: Recent events scanned for lore triggers (as before the timeline: seed 000's last three).
+RECENT_EVENTS = 3
+
+
+@dataclass(frozen=True)
+class Timeline:
+    items: list[HistoryItem]
+    #: The newest perceivable event when it is newer than all of the actor's entries ("" if none).
+    last_event: str = ""
+    #: The newest perceivable event in any case (the persona's {lastEvent} slot).
+    newest_event: str = ""
+    #: The last few perceivable events, oldest first (lore triggers).
+    recent_events: tuple[str, ...] = ()
+
+
+class _Seen(NamedTuple):
+    event: Event
+    line: str
+    #: The history turn, built once per revision (a turn only merges).
+    item: HistoryItem
+
+
+def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[_Seen]:
+    """Perceivable events, oldest first."""
+    ents = session.world.entities
+    actor = ents.get(proj.actor_id) if proj.actor_id else None
+    here = actor.location_id if actor is not None else ""
+    players = set(cidx.player_ids)
+    out = []
+    for ev in session.world.events:
+        if not proj.can_see_event(ev):
+            continue
+        involved = {ev.actor_id, *ev.entity_ids}
+        relevant = (
+            actor is None
+            or proj.actor_id in involved
+            or bool(players & involved)
+            or bool(here and ev.location_id == here)
+        )
+        line = event_line(proj, ev)
+        out.append(_Seen(ev, line, HistoryItem("user", f"Event: {line}", kind="event", relevant=relevant)))
+    return out
+
+
+def build_timeline(session: Session, proj: Projection, events: list[_Seen], rendered: list[HistoryItem]) -> Timeline:
+    """Merge the actor's rendered transcript with the events it perceives (`_events`)."""
+    entries = session.transcripts.get(proj.actor_id, [])
+    if not events:
+        return Timeline(rendered)
+    newest = events[-1].line
+    recent = tuple(e.line for e in events[-RECENT_EVENTS:])
+    # The actor's own record of an event (a narration of it) stands for the world's.
+    told: dict[str, int] = {}
+    for entry in entries:
+        if entry.role == "event":
+            told[entry.text] = max(told.get(entry.text, -1), entry.revision)
+    if told:
+        events = [e for e in events if told.get(e.event.text, -1) < e.event.revision]
+    last_event = ""
+    newest_entry = entries[-1].revision if entries else -1
+    if events and events[-1].event.revision > newest_entry:
+        last_event = events[-1].line
+        events = events[:-1]
+    items: list[HistoryItem] = []
+    i = 0
+    for entry, item in zip(entries, rendered, strict=False):
+        while i < len(events) and events[i].event.revision <= entry.revision:
+            items.append(events[i].item)
+            i += 1
+        items.append(item)
+    items.extend(e.item for e in events[i:])
+    return Timeline(items, last_event, newest, recent)
+
+
+class TimelineCache:
+    """One timeline per revision, actor and perception (named IDs); the perceived
+    events are rendered once per revision, so a dialogue turn only merges."""
+
+    def __init__(self, maxsize: int = 1024) -> None:
+        self._cache: OrderedDict[tuple, tuple[object, int, Timeline]] = OrderedDict()
+        self._events: OrderedDict[tuple, tuple[object, list[_Seen]]] = OrderedDict()
+        self._maxsize = maxsize
+        self._lock = threading.Lock()
+
+    def get(
+        self, session: Session, proj: Projection, cidx: ContextIndex, rendered: list[HistoryItem], named: tuple
+    ) -> Timeline:
+        key = (id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit[0] is cidx.base and hit[1] == len(rendered):
+            return hit[2]
+        ekey = (id(session), proj.actor_id, named)
+        with self._lock:
+            seen = self._events.get(ekey)
+        if seen is None or seen[0] is not cidx.base:
+            seen = (cidx.base, _events(session, proj, cidx))
+            with self._lock:
+                self._events[ekey] = seen
+                self._events.move_to_end(ekey)
+                while len(self._events) > self._maxsize:
+                    self._events.popitem(last=False)
+        built = build_timeline(session, proj, seen[1], rendered)
+        with self._lock:
+            self._cache[key] = (cidx.base, len(rendered), built)
+            self._cache.move_to_end(key)
+            while len(self._cache) > self._maxsize:
+                self._cache.popitem(last=False)
+        return built
