@@ -75,6 +75,13 @@ def format_prompt(messages: list[dict[str, str]]) -> str:
     return text + "\nReply:"
 
 
+#: llama-cpp-python silences llama.cpp's C logs while it builds a model by pointing the
+#: PROCESS's fds 1 and 2 at /dev/null and back. Two builds overlapping on two threads
+#: (two servers in one process, as in the test suite) restore each other's /dev/null:
+#: fd 1 stays silenced for good, and a test run then ends with no summary. One at a time.
+_LLAMA_INIT_LOCK = threading.Lock()
+
+
 class LocalLLM(CustomLLM):
     """litellm handler for "local/<anything>": the one embedded model."""
 
@@ -110,7 +117,8 @@ class LocalLLM(CustomLLM):
             except ImportError as exc:  # found but broken (e.g. a missing shared library)
                 raise ModelNotInstalled(f"llama-cpp-python cannot be imported: {exc}") from exc
             try:
-                llm = llama_cpp.Llama(path, **llama_settings(self._n_ctx))
+                with _LLAMA_INIT_LOCK:
+                    llm = llama_cpp.Llama(path, **llama_settings(self._n_ctx))
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
             llm.set_cache(new_prompt_cache())  # type: ignore[arg-type]  # duck-typed: see prompt_cache.py
