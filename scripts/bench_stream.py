@@ -3,8 +3,8 @@
 
 Three processes: the fake server (tests/fakes/openai_server.py, streaming
 chunks at a fixed rate, each stamped with its CLOCK_MONOTONIC send time), the
-real sidecar (launched like a game does, its profile pointing at the fake
-server through litellm's OpenAI path), and this client. In the same run it
+real sidecar (launched like a game does, its profiles pointing at the fake
+server), and this client. In the same run it
 measures, at 1 and 64 concurrent streams:
 
 - direct: an httpx SSE client calling the fake server itself (the baseline);
@@ -12,9 +12,10 @@ measures, at 1 and 64 concurrent streams:
 - the LiteLLM proxy (when `--proxy-bin` points at a `litellm` CLI from a venv
   with `litellm[proxy]`), measured the same way as direct.
 
-Both transports are measured: profile "bench" (litellm streams the reply) and
-"bench_sse" (`transport = "sse"`: litellm resolves the call, the sidecar reads
-the SSE); figures for the latter end in `_sse`. Then it probes larger
+Both transports are measured: profile "bench" (`transport = "litellm"`: litellm
+streams the reply) and "bench_sse" (the default transport "auto", which is
+"sse" for an OpenAI-compatible server at an api_base: the sidecar sends the
+request and reads the SSE, no litellm); figures for the latter end in `_sse`. Then it probes larger
 concurrency for `max_concurrent_streams_ok`. Prints one
 JSON object. Usage: .venv/bin/python scripts/bench_stream.py [--proxy-bin PATH]
 """
@@ -256,10 +257,10 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         'default_profile = "bench"\nlog_level = "warning"\n'
         f"[runs]\nmax_concurrent = {max_streams + 8}\nmax_queue = {4 * max_streams}\ncoalesce_ms = {COALESCE_MS}\n"
         f'[profiles.bench]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
-        "first_token_timeout_s = 20.0\nmax_retries = 0\n"
+        'transport = "litellm"\nfirst_token_timeout_s = 20.0\nmax_retries = 0\n'
         f'[profiles.endless]\nmodel = "openai/endless"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
         f'[profiles.bench_sse]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
-        'transport = "sse"\nfirst_token_timeout_s = 20.0\nmax_retries = 0\n'
+        "first_token_timeout_s = 20.0\nmax_retries = 0\n"  # transport "auto": sse for this profile
     )
     env = {**os.environ, "BENCH_KEY": "sk-bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     sidecar = await SidecarProcess.launch(["--config", str(tmp / "sidecar.toml")], env=env)

@@ -23,7 +23,7 @@ from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
 from sidecar.llm.local import LocalLLM
 from sidecar.llm.routes import Route, resolve
 from sidecar.llm.scripted import ScriptedLLM
-from sidecar.llm.tokens import shared_cl100k
+from sidecar.llm.tokens import cl100k_built, shared_cl100k
 from sidecar.llm.types import Completion, Limits, TextPiece
 from sidecar.llm.weights import LocalModelStatus, find_local_model
 from sidecar.state.model import Moment
@@ -246,9 +246,12 @@ class ModelGateway:
         return shared_cl100k()
 
     async def prepare_profile(self, name: str) -> None:
-        """Make the profile's model callable: litellm in for the litellm transport, the
-        embedded model loaded (off the loop) for local; nothing to wait for otherwise."""
+        """Make the profile's model callable and its tokenizer ready: litellm in for the
+        litellm transport, the embedded model loaded for local, cl100k built for the
+        others; all off the loop (a first run waits here, never blocking other calls)."""
         route = self.route(name)
+        if route.kind != "local" and not cl100k_built():
+            await asyncio.to_thread(shared_cl100k)  # the warm-up thread may be building it
         if route.kind == "local":
             status = self.local_model_status()
             if not status.ready:  # at once, and never a retry
