@@ -11,6 +11,8 @@ and handed on as `Chunk`s, the shape every transport yields.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -74,13 +76,24 @@ def _chunk(body: _Body) -> Chunk:
     return Chunk(text, finish, usage)
 
 
+#: After the usage chunk only "[DONE]" should follow: read it for at most this long on
+#: close, so the connection goes back to the pool (one closed mid-body cannot be reused,
+#: and a new connection costs a TCP handshake on the next run's first token).
+DRAIN_S = 0.5
+
+
 class SseStream:
-    """An open response; iterate for Chunks, `aclose()` drops the connection."""
+    """An open response; iterate for Chunks, `aclose()` releases the connection
+    (back to the pool when the reply was read to its end, else dropped)."""
 
     def __init__(self, response: httpx.Response, where: str) -> None:
         self._response = response
         self._where = where
-        # One iterator: reading resumes where the first-token wait stopped.
+        self._usage_seen = False
+        self._ended = False
+        # One iterator each: reading resumes where the first-token wait stopped, and
+        # closing can finish the body the chunk reader left.
+        self._lines = response.aiter_lines()
         self._iter = self._chunks()
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
@@ -88,11 +101,12 @@ class SseStream:
 
     async def _chunks(self) -> AsyncIterator[Chunk]:
         try:
-            async for line in self._response.aiter_lines():
+            async for line in self._lines:
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
+                    self._ended = True
                     return
                 try:
                     body = _decode(data)
@@ -100,7 +114,9 @@ class SseStream:
                     raise ProviderError(f"malformed chunk from {self._where}: {data[:80]!r}") from exc
                 if body.error is not None:
                     raise ProviderUnavailable(f"{self._where} failed mid-stream: {str(body.error)[:200]}")
-                yield _chunk(body)
+                chunk = _chunk(body)
+                self._usage_seen = self._usage_seen or chunk.usage is not None
+                yield chunk
         except httpx.TimeoutException as exc:
             raise ProviderTimeout(f"{self._where}: {type(exc).__name__}") from exc
         except httpx.HTTPError as exc:
@@ -108,7 +124,15 @@ class SseStream:
 
     async def aclose(self) -> None:
         try:
+            if self._usage_seen or self._ended:
+                # The reply is complete (the reader may have stopped at usage, all it
+                # needs): read the rest of the body, if it comes at once, to keep the connection.
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(DRAIN_S):
+                        async for _ in self._lines:
+                            pass
             await self._iter.aclose()  # type: ignore[attr-defined]
+            await self._lines.aclose()  # type: ignore[attr-defined]
         finally:
             await self._response.aclose()
 

@@ -59,6 +59,8 @@ _REFUSALS = {
 @dataclass
 class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: The client's (host, port) of each request: the same port again = a reused connection.
+    peers: list[tuple[str, int]] = field(default_factory=list)
     #: (request number, monotonic time) of each disconnect noticed mid-stream.
     disconnects: list[tuple[int, float]] = field(default_factory=list)
     #: (request number, seq) -> monotonic time the chunk was written.
@@ -139,6 +141,7 @@ class FakeOpenAI:
         body = await request.json()
         n = len(self.seen.requests)
         self.seen.requests.append(body)
+        self.seen.peers.append(request.transport.get_extra_info("peername") if request.transport else ("", 0))
         mode = str(body.get("model", "ok"))
         known = ("ok", "slow", "stall", "endless", "drop", "garbage", "flaky", "toolong", "filtered")
         if mode not in known and not mode.startswith("http"):

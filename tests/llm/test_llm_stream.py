@@ -76,6 +76,17 @@ async def test_sse_profile_is_priced_once_another_profile_loads_litellm(make_gat
     assert err is None and pieces[-1].cost_usd > 0
 
 
+async def test_sse_reuses_its_connection_from_run_to_run(make_gateway, fake_openai, transport) -> None:
+    if transport != "sse":
+        pytest.skip("the sse transport's own connection pool")
+    gw = make_gateway(main={"model": "ok"})
+    for _ in range(3):
+        pieces, err = await collect(gw, "main")
+        assert err is None and isinstance(pieces[-1], Completion)
+    assert len(fake_openai.seen.requests) == 3
+    assert len(set(fake_openai.seen.peers)) == 1  # one TCP connection served all three
+
+
 async def test_limits_reach_the_request(make_gateway, fake_openai: FakeOpenAI) -> None:
     gw = make_gateway(main={"model": "ok", "temperature": 0.3, "max_output_tokens": 99})
     await collect(gw, "main", limits=Limits(max_output_tokens=7, temperature=0.1, stop=("END",)))
