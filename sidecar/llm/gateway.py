@@ -54,7 +54,7 @@ class ModelGateway:
         self._threads: list[threading.Thread] = []
         self._counters: dict[str, Callable[[str], int]] = {}
         self._closing = False
-        self._http: Any = None  # httpx.AsyncClient of the sse transport, made on first use
+        self._http: Any = None  # aiohttp.ClientSession of the sse transport, made on first use
 
     # -- loading -----------------------------------------------------------
 
@@ -80,10 +80,13 @@ class ModelGateway:
             self._litellm.set_exception(exc)
 
     def _warm_up(self) -> None:
-        """The tokenizer prompts are counted with, then the default profile's embedded
-        model when it is installed (a run on it then starts at once)."""
+        """The tokenizer prompts are counted with, the sse transport's HTTP client
+        module, then the default profile's embedded model when it is installed (a run
+        on it then starts at once)."""
         try:
             self._tiktoken()
+            if any(route.kind == "sse" for route in self._routes.values()):
+                import sidecar.llm.sse  # noqa: F401 - aiohttp's import (~0.2 s) off the first run's path
             default = self.route(self.config.default_profile)
             if default.kind == "local" and not self._closing and self.local_model_status().ready:
                 try:
@@ -135,7 +138,7 @@ class ModelGateway:
     async def aclose(self) -> None:
         self._closing = True  # a warm-up thread still starting must not load the model now
         if self._http is not None:
-            await self._http.aclose()
+            await self._http.close()
         await asyncio.to_thread(self.local.close)
 
     # -- profiles ----------------------------------------------------------
