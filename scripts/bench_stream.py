@@ -7,7 +7,8 @@ real sidecar (launched like a game does, its profiles pointing at the fake
 server), and this client. In the same run it
 measures, at 1 and 64 concurrent streams:
 
-- direct: an httpx SSE client calling the fake server itself (the baseline);
+- direct: an httpx SSE client calling the fake server itself (the baseline), and
+  the same with aiohttp (the client the sidecar's sse transport uses: `_vs_aiohttp`);
 - sidecar: gRPC `Run` calls, time to the first text event and per-chunk lag;
 - the LiteLLM proxy (when `--proxy-bin` points at a `litellm` CLI from a venv
   with `litellm[proxy]`), measured the same way as direct.
@@ -31,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import aiohttp
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,6 +112,46 @@ async def sse_bench(url: str, model: str, streams: int, rounds: int) -> Sample:
         async def worker() -> None:
             for _ in range(rounds):
                 await sse_stream(client, url, model, sample)
+
+        await asyncio.gather(*(worker() for _ in range(streams)))
+    return sample
+
+
+async def aiohttp_stream(session: aiohttp.ClientSession, url: str, model: str, sample: Sample) -> None:
+    body = {"model": model, "stream": True, "messages": [{"role": "user", "content": "Narrate."}]}
+    start = time.monotonic()
+    first = True
+    try:
+        async with session.post(url + "/chat/completions", json=body,
+                                headers={"Authorization": f"Bearer {BENCH_KEY}"}) as resp:
+            if resp.status != 200:
+                sample.errors += 1
+                return
+            async for raw in resp.content:
+                line = raw.decode().strip()
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                chunk = json.loads(line[6:])
+                choices = chunk.get("choices") or []
+                text = (choices[0].get("delta") or {}).get("content") if choices else None
+                if not text:
+                    continue
+                now = time.monotonic_ns()
+                if first:
+                    sample.ttft.append((time.monotonic() - start) * 1000)
+                    first = False
+                sample.lag.extend(stamps_lag(text, now))
+    except Exception:  # noqa: BLE001 - counted
+        sample.errors += 1
+
+
+async def aiohttp_bench(url: str, model: str, streams: int, rounds: int) -> Sample:
+    """The same direct baseline with aiohttp (the client the sse transport uses)."""
+    sample = Sample()
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=streams + 8)) as session:
+        async def worker() -> None:
+            for _ in range(rounds):
+                await aiohttp_stream(session, url, model, sample)
 
         await asyncio.gather(*(worker() for _ in range(streams)))
     return sample
@@ -289,6 +331,7 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         for profile, suffix in (("bench", ""), ("bench_sse", "_sse")):
             for streams, rounds in ((1, args.single_runs), (64, args.rounds)):
                 direct = await sse_bench(upstream, "ok", streams, rounds)
+                direct_aio = await aiohttp_bench(upstream, "ok", streams, rounds)
                 cpu0 = cpu_seconds(sidecar.pid)
                 side = await sidecar_bench(sidecar, streams, rounds, profile)
                 cpu_per_stream = (cpu_seconds(sidecar.pid) - cpu0) / max(1, streams * rounds) * 1000
@@ -297,10 +340,15 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
                 result[f"sidecar_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5), 3)
                 result[f"sidecar_added_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5) - pct(direct.ttft, 0.5), 3)
                 result[f"sidecar_added_ttft_ms_p99_at_{tag}"] = round(pct(side.ttft, 0.99) - pct(direct.ttft, 0.99), 3)
+                result[f"direct_aiohttp_ttft_ms_p50_at_{tag}"] = round(pct(direct_aio.ttft, 0.5), 3)
+                result[f"sidecar_added_vs_aiohttp_ttft_ms_p50_at_{tag}"] = round(
+                    pct(side.ttft, 0.5) - pct(direct_aio.ttft, 0.5), 3)
+                result[f"sidecar_added_vs_aiohttp_ttft_ms_p99_at_{tag}"] = round(
+                    pct(side.ttft, 0.99) - pct(direct_aio.ttft, 0.99), 3)
                 result[f"direct_token_lag_ms_p99_at_{tag}"] = round(pct(direct.lag, 0.99), 3)
                 result[f"token_lag_ms_p50_at_{tag}"] = round(pct(side.lag, 0.5), 3)
                 result[f"token_lag_ms_p99_at_{tag}"] = round(pct(side.lag, 0.99), 3)
-                result[f"errors_at_{tag}"] = direct.errors + side.errors
+                result[f"errors_at_{tag}"] = direct.errors + direct_aio.errors + side.errors
                 result[f"samples_at_{tag}"] = len(side.ttft)
                 result[f"sidecar_cpu_ms_per_stream_at_{tag}"] = round(cpu_per_stream, 2)
         result["direct_ttft_ms_p50"] = result["direct_ttft_ms_p50_at_1"]
