@@ -33,3 +33,22 @@ def test_a_damaged_vocabulary_falls_back_to_an_estimate(tmp_path: Path, caplog: 
         count = cl100k_counter(damaged)
     assert count is approximate_count and "estimated" in caplog.text
     assert count("12345678") == 2 and count("") == 0
+
+
+def test_counts_match_tiktokens_own_cl100k_base() -> None:
+    import tiktoken
+
+    with pytest.MonkeyPatch.context() as mp:
+        path = bundled_cl100k()
+        assert path is not None
+        mp.setenv("TIKTOKEN_CACHE_DIR", str(path.parent))  # tiktoken's cache: the same file, offline
+        reference = tiktoken.get_encoding("cl100k_base")
+    count = cl100k_counter()
+    texts = [
+        "",
+        "The goblin's 3 rusty blades clatter!  Ça va? 東京 🐉\n\n  indented\tTAB",
+        "npc_12 loc_3 <|endoftext|> <|fim_prefix|> 1234567 don't we'll",
+        "a" * 5000,
+    ]
+    for text in texts:
+        assert count(text) == len(reference.encode(text, disallowed_special=())), text[:40]
