@@ -80,11 +80,13 @@ class ModelGateway:
             self._litellm.set_exception(exc)
 
     def _warm_up(self) -> None:
-        """The tokenizer prompts are counted with, the sse transport's HTTP client
-        module, then the default profile's embedded model when it is installed (a run
-        on it then starts at once)."""
+        """The tokenizer prompts are counted with (unless the installed embedded model
+        is all there is), the sse transport's HTTP client module, then the default
+        profile's embedded model when it is installed (a run on it starts at once)."""
         try:
-            self._tiktoken()
+            local_only = all(route.kind == "local" for route in self._routes.values())
+            if not (local_only and self.local_model_status().ready):
+                self._tiktoken()  # (the embedded model counts with its own vocabulary: ~26 MB saved)
             if any(route.kind == "sse" for route in self._routes.values()):
                 import sidecar.llm.sse  # noqa: F401 - aiohttp's import (~0.2 s) off the first run's path
             default = self.route(self.config.default_profile)
