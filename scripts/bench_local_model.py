@@ -4,7 +4,7 @@ on the same prompts, in the same run.
 
 The real sidecar is launched like a game does (default config: the embedded
 Gemma 3 270M). For each narration the exact prompt comes from `PreviewPrompt`;
-the sidecar then narrates it through `Run` (litellm custom provider, worker
+the sidecar then narrates it through `Run` (its direct local route, worker
 thread, gRPC), and this process runs the same prompt on its own
 `llama_cpp.Llama` with the same settings. Greedy decoding on both sides, so
 both generate the same tokens. Prints one JSON object: time to first token
