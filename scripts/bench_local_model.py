@@ -4,7 +4,7 @@ on the same prompts, in the same run.
 
 The real sidecar is launched like a game does (default config: the embedded
 Gemma 3 270M). For each narration the exact prompt comes from `PreviewPrompt`;
-the sidecar then narrates it through `Run` (litellm custom provider, worker
+the sidecar then narrates it through `Run` (its direct local route, worker
 thread, gRPC), and this process runs the same prompt on its own
 `llama_cpp.Llama` with the same settings. Greedy decoding on both sides, so
 both generate the same tokens. Prints one JSON object: time to first token
@@ -26,11 +26,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-# sidecar.llm.local imports litellm: never let it fetch the price map.
+# Nothing here imports litellm any more; kept so an older checkout never fetches prices.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 from sidecar.client import SidecarProcess  # noqa: E402
-from sidecar.llm.local import STOP, format_prompt, llama_settings, model_path  # noqa: E402
+from sidecar.llm.local import STOP, format_prompt, llama_settings  # noqa: E402
+from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
 from sidecar.v1 import agent_service_pb2 as apb  # noqa: E402
 from sidecar.v1 import state_pb2 as spb  # noqa: E402
 from sidecar.v1 import types_pb2 as tpb  # noqa: E402
@@ -111,7 +112,7 @@ async def main(runs: int, max_tokens: int) -> None:
             if (await client.get_info()).llm_ready:
                 break
             await asyncio.sleep(0.1)
-        llm = await asyncio.to_thread(lambda: llama_cpp.Llama(model_path(), **llama_settings()))
+        llm = await asyncio.to_thread(lambda: llama_cpp.Llama(resolve_weights(find_local_model()), **llama_settings()))
         # Warm both: model load, first-call costs.
         await sidecar_run(client, "The cave is quiet.", 8)
         direct_run(llm, "Warm up.", 8)

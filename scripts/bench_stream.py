@@ -3,18 +3,20 @@
 
 Three processes: the fake server (tests/fakes/openai_server.py, streaming
 chunks at a fixed rate, each stamped with its CLOCK_MONOTONIC send time), the
-real sidecar (launched like a game does, its profile pointing at the fake
-server through litellm's OpenAI path), and this client. In the same run it
+real sidecar (launched like a game does, its profiles pointing at the fake
+server), and this client. In the same run it
 measures, at 1 and 64 concurrent streams:
 
-- direct: an httpx SSE client calling the fake server itself (the baseline);
+- direct: an httpx SSE client calling the fake server itself (the baseline), and
+  the same with aiohttp (the client the sidecar's sse transport uses: `_vs_aiohttp`);
 - sidecar: gRPC `Run` calls, time to the first text event and per-chunk lag;
 - the LiteLLM proxy (when `--proxy-bin` points at a `litellm` CLI from a venv
   with `litellm[proxy]`), measured the same way as direct.
 
-Both transports are measured: profile "bench" (litellm streams the reply) and
-"bench_sse" (`transport = "sse"`: litellm resolves the call, the sidecar reads
-the SSE); figures for the latter end in `_sse`. Then it probes larger
+Both transports are measured: profile "bench" (`transport = "litellm"`: litellm
+streams the reply) and "bench_sse" (the default transport "auto", which is
+"sse" for an OpenAI-compatible server at an api_base: the sidecar sends the
+request and reads the SSE, no litellm); figures for the latter end in `_sse`. Then it probes larger
 concurrency for `max_concurrent_streams_ok`. Prints one
 JSON object. Usage: .venv/bin/python scripts/bench_stream.py [--proxy-bin PATH]
 """
@@ -30,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import aiohttp
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,6 +112,46 @@ async def sse_bench(url: str, model: str, streams: int, rounds: int) -> Sample:
         async def worker() -> None:
             for _ in range(rounds):
                 await sse_stream(client, url, model, sample)
+
+        await asyncio.gather(*(worker() for _ in range(streams)))
+    return sample
+
+
+async def aiohttp_stream(session: aiohttp.ClientSession, url: str, model: str, sample: Sample) -> None:
+    body = {"model": model, "stream": True, "messages": [{"role": "user", "content": "Narrate."}]}
+    start = time.monotonic()
+    first = True
+    try:
+        async with session.post(url + "/chat/completions", json=body,
+                                headers={"Authorization": f"Bearer {BENCH_KEY}"}) as resp:
+            if resp.status != 200:
+                sample.errors += 1
+                return
+            async for raw in resp.content:
+                line = raw.decode().strip()
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                chunk = json.loads(line[6:])
+                choices = chunk.get("choices") or []
+                text = (choices[0].get("delta") or {}).get("content") if choices else None
+                if not text:
+                    continue
+                now = time.monotonic_ns()
+                if first:
+                    sample.ttft.append((time.monotonic() - start) * 1000)
+                    first = False
+                sample.lag.extend(stamps_lag(text, now))
+    except Exception:  # noqa: BLE001 - counted
+        sample.errors += 1
+
+
+async def aiohttp_bench(url: str, model: str, streams: int, rounds: int) -> Sample:
+    """The same direct baseline with aiohttp (the client the sse transport uses)."""
+    sample = Sample()
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=streams + 8)) as session:
+        async def worker() -> None:
+            for _ in range(rounds):
+                await aiohttp_stream(session, url, model, sample)
 
         await asyncio.gather(*(worker() for _ in range(streams)))
     return sample
@@ -256,10 +299,10 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         'default_profile = "bench"\nlog_level = "warning"\n'
         f"[runs]\nmax_concurrent = {max_streams + 8}\nmax_queue = {4 * max_streams}\ncoalesce_ms = {COALESCE_MS}\n"
         f'[profiles.bench]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
-        "first_token_timeout_s = 20.0\nmax_retries = 0\n"
+        'transport = "litellm"\nfirst_token_timeout_s = 20.0\nmax_retries = 0\n'
         f'[profiles.endless]\nmodel = "openai/endless"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
         f'[profiles.bench_sse]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
-        'transport = "sse"\nfirst_token_timeout_s = 20.0\nmax_retries = 0\n'
+        "first_token_timeout_s = 20.0\nmax_retries = 0\n"  # transport "auto": sse for this profile
     )
     env = {**os.environ, "BENCH_KEY": "sk-bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     sidecar = await SidecarProcess.launch(["--config", str(tmp / "sidecar.toml")], env=env)
@@ -288,6 +331,7 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         for profile, suffix in (("bench", ""), ("bench_sse", "_sse")):
             for streams, rounds in ((1, args.single_runs), (64, args.rounds)):
                 direct = await sse_bench(upstream, "ok", streams, rounds)
+                direct_aio = await aiohttp_bench(upstream, "ok", streams, rounds)
                 cpu0 = cpu_seconds(sidecar.pid)
                 side = await sidecar_bench(sidecar, streams, rounds, profile)
                 cpu_per_stream = (cpu_seconds(sidecar.pid) - cpu0) / max(1, streams * rounds) * 1000
@@ -296,10 +340,15 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
                 result[f"sidecar_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5), 3)
                 result[f"sidecar_added_ttft_ms_p50_at_{tag}"] = round(pct(side.ttft, 0.5) - pct(direct.ttft, 0.5), 3)
                 result[f"sidecar_added_ttft_ms_p99_at_{tag}"] = round(pct(side.ttft, 0.99) - pct(direct.ttft, 0.99), 3)
+                result[f"direct_aiohttp_ttft_ms_p50_at_{tag}"] = round(pct(direct_aio.ttft, 0.5), 3)
+                result[f"sidecar_added_vs_aiohttp_ttft_ms_p50_at_{tag}"] = round(
+                    pct(side.ttft, 0.5) - pct(direct_aio.ttft, 0.5), 3)
+                result[f"sidecar_added_vs_aiohttp_ttft_ms_p99_at_{tag}"] = round(
+                    pct(side.ttft, 0.99) - pct(direct_aio.ttft, 0.99), 3)
                 result[f"direct_token_lag_ms_p99_at_{tag}"] = round(pct(direct.lag, 0.99), 3)
                 result[f"token_lag_ms_p50_at_{tag}"] = round(pct(side.lag, 0.5), 3)
                 result[f"token_lag_ms_p99_at_{tag}"] = round(pct(side.lag, 0.99), 3)
-                result[f"errors_at_{tag}"] = direct.errors + side.errors
+                result[f"errors_at_{tag}"] = direct.errors + direct_aio.errors + side.errors
                 result[f"samples_at_{tag}"] = len(side.ttft)
                 result[f"sidecar_cpu_ms_per_stream_at_{tag}"] = round(cpu_per_stream, 2)
         result["direct_ttft_ms_p50"] = result["direct_ttft_ms_p50_at_1"]

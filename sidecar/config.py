@@ -109,7 +109,9 @@ class ScriptConfig(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
-    """One way to call a model. Every call goes through litellm."""
+    """One way to call a model: a provider through litellm or the sidecar's own
+    OpenAI-compatible client, the embedded model, or the scripted fake
+    (sidecar/llm/routes.py decides which, once per profile)."""
 
     #: litellm model string, e.g. "openai/gpt-4o-mini", or "local/gemma3-270m".
     model: str
@@ -120,7 +122,8 @@ class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     temperature: float = 0.7
     #: Default output limit per run.
     max_output_tokens: int = 256
-    #: Context window in tokens; 0 = ask litellm's model info (8192 when unknown).
+    #: Context window in tokens; 0 = litellm's model info on the litellm transport,
+    #: `[local_model] context_tokens` for the embedded model, else 8192.
     context_window: int = 0
     #: Profiles to try, in order, when this one fails before its first token.
     fallbacks: list[str] = msgspec.field(default_factory=list)
@@ -135,9 +138,11 @@ class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     #: The scripted fake model's script (only for model "scripted/..."; None = defaults).
     script: ScriptConfig | None = None
     #: "litellm": litellm streams the reply (every provider). "sse": OpenAI-compatible
-    #: providers only; litellm resolves the call, the sidecar reads the SSE stream itself
-    #: (far less CPU per chunk; see docs/runs.md).
-    transport: Literal["litellm", "sse"] = "litellm"
+    #: providers only; the sidecar sends the request and reads the SSE stream itself,
+    #: without litellm (far less CPU per chunk). "auto": "sse" for an OpenAI-compatible
+    #: provider with an `api_base`, else "litellm" (docs/runs.md). Ignored by the
+    #: embedded and scripted models, which never go through litellm.
+    transport: Literal["auto", "litellm", "sse"] = "auto"
 
 
 class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):
@@ -176,14 +181,22 @@ class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
     lore_dir: str = ""
 
 
+#: Bounds of `[local_model] context_tokens`: room for a prompt plus the reply reserve,
+#: and no more than the embedded model was trained on.
+MIN_LOCAL_CONTEXT = 1024
+MAX_LOCAL_CONTEXT = 32768
+
+
 class LocalModelConfig(msgspec.Struct, forbid_unknown_fields=True):
     """The embedded model (profiles whose model is "local/...")."""
 
     #: GGUF file of the weights ("" = $GAME_SIDECAR_MODEL_PATH, then models/ next to
     #: the executable, then the installed weights package; see sidecar/llm/weights.py).
     path: str = ""
-    #: llama.cpp context size in tokens (prompt plus reply).
-    context_tokens: int = 8192
+    #: llama.cpp context size in tokens (prompt plus reply); also the `local` profile's
+    #: context window. 4096 holds a full 20-turn dialogue prompt (~3,000 tokens in
+    #: scripts/bench_context.py) plus the reply; the KV cache grows with it (docs/runs.md).
+    context_tokens: int = 4096
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True):
@@ -205,7 +218,15 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         if LOCAL_PROFILE_NAME not in self.profiles:
             self.profiles[LOCAL_PROFILE_NAME] = ModelProfile(
-                model="local/gemma3-270m", context_window=8192, temperature=0.8, max_output_tokens=160
+                model="local/gemma3-270m",
+                context_window=self.local_model.context_tokens,
+                temperature=0.8,
+                max_output_tokens=160,
+            )
+        if not MIN_LOCAL_CONTEXT <= self.local_model.context_tokens <= MAX_LOCAL_CONTEXT:
+            raise InvalidRequest(
+                f"[local_model] context_tokens must be {MIN_LOCAL_CONTEXT} to {MAX_LOCAL_CONTEXT} "
+                f"(Gemma 3 270M's trained context); got {self.local_model.context_tokens}"
             )
         if not self.default_profile:
             others = [name for name in self.profiles if name != LOCAL_PROFILE_NAME]

@@ -1,8 +1,10 @@
-"""Models: the only package that imports litellm (lazily, in the background).
+"""Models: the only package that imports litellm, and only when a profile needs it.
 
-`ModelGateway` is the door: profiles, tokenizers, budgets, and `stream()` for
-one reply with retries, fallbacks and every litellm error mapped. The embedded
-local model and the scripted fake are litellm custom providers registered here.
+`ModelGateway` is the door: profiles and their routes (sidecar/llm/routes.py),
+tokenizers, budgets, and `stream()` for one reply with retries, fallbacks and
+every failure mapped. The embedded local model, the scripted fake and
+OpenAI-compatible servers (the sse transport) are called directly; litellm
+serves the profiles on its transport.
 """
 
 from sidecar.llm.coalesce import Coalescer, TextChunk

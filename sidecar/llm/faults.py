@@ -1,6 +1,9 @@
-"""Every litellm exception, mapped to the sidecar's error tree (PROTOCOL.md §5).
+"""Every model failure, mapped to the sidecar's error tree (PROTOCOL.md §5): each
+litellm exception, and each HTTP error an OpenAI-compatible server answers to the
+routes that do not use litellm (`http_error`: the sse transport, and the scripted
+model, which fails the way such a server does).
 
-The table names each class litellm defines (tests/llm/test_faults.py fails when
+The litellm table names each class litellm defines (tests/llm/test_faults.py fails when
 litellm grows one that is not listed), so a new failure mode is a conscious
 decision rather than a silent INTERNAL. Classes are matched by name along the
 MRO, so this module never imports litellm itself.
@@ -23,7 +26,7 @@ from sidecar.errors import (
     SidecarError,
 )
 
-__all__ = ["LITELLM_ERRORS", "RETRYABLE", "map_exception", "is_retryable", "status_error"]
+__all__ = ["LITELLM_ERRORS", "RETRYABLE", "map_exception", "is_retryable", "http_error"]
 
 #: litellm exception class name -> the sidecar error it becomes. `None` means
 #: "decide by the HTTP status code the exception carries" (generic API errors).
@@ -95,9 +98,38 @@ def _by_status(status: object) -> type[SidecarError]:
     return ProviderError
 
 
-def status_error(status: int, message: str) -> SidecarError:
-    """The error for an HTTP status from an OpenAI-compatible server (the sse transport)."""
-    err = _by_status(status)(message)
+#: Markers in an OpenAI-style error body (`error.code`, `error.type` or the message)
+#: that make a 400 more precise, as litellm's own mapping reads them.
+_BODY_MARKERS: tuple[tuple[tuple[str, ...], type[SidecarError]], ...] = (
+    (("context_length_exceeded", "maximum context length", "context window", "too many tokens"), ContextWindowExceeded),
+    (("content_filter", "content_policy", "content management policy", "safety system"), ContentFiltered),
+)
+
+
+def _refusal(marks: str) -> type[SidecarError] | None:
+    """ContextWindowExceeded or ContentFiltered when lower-cased `marks` say so."""
+    for needles, precise in _BODY_MARKERS:
+        if any(n in marks for n in needles):
+            return precise
+    return None
+
+
+def http_error(status: int, body: str, where: str) -> SidecarError:
+    """The error for an HTTP error response from an OpenAI-compatible server."""
+    cls = _by_status(status)
+    detail = body.strip()
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    if isinstance(error, dict):
+        detail = str(error.get("message") or detail)
+        marks = " ".join(str(error.get(k) or "") for k in ("code", "type", "message")).lower()
+    else:
+        marks = detail.lower()
+    if status in (400, 403, 422):
+        cls = _refusal(marks) or cls
+    err = cls(f"{where}: HTTP {status} {detail[:300]}")
     err.metadata["provider_error"] = f"HTTP {status}"
     return err
 
@@ -122,6 +154,10 @@ def map_exception(exc: BaseException, *, provider: str = "") -> SidecarError:
     name = _litellm_name(exc)
     if name is not None:
         cls = LITELLM_ERRORS[name] or _by_status(getattr(exc, "status_code", None))
+        if cls is ProviderBadRequest:
+            # litellm leaves some refusals generic (an Azure filter on an "openai/" model):
+            # read them as the sse transport does, so both transports agree.
+            cls = _refusal(text.lower()) or cls
     elif isinstance(exc, TimeoutError | asyncio.TimeoutError):
         cls = ProviderTimeout
     elif isinstance(exc, ConnectionError | OSError):

@@ -1,171 +1,133 @@
-"""ModelGateway: the sidecar's one door to models. Imports litellm in the
-background (the handshake never waits for it), registers the built-in
-providers ("local" embedded model, "scripted" fake), and answers questions
-about profiles: tokenizer, budget, context window.
+"""ModelGateway: the sidecar's one door to models. Resolves each profile once
+(sidecar/llm/routes.py), loads in the background only what the configured
+profiles need (the handshake never waits), and answers questions about
+profiles: tokenizer, budget, context window.
+
+litellm (about 175 MB and 3 s to import) is loaded only when some profile uses
+the litellm transport; the embedded model, the scripted model and
+OpenAI-compatible servers on the sse transport never import it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import functools
-import importlib
-import importlib.util
 import logging
-import os
 import threading
-import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
+from sidecar.llm.local import LocalLLM
+from sidecar.llm.routes import Route, resolve
+from sidecar.llm.scripted import ScriptedLLM
+from sidecar.llm.tokens import cl100k_built, shared_cl100k
 from sidecar.llm.types import Completion, Limits, TextPiece
 from sidecar.llm.weights import LocalModelStatus, find_local_model
-from sidecar.logs import adopt_library_loggers
 from sidecar.state.model import Moment
 
 __all__ = ["ModelGateway", "DEFAULT_CONTEXT_WINDOW"]
 
 log = logging.getLogger("sidecar.llm")
 
-#: Context window assumed for a model litellm knows nothing about.
+#: Context window assumed for a model nothing is known about.
 DEFAULT_CONTEXT_WINDOW = 8192
 #: Smallest prompt budget handed out, whatever the reserve says.
 MIN_BUDGET = 256
 
 
-#: Modules litellm imports lazily on a first call; imported up front, off the loop.
-_LAZY_MODULES = ("litellm.llms.github_copilot.authenticator", "litellm.litellm_core_utils.streaming_handler")
-
-
-async def _warm_up(litellm: Any) -> None:
-    """One offline streamed call down the OpenAI path (mock_response: nothing is
-    sent), so the first real run does not pay litellm's lazy imports."""
-    try:
-        stream = await litellm.acompletion(
-            model="openai/warm-up",
-            api_key="none",
-            mock_response="ok",
-            stream=True,
-            messages=[{"role": "user", "content": "warm up"}],
-        )
-        async for _ in stream:
-            pass
-    except Exception:  # noqa: BLE001 - only an optimisation
-        log.debug("litellm warm-up failed", exc_info=True)
-
-
-def _tiktoken_counter() -> Callable[[str], int]:
-    """cl100k from litellm's bundled files (offline), without importing litellm."""
-    spec = importlib.util.find_spec("litellm")
-    if spec and spec.submodule_search_locations:
-        bundled = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
-        if bundled.is_dir():
-            os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(bundled))
-    import tiktoken
-
-    enc = tiktoken.get_encoding("cl100k_base")
-    return lambda text: len(enc.encode(text, disallowed_special=()))
-
-
 class ModelGateway:
-    """Owns litellm. Construct cheaply; `start()` begins the slow import."""
+    """Construct cheaply; `start()` begins the background loading."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self._loaded: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._thread: threading.Thread | None = None
+        self.local = LocalLLM(config.local_model.path, config.local_model.context_tokens)
+        self.scripted = ScriptedLLM()
+        self._routes: dict[str, Route] = {}
+        #: Whether some profile uses the litellm transport (only then is litellm imported).
+        self.needs_litellm = any(self.route(name).needs_litellm for name in config.profiles)
+        self._litellm: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        #: Done when the background warm-up (tokenizer, the default embedded model) is over.
+        self._warm: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._threads: list[threading.Thread] = []
         self._counters: dict[str, Callable[[str], int]] = {}
-        self._fallback_counter: Callable[[str], int] | None = None
         self._closing = False
-        self._http: Any = None  # httpx.AsyncClient of the sse transport, made on first use
-        self.local: Any = None  # sidecar.llm.local.LocalLLM once litellm is in
-        self.scripted: Any = None  # sidecar.llm.scripted.ScriptedLLM
+        self._http: Any = None  # aiohttp.ClientSession of the sse transport, made on first use
 
     # -- loading -----------------------------------------------------------
 
     def start(self) -> None:
-        """Begin importing litellm on a daemon thread; returns at once."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._load, name="litellm-import", daemon=True)
-            self._thread.start()
+        """Begin the background loading on daemon threads; returns at once."""
+        if self._threads:
+            return
+        self._threads.append(threading.Thread(target=self._warm_up, name="model-warm-up", daemon=True))
+        if self.needs_litellm:
+            self._threads.append(threading.Thread(target=self._load_litellm, name="litellm-import", daemon=True))
+        for thread in self._threads:
+            thread.start()
 
-    def _load(self) -> None:
+    def _load_litellm(self) -> None:
         try:
-            # Before the import: never fetch the price map from the network.
-            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-            # Its prompts stay out of every log level but debug: levels set before the
-            # import (which already logs), its own handler swapped for ours right after.
-            adopt_library_loggers(before_import=True)
-            with warnings.catch_warnings():
-                # litellm's import-time warnings (pydantic, its own) are not ours to show.
-                warnings.simplefilter("ignore")
-                import litellm
+            from sidecar.llm.via_litellm import import_litellm
 
-                adopt_library_loggers()
-
-                for lazy in _LAZY_MODULES:
-                    with contextlib.suppress(Exception):
-                        importlib.import_module(lazy)
-
-            from sidecar.llm.local import PROVIDER as LOCAL
-            from sidecar.llm.local import LocalLLM
-            from sidecar.llm.scripted import PROVIDER as SCRIPTED
-            from sidecar.llm.scripted import ScriptedLLM
-
-            litellm.suppress_debug_info = True
-            litellm.drop_params = True  # unknown params for a provider are dropped, not fatal
-            # Per-chunk logging work is pure overhead on a streaming hot path.
-            litellm.disable_streaming_logging = True
-            self.scripted = ScriptedLLM()
-            for profile in self.config.profiles.values():
-                if profile.model.startswith(SCRIPTED + "/") and profile.script is not None:
-                    self.scripted.scripts[profile.model.split("/", 1)[1]] = profile.script
-            self.local = LocalLLM(self.config.local_model.path, self.config.local_model.context_tokens)
-            litellm.custom_provider_map = [
-                *[p for p in litellm.custom_provider_map if p["provider"] not in (LOCAL, SCRIPTED)],
-                {"provider": LOCAL, "custom_handler": self.local},
-                {"provider": SCRIPTED, "custom_handler": self.scripted},
-            ]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                asyncio.run(_warm_up(litellm))
-            self._loaded.set_result(litellm)
+            self._litellm.set_result(import_litellm())
+            self._counters.clear()  # litellm-transport profiles switch to litellm's tokenizers
             log.info("litellm ready")
         except BaseException as exc:  # noqa: BLE001 - reported to every waiter
             log.error("litellm import failed", extra={"fields": {"error": repr(exc)}})
-            if not self._loaded.done():
-                self._loaded.set_exception(exc)
-            return
-        default = self.config.profiles[self.config.default_profile]
-        if default.model.startswith("local/") and not self._closing and self.local_model_status().ready:
-            try:
-                self.local.preload()  # still on this background thread
-            except Exception as exc:  # noqa: BLE001 - a run on it reports ModelUnavailable
-                log.warning("embedded model not loaded", extra={"fields": {"error": str(exc)}})
+            self._litellm.set_exception(exc)
+
+    def _warm_up(self) -> None:
+        """The tokenizer prompts are counted with (unless the installed embedded model
+        is all there is), the sse transport's HTTP client module, then the default
+        profile's embedded model when it is installed (a run on it starts at once)."""
+        try:
+            local_only = all(route.kind == "local" for route in self._routes.values())
+            if not (local_only and self.local_model_status().ready):
+                self._tiktoken()  # (the embedded model counts with its own vocabulary: ~26 MB saved)
+            if any(route.kind == "sse" for route in self._routes.values()):
+                import sidecar.llm.sse  # noqa: F401 - aiohttp's import (~0.2 s) off the first run's path
+            default = self.route(self.config.default_profile)
+            if default.kind == "local" and not self._closing and self.local_model_status().ready:
+                try:
+                    self.local.preload()
+                    self._counters.clear()  # the model's own tokenizer from now on
+                except Exception as exc:  # noqa: BLE001 - a run on it reports ModelUnavailable
+                    log.warning("embedded model not loaded", extra={"fields": {"error": str(exc)}})
+        finally:
+            self._warm.set_result(None)
 
     @property
     def ready(self) -> bool:
-        return self._loaded.done() and self._loaded.exception() is None
+        """GetInfo.llm_ready: the background loading is over and litellm, when some
+        profile needs it, imported. False for good when that import failed."""
+        if not self._warm.done() or not self.needs_litellm:
+            return self._warm.done()
+        return self._litellm.done() and self._litellm.exception() is None
 
-    async def wait_ready(self) -> None:
+    async def _wait_litellm(self) -> None:
         self.start()
         try:
-            if not self._loaded.done():
+            if not self._litellm.done():
                 # Shielded: a cancelled waiter (a run cancelled during start-up) must not
                 # cancel the one future every other waiter and the loader thread share.
-                await asyncio.shield(asyncio.wrap_future(self._loaded))
-            self._loaded.result(timeout=0)
+                await asyncio.shield(asyncio.wrap_future(self._litellm))
+            self._litellm.result(timeout=0)
         except Exception as exc:
             raise ModelUnavailable(f"litellm could not be imported: {exc}") from exc
 
     @property
     def litellm(self) -> Any:
-        """The litellm module (only after `wait_ready`)."""
-        return self._loaded.result(timeout=0)
+        """The litellm module (only once a litellm-transport profile is prepared)."""
+        return self._litellm.result(timeout=0)
+
+    def litellm_if_loaded(self) -> Any:
+        """The litellm module when imported, else None (never waits, never imports)."""
+        if self._litellm.done() and self._litellm.exception() is None:
+            return self._litellm.result()
+        return None
 
     def http(self) -> Any:
         """The pooled HTTP client of the sse transport (created on the running loop)."""
@@ -176,11 +138,10 @@ class ModelGateway:
         return self._http
 
     async def aclose(self) -> None:
-        self._closing = True  # a loader thread still importing must not load the model now
+        self._closing = True  # a warm-up thread still starting must not load the model now
         if self._http is not None:
-            await self._http.aclose()
-        if self.local is not None:
-            await asyncio.to_thread(self.local.close)
+            await self._http.close()
+        await asyncio.to_thread(self.local.close)
 
     # -- profiles ----------------------------------------------------------
 
@@ -193,13 +154,28 @@ class ModelGateway:
                 metadata={"profile": name},
             ) from None
 
+    def route(self, name: str) -> Route:
+        """How the profile is served, resolved on first use (ProfileNotFound if unknown)."""
+        route = self._routes.get(name)
+        if route is None:
+            profile = self.profile(name)
+            route = self._routes[name] = resolve(profile)
+            if route.kind == "scripted" and profile.script is not None:
+                self.scripted.scripts[route.model] = profile.script
+        return route
+
     def context_window(self, name: str) -> int:
-        profile = self.profile(name)
+        profile, route = self.profile(name), self.route(name)
+        if route.kind == "local":
+            # llama.cpp's context is what the embedded model can take, whatever the profile says.
+            ctx = self.config.local_model.context_tokens
+            return min(profile.context_window, ctx) if profile.context_window > 0 else ctx
         if profile.context_window > 0:
             return profile.context_window
-        if self.ready:
+        litellm = self.litellm_if_loaded() if route.needs_litellm else None
+        if litellm is not None:
             try:
-                info = self.litellm.get_model_info(profile.model)
+                info = litellm.get_model_info(profile.model)
                 window = info.get("max_input_tokens") or info.get("max_tokens")
                 if window:
                     return int(window)
@@ -219,15 +195,22 @@ class ModelGateway:
         local = self.local_model_status()
         infos = []
         for name, p in self.config.profiles.items():
-            is_local = p.model.startswith("local/")
+            route = self.route(name)
+            ready, reason = True, route.problem
+            if route.kind == "local":
+                ready, reason = local.ready, local.problem
+            elif route.problem:
+                ready = False
+            elif route.needs_litellm and self._litellm.done() and self._litellm.exception() is not None:
+                ready, reason = False, f"litellm could not be imported: {self._litellm.exception()}"
             infos.append({
                 "name": name,
                 "model": p.model,
                 "is_default": name == self.config.default_profile,
-                "local": is_local,
+                "local": route.kind == "local",
                 "context_window": self.context_window(name),
-                "ready": local.ready if is_local else True,
-                "unavailable_reason": local.problem if is_local else "",
+                "ready": ready,
+                "unavailable_reason": reason,
             })
         return infos
 
@@ -244,47 +227,54 @@ class ModelGateway:
         """The serving model's tokenizer, cached per text.
 
         The embedded model counts with its own llama.cpp vocabulary once loaded;
-        other models through litellm.token_counter; tiktoken before litellm is in.
+        litellm-transport models with litellm.token_counter once litellm is in;
+        everything else (and those, until then) with tiktoken's cl100k_base.
         """
-        p = self.profile(profile)
+        route = self.route(profile)
         cached = self._counters.get(profile)
         if cached is not None:
             return cached
         count: Callable[[str], int] | None = None
-        if p.model.startswith("local/") and self.local is not None and self.local.loaded:
-            count = self.local.count_tokens
-        elif self.ready:
-            litellm = self.litellm
-            fallback = self._tiktoken()
+        if route.kind == "local":
+            if self.local.loaded:
+                count = self.local.count_tokens
+        elif route.needs_litellm:
+            litellm = self.litellm_if_loaded()
+            if litellm is not None:
+                fallback = self._tiktoken()
 
-            def count(text: str, _model: str = p.model) -> int:
-                try:
-                    return int(litellm.token_counter(model=_model, text=text))
-                except Exception:  # noqa: BLE001 - a tokenizer litellm cannot load
-                    return fallback(text)
-
-        if count is None:  # not ready: do not cache, a better counter comes later
+                def count(text: str, _model: str = route.model) -> int:
+                    try:
+                        return int(litellm.token_counter(model=_model, text=text))
+                    except Exception:  # noqa: BLE001 - a tokenizer litellm cannot load
+                        return fallback(text)
+        else:
+            return self._counters.setdefault(profile, self._tiktoken())
+        if count is None:  # not loaded yet: do not cache, a better counter comes later
             return self._tiktoken()
         counter = functools.lru_cache(maxsize=8192)(count)
         self._counters[profile] = counter
         return counter
 
     def _tiktoken(self) -> Callable[[str], int]:
-        if self._fallback_counter is None:
-            self._fallback_counter = functools.lru_cache(maxsize=8192)(_tiktoken_counter())
-        return self._fallback_counter
+        return shared_cl100k()
 
     async def prepare_profile(self, name: str) -> None:
-        """Make the profile's model callable (litellm in; the local model loaded, off the loop)."""
-        p = self.profile(name)
-        if p.model.startswith("local/"):
+        """Make the profile's model callable and its tokenizer ready: litellm in for the
+        litellm transport, the embedded model loaded for local, cl100k built for the
+        others; all off the loop (a first run waits here, never blocking other calls)."""
+        route = self.route(name)
+        if route.kind != "local" and not cl100k_built():
+            await asyncio.to_thread(shared_cl100k)  # the warm-up thread may be building it
+        if route.kind == "local":
             status = self.local_model_status()
-            if not status.ready:  # at once: not after litellm's import, and never a retry
+            if not status.ready:  # at once, and never a retry
                 raise ModelNotInstalled(status.problem, metadata={"profile": name})
-        await self.wait_ready()
-        if p.model.startswith("local/") and not self.local.loaded:
-            await asyncio.to_thread(self.local.preload)
-            self._counters.pop(name, None)  # switch to the model's own tokenizer
+            if not self.local.loaded:
+                await asyncio.to_thread(self.local.preload)
+                self._counters.pop(name, None)  # switch to the model's own tokenizer
+        elif route.needs_litellm:
+            await self._wait_litellm()
 
     # -- calls -------------------------------------------------------------
 

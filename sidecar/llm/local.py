@@ -1,5 +1,6 @@
-"""The embedded local model (Gemma 3 270M GGUF run by llama.cpp), served as
-the litellm custom provider "local" so it takes the same path as any model.
+"""The embedded local model (Gemma 3 270M GGUF run by llama.cpp), "local/...".
+Called directly, without litellm: it yields the same `Chunk`s as every transport,
+so retries, timeouts and usage take the one path of sidecar.llm.stream.
 
 One llama.cpp context, touched only by one worker thread: loaded once there,
 generating there, feeding tokens to the event loop through an asyncio queue.
@@ -18,10 +19,10 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from litellm.llms.custom_llm import CustomLLM
-
+from sidecar.config import LocalModelConfig
 from sidecar.errors import ModelNotInstalled, ModelUnavailable
 from sidecar.llm.prompt_cache import PromptStateCache
+from sidecar.llm.types import Chunk
 from sidecar.llm.weights import find_local_model, resolve_weights
 
 __all__ = ["LocalLLM", "PROVIDER", "format_prompt", "llama_settings", "new_prompt_cache", "STOP"]
@@ -52,7 +53,11 @@ def new_prompt_cache() -> PromptStateCache:
     return PromptStateCache(CACHE_BYTES, CACHE_ENTRIES)
 
 
-def llama_settings(n_ctx: int = 8192) -> dict[str, Any]:
+#: llama.cpp context size unless configured (`[local_model] context_tokens`).
+DEFAULT_N_CTX = LocalModelConfig().context_tokens
+
+
+def llama_settings(n_ctx: int = DEFAULT_N_CTX) -> dict[str, Any]:
     """Constructor arguments for llama_cpp.Llama (the benchmark uses the same)."""
     return {"n_ctx": n_ctx, "n_threads": max(1, os.cpu_count() or 1), "verbose": False}
 
@@ -82,11 +87,10 @@ def format_prompt(messages: list[dict[str, str]]) -> str:
 _LLAMA_INIT_LOCK = threading.Lock()
 
 
-class LocalLLM(CustomLLM):
-    """litellm handler for "local/<anything>": the one embedded model."""
+class LocalLLM:
+    """Serves "local/<anything>": the one embedded model."""
 
-    def __init__(self, weights_setting: str = "", n_ctx: int = 8192) -> None:
-        super().__init__()
+    def __init__(self, weights_setting: str = "", n_ctx: int = DEFAULT_N_CTX) -> None:
         self._weights_setting = weights_setting  # [local_model] path
         self._n_ctx = n_ctx
         self._llm: Any = None
@@ -180,24 +184,19 @@ class LocalLLM(CustomLLM):
                     choice = chunk["choices"][0]
                     completion += 1
                     if choice["text"]:
-                        put({"text": choice["text"], "is_finished": False, "finish_reason": "", "usage": None})
+                        put(Chunk(choice["text"]))
                     finish = choice.get("finish_reason") or finish
             finally:
                 stream.close()
                 self.generations += 1
                 self.last_tokens = completion
-            usage = {
-                "prompt_tokens": len(tokens),
-                "completion_tokens": completion,
-                "total_tokens": len(tokens) + completion,
-                "prompt_tokens_details": {"cached_tokens": cached},
-            }
-            put({"text": "", "is_finished": True, "finish_reason": finish, "usage": usage})
+            put(Chunk("", finish, (len(tokens), completion, cached)))
         except BaseException as exc:  # noqa: BLE001 - handed to the event loop
             put(exc)
 
-    async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
-        params = dict(kwargs.get("optional_params") or {})
+    async def astreaming(self, model: str, messages: list, params: dict[str, Any]) -> AsyncIterator[Chunk]:
+        """The model's one send point: `params` is the transport-neutral request
+        (max_tokens, temperature, stop)."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
@@ -214,9 +213,8 @@ class LocalLLM(CustomLLM):
                 item = await queue.get()
                 if isinstance(item, BaseException):
                     raise item
-                item["index"] = 0
                 yield item
-                if item["is_finished"]:
+                if item.finish is not None:
                     return
         finally:
             # Cancelled, closed or done: the worker stops at its next token.

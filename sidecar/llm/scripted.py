@@ -1,22 +1,25 @@
-"""The scripted fake model: a litellm custom provider ("scripted/<name>") that
-streams deterministic text fast and fails or stalls on cue.
+"""The scripted fake model ("scripted/<name>"): streams deterministic text fast
+and fails or stalls on cue.
 
-It exists so tests in every language can drive the real sidecar process
-through the real litellm path without a model. Cues are read from the last
-prompt message (where the run's input sits); docs/runs.md lists them.
+It exists so tests in every language can drive the real sidecar process without
+a model; it takes the same path after the send as every transport (Chunks into
+sidecar.llm.stream) and fails the way an OpenAI-compatible server does (an HTTP
+error mapped by `faults.http_error`, or a dropped connection), so no litellm is
+needed. Cues are read from the last prompt message (where the run's input
+sits); docs/runs.md lists them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-import litellm
-from litellm.llms.custom_llm import CustomLLM
-
 from sidecar.config import ScriptConfig
+from sidecar.llm.faults import http_error
+from sidecar.llm.types import Chunk
 
 __all__ = ["ScriptedLLM", "DEFAULT_REPLY", "PROVIDER"]
 
@@ -31,25 +34,26 @@ DEFAULT_REPLY = (
 _CUE = re.compile(r"#(fail-mid|stall-mid|fail|flaky|stall|choose|garbage|echo)(?::([A-Za-z0-9_]+))?")
 
 
+#: Cue argument -> (HTTP status, OpenAI error code) a real server answers with.
+_FAULTS: dict[str, tuple[int, str]] = {
+    "rate_limit": (429, "rate_limit_exceeded"),
+    "unavailable": (503, "service_unavailable"),
+    "internal": (500, "server_error"),
+    "timeout": (408, "timeout"),
+    "auth": (401, "invalid_api_key"),
+    "bad_request": (400, "invalid_request_error"),
+    "context_window": (400, "context_length_exceeded"),
+    "content_filter": (400, "content_filter"),
+}
+
+
 def _raise(kind: str, model: str) -> None:
-    """Raise the litellm exception a real provider would for `kind`."""
-    e = litellm.exceptions
-    kw: dict[str, Any] = {"message": f"scripted {kind}", "llm_provider": PROVIDER, "model": model}
-    table: dict[str, Any] = {
-        "rate_limit": e.RateLimitError,
-        "unavailable": e.ServiceUnavailableError,
-        "internal": e.InternalServerError,
-        "timeout": e.Timeout,
-        "auth": e.AuthenticationError,
-        "bad_request": e.BadRequestError,
-        "context_window": e.ContextWindowExceededError,
-        "content_filter": e.ContentPolicyViolationError,
-        "connection": e.APIConnectionError,
-    }
-    cls = table.get(kind)
-    if cls is None:
-        raise e.APIError(status_code=500, **kw)
-    raise cls(**kw)
+    """Fail as a provider would for `kind` (unknown kinds: a generic HTTP 500)."""
+    if kind == "connection":
+        raise ConnectionResetError(f"scripted connection failure ({model})")
+    status, code = _FAULTS.get(kind, (500, "server_error"))
+    body = json.dumps({"error": {"message": f"scripted {kind or 'failure'}", "type": code, "code": code}})
+    raise http_error(status, body, model)
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -58,11 +62,10 @@ def _chunks(text: str, size: int) -> list[str]:
     return re.findall(r"\S+\s*|\s+", text)
 
 
-class ScriptedLLM(CustomLLM):
+class ScriptedLLM:
     """Serves every "scripted/<name>" model; `scripts` maps <name> to its script."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.scripts: dict[str, ScriptConfig] = {}
         self._turn: dict[str, int] = {}
         #: Prompts that already failed once under a #flaky cue.
@@ -82,13 +85,14 @@ class ScriptedLLM(CustomLLM):
             reply += f' {{"action": {n}, "message": "So be it.", "notes": "chose {n}"}}'
         return reply
 
-    async def astreaming(self, model: str, messages: list, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+    async def astreaming(self, model: str, messages: list, params: dict[str, Any]) -> AsyncIterator[Chunk]:
+        """The model's one send point: `model` is "scripted/<name>", `params` the
+        transport-neutral request (max_tokens, temperature, stop)."""
         name = model.split("/", 1)[-1]
         script = self.scripts.get(name) or ScriptConfig()
         last = str(messages[-1].get("content", "")) if messages else ""
         found = list(_CUE.finditer(last))
         cue, arg = (found[-1].group(1), found[-1].group(2) or "") if found else ("", "")
-        params = kwargs.get("optional_params") or {}
         max_tokens = int(params.get("max_tokens") or 0)
         if cue == "fail":
             _raise(arg, model)
@@ -105,11 +109,7 @@ class ScriptedLLM(CustomLLM):
             pieces, finish = pieces[:max_tokens], "length"
         half = max(1, len(pieces) // 2)
         prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
-        usage = {
-            "prompt_tokens": max(1, int(prompt_chars * script.tokens_per_char)),
-            "completion_tokens": len(pieces),
-            "total_tokens": 0,
-        }
+        usage = (max(1, int(prompt_chars * script.tokens_per_char)), len(pieces), 0)
         for i, piece in enumerate(pieces):
             if i == half and cue == "fail-mid":
                 _raise(arg, model)
@@ -117,6 +117,5 @@ class ScriptedLLM(CustomLLM):
                 await asyncio.Event().wait()
             if i and script.chunk_delay_ms:
                 await asyncio.sleep(script.chunk_delay_ms / 1000)
-            yield {"text": piece, "is_finished": False, "finish_reason": "", "usage": None, "index": 0}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        yield {"text": "", "is_finished": True, "finish_reason": finish, "usage": usage, "index": 0}
+            yield Chunk(piece)
+        yield Chunk("", finish, usage)

@@ -1,6 +1,7 @@
-"""One streamed reply through litellm: the leak guard, first-token timeout,
-retries with backoff before the first token, the fallback chain, usage and
-cost, and the upstream closed at once however the stream ends.
+"""One streamed reply on any transport (sidecar/llm/routes.py): the leak guard,
+first-token timeout, retries with backoff before the first token, the fallback
+chain, usage and cost, and the upstream closed at once however the stream ends.
+Every transport yields `Chunk`s, so all of this is one code path.
 
 After the first token nothing is retried: text already reached the game, so
 a failure ends the stream with its status and the text stays valid.
@@ -15,9 +16,10 @@ import random
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sidecar.errors import PrivacyLeakBlocked, ProviderError, ProviderTimeout, SidecarError
+from sidecar.errors import PrivacyLeakBlocked, ProviderTimeout, SidecarError
 from sidecar.llm.faults import is_retryable, map_exception
-from sidecar.llm.types import Completion, Limits, TextPiece
+from sidecar.llm.routes import Route
+from sidecar.llm.types import Chunk, Completion, Limits, TextPiece
 from sidecar.state.model import Moment
 
 if TYPE_CHECKING:
@@ -45,6 +47,7 @@ def fallback_chain(gateway: ModelGateway, name: str) -> list[str]:
 
 
 def _request(profile: ModelProfile, messages: list[dict[str, str]], limits: Limits) -> dict[str, Any]:
+    """The call, transport-neutral (litellm's kwargs; the other transports read their part)."""
     kwargs: dict[str, Any] = {
         "model": profile.model,
         "messages": messages,
@@ -52,9 +55,6 @@ def _request(profile: ModelProfile, messages: list[dict[str, str]], limits: Limi
         "stream_options": {"include_usage": True},
         "temperature": profile.temperature if limits.temperature is None else limits.temperature,
         "max_tokens": limits.max_output_tokens or profile.max_output_tokens,
-        # Retries are ours (before the first token only); never litellm's or openai's.
-        "num_retries": 0,
-        "max_retries": 0,
         "timeout": limits.total_timeout_s or profile.total_timeout_s,
     }
     if limits.stop:
@@ -66,57 +66,47 @@ def _request(profile: ModelProfile, messages: list[dict[str, str]], limits: Limi
     return kwargs
 
 
-def _delta_text(chunk: Any) -> tuple[str, str | None]:
-    """(text, finish_reason) of one litellm chunk; ProviderError when it is not a chunk."""
-    try:
-        choices = chunk.choices
-    except AttributeError as exc:
-        raise ProviderError(f"malformed chunk from the provider: {type(chunk).__name__}") from exc
-    if not choices:
-        return "", None
-    choice = choices[0]
-    delta = getattr(choice, "delta", None)
-    text = getattr(delta, "content", None) or ""
-    if not isinstance(text, str):
-        raise ProviderError("malformed chunk from the provider: content is not text")
-    return text, getattr(choice, "finish_reason", None)
+async def _send(
+    gateway: ModelGateway, route: Route, request: dict[str, Any], check: Callable[[Mapping[str, Any]], None]
+) -> Any:
+    """Where a request leaves, by route; each transport has its one send point and
+    returns a stream of Chunks with `aclose()`. The leak guard `check` sees exactly
+    what is sent: the HTTP body on sse, the whole request otherwise."""
+    if route.kind == "sse":
+        from sidecar.llm.sse import open_sse
+
+        return await open_sse(gateway.http(), route, request, check=check)
+    check(request)
+    if route.kind == "litellm":
+        from sidecar.llm.via_litellm import open_litellm
+
+        return await open_litellm(gateway.litellm, request)
+    model = gateway.local if route.kind == "local" else gateway.scripted
+    return model.astreaming(request["model"], request["messages"], request)
 
 
-def _usage(chunk: Any) -> tuple[int, int, int] | None:
-    usage = getattr(chunk, "usage", None)
-    if not usage:
-        return None
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or 0
-    return int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0), int(cached)
-
-
-#: model -> USD per (prompt, completion, cached) token, from litellm.completion_cost
-#: on unit counts: litellm's cost path costs milliseconds a call, and prices are linear.
+#: model -> USD per (prompt, completion, cached) token, from litellm's price map on
+#: unit counts: litellm's cost path costs milliseconds a call, and prices are linear.
 _RATES: dict[str, tuple[float, float, float]] = {}
 _UNIT = 1_000_000
 
 
-def _price(litellm: Any, model: str, prompt: int, completion: int, cached: int) -> float:
-    response = litellm.ModelResponse(model=model)
-    response.usage = litellm.Usage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        total_tokens=prompt + completion,
-        prompt_tokens_details={"cached_tokens": cached} if cached else None,
-    )
-    return float(litellm.completion_cost(completion_response=response, model=model) or 0.0)
+def _cost(gateway: ModelGateway, route: Route, model: str, prompt: int, completion: int, cached: int) -> float:
+    """USD from litellm's price map; 0.0 for a model it cannot price (never an error),
+    for the embedded and scripted models, and while litellm is not loaded (a
+    configuration whose profiles do not need litellm never loads it: docs/runs.md)."""
+    litellm = gateway.litellm_if_loaded()
+    if route.kind in ("local", "scripted") or litellm is None:
+        return 0.0
+    from sidecar.llm.via_litellm import price
 
-
-def _cost(litellm: Any, model: str, prompt: int, completion: int, cached: int) -> float:
-    """USD from litellm's price map; 0.0 for a model it cannot price (never an error)."""
     rates = _RATES.get(model)
     if rates is None:
         try:
-            p = _price(litellm, model, _UNIT, 0, 0) / _UNIT
-            c = _price(litellm, model, 0, _UNIT, 0) / _UNIT
+            p = price(litellm, model, _UNIT, 0, 0) / _UNIT
+            c = price(litellm, model, 0, _UNIT, 0) / _UNIT
             # A cached prompt token's price: all-cached prompt minus nothing.
-            k = _price(litellm, model, _UNIT, 0, _UNIT) / _UNIT
+            k = price(litellm, model, _UNIT, 0, _UNIT) / _UNIT
         except Exception:  # noqa: BLE001 - unpriced or unknown model
             p = c = k = 0.0
         rates = _RATES[model] = (p, c, k)
@@ -141,36 +131,26 @@ def _close_if_opened(call: asyncio.Future[Any]) -> None:
 async def _open(
     gateway: ModelGateway,
     profile: ModelProfile,
+    route: Route,
     messages: list[dict[str, str]],
     limits: Limits,
     check: Callable[[Mapping[str, Any]], None],
-) -> tuple[Any, str, str | None]:
-    """Send the request and wait for the first text (or the end). Closes on failure.
-
-    `check` is the leak guard, called by each transport on the object it sends."""
-    litellm = gateway.litellm
+) -> tuple[Any, Chunk]:
+    """Send the request and wait for the first chunk that says something (text, the
+    end or usage). Closes on failure. `check` is the leak guard, called by each
+    transport on exactly what it sends."""
     timeout = limits.first_token_timeout_s or profile.first_token_timeout_s
     upstream = None
     # Its own task: when we give up on it mid-flight, a stream it still returns is closed,
     # never left holding a pooled connection.
-    request = _request(profile, messages, limits)
-    if profile.transport == "sse":
-        from sidecar.llm.sse import open_sse
-
-        call = asyncio.ensure_future(open_sse(gateway.http(), litellm, request, check=check))
-    else:
-        check(request)  # the leak guard, on exactly what litellm is handed
-        call = asyncio.ensure_future(litellm.acompletion(**request))
+    call = asyncio.ensure_future(_send(gateway, route, _request(profile, messages, limits), check))
     try:
         async with asyncio.timeout(timeout):
             upstream = await asyncio.shield(call)
             async for chunk in upstream:
-                text, finish = _delta_text(chunk)
-                if text or finish:
-                    return upstream, text, finish
-                if _usage(chunk):
-                    return upstream, "", "stop"
-            return upstream, "", "stop"
+                if chunk.text or chunk.finish or chunk.usage:
+                    return upstream, chunk
+            return upstream, Chunk("", "stop")
     except TimeoutError:
         await _abandon(call, upstream)
         raise ProviderTimeout(f"no first token from {profile.model} within {timeout:g} s") from None
@@ -197,21 +177,20 @@ async def stream_reply(
 ) -> AsyncIterator[TextPiece | Completion]:
     from sidecar.llm import guard
 
-    await gateway.wait_ready()
-    litellm = gateway.litellm
     last_error: SidecarError | None = None
     upstream: Any = None
     # Before every model call, retries and fallbacks included, on the whole request.
     check = guard.request_checker(engine_ids, moment)
     for name in fallback_chain(gateway, profile_name):
         profile = gateway.profile(name)
+        route = gateway.route(name)
         await gateway.prepare_profile(name)
         for attempt in range(profile.max_retries + 1):
             if attempt:
                 backoff = min(MAX_BACKOFF_S, profile.retry_backoff_s * 2 ** (attempt - 1))
                 await asyncio.sleep(backoff * random.uniform(0.8, 1.2))
             try:
-                upstream, first, finish = await _open(gateway, profile, messages, limits, check)
+                upstream, first = await _open(gateway, profile, route, messages, limits, check)
             except PrivacyLeakBlocked:
                 raise  # a bug, not a provider fault: no retry, no fallback
             except (SidecarError, Exception) as exc:
@@ -224,7 +203,7 @@ async def stream_reply(
                     break
                 continue
             try:
-                async for piece in _relay(litellm, upstream, first, finish, name, profile.model):
+                async for piece in _relay(gateway, route, upstream, first, name, profile.model):
                     yield piece
                 return
             finally:
@@ -234,40 +213,33 @@ async def stream_reply(
 
 
 async def _relay(
-    litellm: Any, upstream: Any, first: str, finish: str | None, name: str, model: str
+    gateway: ModelGateway, route: Route, upstream: Any, first: Chunk, name: str, model: str
 ) -> AsyncIterator[TextPiece | Completion]:
-    """Everything after the first token; a failure here ends the stream mapped."""
+    """Everything from the first chunk on; a failure here ends the stream mapped."""
     parts: list[str] = []
-    usage: tuple[int, int, int] | None = None
-    if first:
-        parts.append(first)
-        yield TextPiece(first)
+    usage, finish = first.usage, first.finish
+    if first.text:
+        parts.append(first.text)
+        yield TextPiece(first.text)
     try:
-        if finish is None:
+        if not (finish and usage):
             async for chunk in upstream:
-                usage = _usage(chunk) or usage
-                text, reason = _delta_text(chunk)
-                if text:
-                    parts.append(text)
-                    yield TextPiece(text)
-                finish = reason or finish
+                usage = chunk.usage or usage
+                if chunk.text:
+                    parts.append(chunk.text)
+                    yield TextPiece(chunk.text)
+                finish = chunk.finish or finish
                 if finish and usage:
                     # All we need: stop here. Draining to the end would make litellm
                     # rebuild the whole response and run its logging (milliseconds a run).
-                    break
-        else:
-            # The end came with the first chunk; usage may still follow.
-            async for chunk in upstream:
-                usage = _usage(chunk) or usage
-                if usage:
                     break
     except (GeneratorExit, asyncio.CancelledError):
         raise
     except Exception as exc:
         raise map_exception(exc, provider=model) from exc
     if usage is None:
-        # The provider ignored include_usage: count with litellm's tokenizer.
-        completion = int(litellm.token_counter(model=model, text="".join(parts))) if parts else 0
+        # The provider ignored include_usage: count with the profile's tokenizer.
+        completion = gateway.token_counter(name)("".join(parts)) if parts else 0
         usage = (0, completion, 0)
     prompt, completion, cached = usage
     yield Completion(
@@ -275,7 +247,7 @@ async def _relay(
         prompt_tokens=prompt,
         completion_tokens=completion,
         cached_tokens=cached,
-        cost_usd=_cost(litellm, model, prompt, completion, cached),
+        cost_usd=_cost(gateway, route, model, prompt, completion, cached),
         profile=name,
         model=model,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["Limits", "TextPiece", "Completion"]
+__all__ = ["Limits", "TextPiece", "Completion", "Chunk"]
 
 
 class Limits(msgspec.Struct, frozen=True):
@@ -36,3 +36,15 @@ class Completion(msgspec.Struct):
     #: The profile that served it (after fallbacks) and its model string.
     profile: str = ""
     model: str = ""
+
+
+class Chunk(msgspec.Struct):
+    """One streamed piece from any transport, in the one shape `sidecar.llm.stream`
+    reads: each transport (litellm, sse, the embedded and scripted models) turns its
+    own chunks into these, so retries, timeouts, usage and cost are one code path."""
+
+    text: str = ""
+    #: "stop", "length"... on the chunk that ends the reply; None before.
+    finish: str | None = None
+    #: (prompt, completion, cached) tokens, on the chunk that carries usage.
+    usage: tuple[int, int, int] | None = None

@@ -1,6 +1,6 @@
 """The main job end to end: the real sidecar process, launched like a game
 launches it, with no config (so the embedded Gemma model serves), narrating
-through litellm's custom-provider path."""
+through its direct path (no litellm)."""
 
 from __future__ import annotations
 

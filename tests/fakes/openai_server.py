@@ -8,6 +8,8 @@ client asks for (litellm strips the "openai/" prefix):
     endless       stream forever (cancellation must close the connection)
     http429 / http500 / http503 / http401 / http400
                   that status with an OpenAI-style error body
+    toolong       400 as OpenAI answers a prompt over the context window
+    filtered      400 as Azure OpenAI answers a prompt its content filter caught
     drop          stream half, then cut the connection (no [DONE])
     garbage       stream a chunk, then lines that are not JSON
     flaky         the first request answers 503, the next ones stream like ok
@@ -35,11 +37,32 @@ def chunk_text(request_no: int, seq: int) -> str:
     return f"w{request_no}_{seq} "
 
 
+#: Real providers' refusals (status 400), as their bodies read.
+_REFUSALS = {
+    "toolong": {
+        "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in "
+        "9000 tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    },
+    "filtered": {
+        "message": "The response was filtered due to the prompt triggering Azure OpenAI's content management "
+        "policy. Please modify your prompt and retry.",
+        "type": None,
+        "param": "prompt",
+        "code": "content_filter",
+    },
+}
+
+
 @dataclass
 class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)
     #: The raw HTTP body of each request, as it arrived (privacy tests search these bytes).
     bodies: list[bytes] = field(default_factory=list)
+    #: The client's (host, port) of each request: the same port again = a reused connection.
+    peers: list[tuple[str, int]] = field(default_factory=list)
     #: (request number, monotonic time) of each disconnect noticed mid-stream.
     disconnects: list[tuple[int, float]] = field(default_factory=list)
     #: (request number, seq) -> monotonic time the chunk was written.
@@ -122,8 +145,9 @@ class FakeOpenAI:
         body = json.loads(raw)
         n = len(self.seen.requests)
         self.seen.requests.append(body)
+        self.seen.peers.append(request.transport.get_extra_info("peername") if request.transport else ("", 0))
         mode = str(body.get("model", "ok"))
-        known = ("ok", "slow", "stall", "endless", "drop", "garbage", "flaky")
+        known = ("ok", "slow", "stall", "endless", "drop", "garbage", "flaky", "toolong", "filtered")
         if mode not in known and not mode.startswith("http"):
             mode = "ok"  # any real model name (price-map tests) streams normally
         if mode == "flaky":
@@ -133,6 +157,8 @@ class FakeOpenAI:
             mode = "ok"
         if mode.startswith("http"):
             return self._error(int(mode[4:]))
+        if mode in _REFUSALS:
+            return web.json_response({"error": _REFUSALS[mode]}, status=400)
         if not body.get("stream"):
             return self._error(400)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})

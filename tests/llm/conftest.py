@@ -11,8 +11,16 @@ from fakes.openai_server import FakeOpenAI
 
 from sidecar.config import Config, ModelProfile
 from sidecar.llm import ModelGateway
+from sidecar.llm.tokens import shared_cl100k
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _tokenizer_built() -> None:
+    """Build the process's tokenizer before any test: a gateway's background warm-up
+    would otherwise compete with the first test's 1 s first-token timeouts."""
+    shared_cl100k()
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""The real embedded model (Gemma 3 270M through llama.cpp) behind litellm's
-custom-provider path: a multi-turn dialogue streams, its second turn reuses
+"""The real embedded model (Gemma 3 270M through llama.cpp), called directly
+(no litellm): a multi-turn dialogue streams, its second turn reuses
 the prompt cache, and cancelling stops generation."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """ModelGateway.stream against a real HTTP server speaking OpenAI SSE, through
-litellm's normal OpenAI path: text, usage, cost, each fault's error, retries
-before the first token only, fallbacks, the leak guard, closing upstream."""
+litellm's normal OpenAI path and through the sse transport (no litellm): text,
+usage, cost, each fault's error, retries before the first token only,
+fallbacks, the leak guard, closing upstream."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 from fakes.openai_server import FakeOpenAI, chunk_text
 
 from sidecar.errors import (
+    ContentFiltered,
+    ContextWindowExceeded,
     PrivacyLeakBlocked,
     ProviderAuth,
     ProviderBadRequest,
@@ -53,11 +56,35 @@ async def test_streams_text_then_usage(make_gateway, fake_openai: FakeOpenAI) ->
     assert request["messages"] == MESSAGES
 
 
-async def test_priced_model_reports_cost(make_gateway) -> None:
+async def test_priced_model_reports_cost_when_litellm_is_loaded(make_gateway, transport) -> None:
     gw = make_gateway(main={"model": "gpt-4o-mini"})
     pieces, err = await collect(gw, "main")
     assert err is None
-    assert pieces[-1].cost_usd > 0
+    if transport == "litellm":
+        assert pieces[-1].cost_usd > 0
+    else:
+        # No profile needs litellm, so its price map is never loaded: unpriced (docs/runs.md).
+        assert not gw.needs_litellm and pieces[-1].cost_usd == 0.0
+
+
+async def test_sse_profile_is_priced_once_another_profile_loads_litellm(make_gateway, transport) -> None:
+    if transport == "litellm":
+        pytest.skip("the sse transport's pricing")
+    gw = make_gateway(main={"model": "gpt-4o-mini"}, other={"model": "anthropic/claude-x", "transport": "litellm"})
+    await gw.prepare_profile("other")  # waits for litellm's import
+    pieces, err = await collect(gw, "main")
+    assert err is None and pieces[-1].cost_usd > 0
+
+
+async def test_sse_reuses_its_connection_from_run_to_run(make_gateway, fake_openai, transport) -> None:
+    if transport != "sse":
+        pytest.skip("the sse transport's own connection pool")
+    gw = make_gateway(main={"model": "ok"})
+    for _ in range(3):
+        pieces, err = await collect(gw, "main")
+        assert err is None and isinstance(pieces[-1], Completion)
+    assert len(fake_openai.seen.requests) == 3
+    assert len(set(fake_openai.seen.peers)) == 1  # one TCP connection served all three
 
 
 async def test_limits_reach_the_request(make_gateway, fake_openai: FakeOpenAI) -> None:
@@ -77,6 +104,8 @@ async def test_limits_reach_the_request(make_gateway, fake_openai: FakeOpenAI) -
         ("http503", ProviderUnavailable, 3),
         ("http401", ProviderAuth, 1),  # never retried
         ("http400", ProviderBadRequest, 1),
+        ("toolong", ContextWindowExceeded, 1),
+        ("filtered", ContentFiltered, 1),
         ("stall", ProviderTimeout, 3),  # first_token_timeout_s below
     ],
 )

@@ -1,5 +1,5 @@
 """Privacy through a real server on a Unix socket: the game's deltas and runs go
-over gRPC, the real context engine builds the prompts, the real litellm path
+over gRPC, the real context engine builds the prompts, the real model path
 calls the scripted fake model, and a recorder on that model keeps every request
 it receives. No request holds an engine ID, an action ID, the tick or the
 timeline; the IDs the game gets back are its own, and only ones its actor sees."""

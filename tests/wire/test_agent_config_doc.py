@@ -37,6 +37,14 @@ def test_the_profiles_example_loads(tmp_path) -> None:
     assert config.default_profile == "cloud" and config.profiles["cloud"].fallbacks == ["local"]
 
 
+def test_the_local_model_example_loads_and_sets_the_local_window(tmp_path) -> None:
+    path = tmp_path / "local.toml"
+    path.write_text(documented_toml("[local_model]"))
+    config = load_config(path, env={})
+    assert config.local_model.context_tokens == 4096
+    assert config.profiles["local"].context_window == config.local_model.context_tokens
+
+
 async def test_documented_scripted_config_narrates(doc_server) -> None:
     texts = [t async for t in doc_server.client.narrate("g1", "The door opens.")]
     assert "".join(texts) == "The goblin staggers back. Its sword clatters to the floor!"

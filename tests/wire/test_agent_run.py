@@ -1,6 +1,6 @@
 """AgentService.Run and CancelRun through a real grpc.aio server on a Unix
 socket, with the scripted fake model and, for upstream cancellation, the fake
-OpenAI-compatible HTTP server behind litellm."""
+OpenAI-compatible HTTP server on both transports (litellm, sse)."""
 
 from __future__ import annotations
 

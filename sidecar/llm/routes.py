@@ -1,0 +1,76 @@
+"""Which transport serves a profile, worked out once per profile.
+
+litellm resolves a model string on every call (provider, model name, base URL,
+parameters); the sidecar only needs that answer once, and for most profiles it
+needs no litellm at all:
+
+- `local/...`: the embedded model, called directly (sidecar/llm/local.py);
+- `scripted/...`: the fake model, called directly (sidecar/llm/scripted.py);
+- transport "sse": an OpenAI-compatible server, read by sidecar/llm/sse.py;
+- transport "litellm": litellm's own call (sidecar/llm/via_litellm.py), the only
+  route that imports litellm.
+
+Transport "auto" (the default) takes "sse" where it is safe: an OpenAI-compatible
+provider at an `api_base` the user names. OpenAI's own API stays on litellm,
+which adapts parameters per model (reasoning models take no temperature).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from sidecar.config import ModelProfile
+
+__all__ = ["Route", "resolve", "OPENAI_COMPATIBLE", "LOCAL", "SCRIPTED"]
+
+LOCAL = "local"
+SCRIPTED = "scripted"
+#: litellm provider prefixes that speak OpenAI's chat completions wire format.
+OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "openai_like", "custom_openai", "lm_studio", "llamafile"})
+_DEFAULT_BASE = {"openai": "https://api.openai.com/v1"}
+
+RouteKind = Literal["local", "scripted", "sse", "litellm"]
+
+
+class Route(msgspec.Struct, frozen=True):
+    kind: RouteKind
+    #: The model name as the serving side knows it: the full string for litellm,
+    #: without the provider prefix for sse, the part after "local/" or "scripted/".
+    model: str
+    #: sse: the chat completions URL.
+    url: str = ""
+    #: Why the profile cannot be called ("" = it can); raised as PROVIDER_BAD_REQUEST.
+    problem: str = ""
+
+    @property
+    def needs_litellm(self) -> bool:
+        return self.kind == "litellm"
+
+
+def _split(model: str) -> tuple[str, str]:
+    provider, sep, name = model.partition("/")
+    return (provider, name) if sep else ("", model)
+
+
+def resolve(profile: ModelProfile) -> Route:
+    """The route of `profile` (never raises: an unusable profile carries its problem)."""
+    provider, name = _split(profile.model)
+    if provider == LOCAL:
+        return Route("local", name)
+    if provider == SCRIPTED:
+        return Route("scripted", name)
+    transport = profile.transport
+    compatible = provider in OPENAI_COMPATIBLE or not provider  # no prefix: OpenAI's format
+    if transport == "auto":
+        transport = "sse" if compatible and profile.api_base else "litellm"
+    if transport == "litellm":
+        return Route("litellm", profile.model)
+    if not compatible:
+        problem = f'transport "sse" needs an OpenAI-compatible provider; {profile.model!r} is {provider!r}'
+        return Route("sse", name, problem=problem)
+    base = profile.api_base or _DEFAULT_BASE.get(provider or "openai", "")
+    if not base:
+        return Route("sse", name, problem=f"profile for {profile.model!r} needs api_base for the sse transport")
+    return Route("sse", name, url=base.rstrip("/") + "/chat/completions")

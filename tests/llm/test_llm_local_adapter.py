@@ -1,0 +1,120 @@
+"""The embedded model's adapter (sidecar/llm/local.py) through ModelGateway.stream,
+without its weights: a stand-in for llama_cpp.Llama with the same methods streams
+tokens, so what the sidecar does around llama.cpp (prompt layout, parameters,
+Chunks, usage with the reused prefix, stopping on cancel) runs for real. The
+real model's tests are tests/llm/test_llm_local_model.py (marked local_model)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from sidecar.config import Config
+from sidecar.llm import Completion, Limits, ModelGateway, TextPiece
+from sidecar.llm.local import STOP, format_prompt
+from sidecar.llm.weights import LocalModelStatus
+
+MESSAGES = [{"role": "system", "content": "Narrate."}, {"role": "user", "content": "The door opens."}]
+
+
+class _Ids(list):
+    def tolist(self) -> list[int]:
+        return list(self)
+
+
+class StandInLlama:
+    """What LocalLLM calls on llama_cpp.Llama; one token per word of `reply`."""
+
+    def __init__(self, reply: str = "The hinges creak. Dust falls.", endless: bool = False) -> None:
+        self.reply = reply
+        self.endless = endless
+        self.cache = None
+        self._input_ids = _Ids()
+        self.calls: list[dict[str, Any]] = []
+        self.emitted = 0
+        self.stream_closed = threading.Event()
+
+    def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return [hash(w) % 50_000 for w in data.decode().split()]
+
+    @staticmethod
+    def longest_token_prefix(a: list[int], b: list[int]) -> int:
+        n = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            n += 1
+        return n
+
+    def create_completion(self, tokens: list[int], **params: Any) -> Iterator[dict]:
+        self.calls.append({"tokens": tokens, **params})
+        words = self.reply.split(" ")
+
+        def stream() -> Iterator[dict]:
+            try:
+                i = 0
+                while self.endless or i < len(words):
+                    self.emitted += 1
+                    text = (" " if i else "") + words[i % len(words)]
+                    last = not self.endless and i == len(words) - 1
+                    yield {"choices": [{"text": text, "finish_reason": "stop" if last else None}]}
+                    i += 1
+                self._input_ids = _Ids(tokens)  # what llama.cpp keeps for the next prefix
+            finally:
+                self.stream_closed.set()
+
+        return stream()
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+async def gateway(monkeypatch: pytest.MonkeyPatch):
+    gw = ModelGateway(Config())  # the default config: the embedded model only
+    monkeypatch.setattr(gw, "local_model_status", lambda: LocalModelStatus(True, True, "test", "/stand-in.gguf"))
+    llama = StandInLlama()
+    gw.local._llm = llama  # loaded: preload() returns at once
+    yield gw, llama
+    await gw.aclose()
+
+
+async def test_streams_chunks_and_usage_without_litellm(gateway) -> None:
+    gw, llama = gateway
+    assert not gw.needs_litellm and gw.route("local").kind == "local"
+    pieces = [p async for p in gw.stream("local", MESSAGES, frozenset(), Limits(max_output_tokens=40, stop=("END",)))]
+    assert "".join(p.text for p in pieces if isinstance(p, TextPiece)) == llama.reply
+    done = pieces[-1]
+    assert isinstance(done, Completion)
+    prompt_tokens = len(llama.tokenize(format_prompt(MESSAGES).encode()))
+    assert (done.prompt_tokens, done.completion_tokens, done.cached_tokens) == (prompt_tokens, 5, 0)
+    assert done.cost_usd == 0.0 and done.profile == "local" and done.model == "local/gemma3-270m"
+    call = llama.calls[0]
+    assert call["max_tokens"] == 40 and call["temperature"] == 0.8  # the local profile's default
+    assert call["stop"] == [*STOP, "END"] and call["stream"] is True
+
+    again = [p async for p in gw.stream("local", MESSAGES, frozenset())]
+    assert again[-1].cached_tokens == prompt_tokens  # the same prompt again: its prefix is reused
+
+
+async def test_cancelling_stops_the_generation(gateway) -> None:
+    gw, llama = gateway
+    llama.endless = True
+    got = asyncio.Event()
+
+    async def consume() -> None:
+        async for piece in gw.stream("local", MESSAGES, frozenset()):
+            if isinstance(piece, TextPiece):
+                got.set()
+
+    task = asyncio.create_task(consume())
+    await got.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await asyncio.to_thread(llama.stream_closed.wait, 5), "the generation thread kept going"
+    assert gw.local.stopped == 1
