@@ -126,6 +126,7 @@ class ContextEngine:
         )
         persona_version = self._persona_version(session, spec.actor_id)
         key = (
+            session.id,  # first in every per-session cache key: forget_session drops by it
             id(session),
             id(base),
             spec.actor_id,
@@ -212,7 +213,7 @@ class ContextEngine:
         """`select.scene_lines`, cached per revision, actor, focus and moment (and the
         input, only when it ranked a crowd): the scene is the costliest selection and
         rarely changes within a dialogue."""
-        key = (id(cidx.base), proj.actor_id, tuple(focus), moment_text, named)
+        key = (session.id, id(cidx.base), proj.actor_id, tuple(focus), moment_text, named)
         hit = self._scenes.get(key)
         if hit is not None and hit[0] is cidx.base and (not hit[1].ranked_by_input or hit[3] == query):
             shown.aliases.update(hit[2])
@@ -229,7 +230,7 @@ class ContextEngine:
     def memory_lines(self, cidx: ContextIndex, proj: Projection, named: tuple[str, ...]) -> Callable[[Memory], str]:
         """Renders a memory as its prompt line, memoized per revision, actor and named
         IDs: the memory bank ranks hundreds of candidates per prompt."""
-        key = (id(cidx.base), proj.actor_id, named)
+        key = (proj.session.id, id(cidx.base), proj.actor_id, named)
         with self._lock:
             hit = self._memory_lines.get(key)
             if hit is None or hit[0] is not cidx.base:
@@ -255,14 +256,25 @@ class ContextEngine:
         return self.templates.get(binding.template_name).version
 
     def forget_session(self, session_id: str) -> None:
-        """Drop per-session state (call when a session closes)."""
+        """Drop everything cached for a session (`sidecar.sessions.close_session` calls it):
+        the size bounds alone would keep a closed session's prompts, scenes and
+        histories, and the worlds they reference, alive until pushed out."""
         with self._lock:
-            for k in [k for k in self._sticky if k[0] == session_id]:
-                del self._sticky[k]
-            for k in [k for k in self._lore if k[0] == session_id]:
-                del self._lore[k]
-            for k in [k for k in self._memories if k[0] == session_id]:
-                del self._memories[k]
+            for cache in self._per_session():
+                for k in [k for k in cache if k[0] == session_id]:
+                    del cache[k]
+        self.history.forget(session_id)
+        self.timelines.forget(session_id)
+
+    def cached_entries(self) -> int:
+        """How many entries all per-session caches hold (tests and benchmarks read it)."""
+        with self._lock:
+            held = sum(len(c) for c in self._per_session())
+        return held + len(self.history) + len(self.timelines)
+
+    def _per_session(self) -> tuple[dict[tuple, object], ...]:
+        # Every key starts with the session ID.
+        return (self._sticky, self._lore, self._memories, self._prompts, self._scenes, self._memory_lines)  # type: ignore[return-value]
 
 
 def _copy(prompt: Prompt) -> Prompt:

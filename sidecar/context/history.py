@@ -57,7 +57,8 @@ class _Rendered:
 
 class HistoryCache:
     def __init__(self, maxsize: int = 4096) -> None:
-        self._cache: OrderedDict[tuple[int, str], _Rendered] = OrderedDict()
+        #: (session ID, session object id, actor): the ID first so a closed session's entries can go.
+        self._cache: OrderedDict[tuple[str, int, str], _Rendered] = OrderedDict()
         self._maxsize = maxsize
         self._lock = threading.Lock()
 
@@ -66,7 +67,7 @@ class HistoryCache:
         entries = session.transcripts.get(proj.actor_id)
         if not entries:
             return []
-        key = (id(session), proj.actor_id)
+        key = (session.id, id(session), proj.actor_id)
         with self._lock:
             hit = self._cache.get(key)
             if hit is None or hit.base is not base or hit.entries is not entries or len(hit.items) > len(entries):
@@ -78,3 +79,11 @@ class HistoryCache:
             for entry in entries[len(hit.items) :]:
                 hit.items.append(render_entry(proj, entry))
             return hit.items[:]
+
+    def forget(self, session_id: str) -> None:
+        with self._lock:
+            for k in [k for k in self._cache if k[0] == session_id]:
+                del self._cache[k]
+
+    def __len__(self) -> int:
+        return len(self._cache)

@@ -120,12 +120,13 @@ class TimelineCache:
     def get(
         self, session: Session, proj: Projection, cidx: ContextIndex, rendered: list[HistoryItem], named: tuple
     ) -> Timeline:
-        key = (id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)
+        # The session ID first in both keys: forget() drops a closed session's entries.
+        key = (session.id, id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None and hit[0] is cidx.base and hit[1] == len(rendered):
             return hit[2]
-        ekey = (id(session), proj.actor_id, named)
+        ekey = (session.id, id(session), proj.actor_id, named)
         with self._lock:
             seen = self._events.get(ekey)
         if seen is None or seen[0] is not cidx.base:
@@ -142,3 +143,12 @@ class TimelineCache:
             while len(self._cache) > self._maxsize:
                 self._cache.popitem(last=False)
         return built
+
+    def forget(self, session_id: str) -> None:
+        with self._lock:
+            for cache in (self._cache, self._events):
+                for k in [k for k in cache if k[0] == session_id]:
+                    del cache[k]
+
+    def __len__(self) -> int:
+        return len(self._cache) + len(self._events)

@@ -18,6 +18,7 @@ from sidecar.errors import InvalidRequest, LimitExceeded, ShuttingDown, SidecarE
 from sidecar.servicers.calls import Malformed, parsed
 from sidecar.servicers.convert_state import ops_from_pb, options_from_pb, options_to_pb, world_from_pb, world_to_pb
 from sidecar.servicers.status import error_detail
+from sidecar.sessions import close_session
 from sidecar.state.codec import BLOB_VERSION
 from sidecar.state.ops import Op
 from sidecar.state.store import SessionStore
@@ -68,13 +69,9 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
         self, request: pb.CloseSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.CloseSessionResponse:
         _need_id(request.session_id)
-        self._store.get(request.session_id)
-        cancelled = await self._cancel_runs(request.session_id)
-        await self._store.close(request.session_id)
+        app = self._app
+        cancelled = await close_session(request.session_id, self._store, app.runs, app.context)  # type: ignore[arg-type]
         return pb.CloseSessionResponse(cancelled_runs=cancelled)
-
-    async def _cancel_runs(self, session_id: str) -> int:
-        return int(await self._app.runs.cancel_session(session_id))  # type: ignore[attr-defined]
 
     async def ApplyDeltas(
         self, request: pb.ApplyDeltasRequest, context: grpc.aio.ServicerContext
