@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from sidecar.errors import InvalidDelta, InvalidRequest, LimitExceeded
+from sidecar.servicers.convert_enums import ALIAS_FROM, ALIAS_TO, KIND_FROM, KIND_TO, LEVEL_FROM, LEVEL_TO
 from sidecar.state import model as m
 from sidecar.state import ops as o
 from sidecar.v1 import session_service_pb2 as spb
@@ -25,10 +26,6 @@ __all__ = [
     "options_to_pb",
 ]
 
-_KIND_FROM = {0: "other", 1: "character", 2: "location", 3: "item", 4: "faction", 5: "player", 6: "other"}
-_KIND_TO = {"character": 1, "location": 2, "item": 3, "faction": 4, "player": 5, "other": 6}
-_LEVEL_FROM = {0: "public", 1: "public", 2: "known_to", 3: "private", 4: "hidden"}
-_LEVEL_TO = {"public": 1, "known_to": 2, "private": 3, "hidden": 4}
 #: Far above any configured max_value_depth: only guards the recursion itself.
 _HARD_DEPTH = 64
 
@@ -39,14 +36,14 @@ class _Bad(Exception):
 
 def _kind(v: int) -> m.Kind:
     try:
-        return _KIND_FROM[v]  # type: ignore[return-value]
+        return KIND_FROM[v]  # type: ignore[return-value]
     except KeyError:
         raise _Bad(f"entity kind {v} is not an EntityKind value") from None
 
 
 def _vis(v: tpb.Visibility) -> m.Visibility:
     try:
-        level = _LEVEL_FROM[v.level]
+        level = LEVEL_FROM[v.level]
     except KeyError:
         raise _Bad(f"visibility level {v.level} is not a VisibilityLevel value") from None
     if level == "public" and not v.known_to:
@@ -264,7 +261,7 @@ def _unique(d: Mapping[str, object], key: str, what: str) -> None:
 
 
 def _vis_pb(v: m.Visibility) -> tpb.Visibility:
-    return tpb.Visibility(level=_LEVEL_TO[v.level], known_to=v.known_to)  # type: ignore[arg-type]
+    return tpb.Visibility(level=LEVEL_TO[v.level], known_to=v.known_to)  # type: ignore[arg-type]
 
 
 def _value_pb(v: m.Value) -> tpb.Value:
@@ -293,7 +290,7 @@ def _entity_pb(e: m.Entity) -> pb.Entity:
         fields[k] = fv
     return pb.Entity(
         id=e.id,
-        kind=_KIND_TO[e.kind],  # type: ignore[arg-type]
+        kind=KIND_TO[e.kind],  # type: ignore[arg-type]
         name=e.name,
         description=e.description,
         tags=e.tags,
@@ -341,7 +338,7 @@ def _persona_pb(p: m.PersonaBinding) -> pb.PersonaBinding:
 
 def world_to_pb(w: m.World, kinds: Iterable[int] = (), ids: Iterable[str] = ()) -> pb.Snapshot:
     """The engine's view. `kinds` / `ids` filter the entities only (empty = all)."""
-    kind_names = {_KIND_FROM.get(k, "") for k in kinds} - {""}
+    kind_names = {KIND_FROM.get(k, "") for k in kinds} - {""}
     wanted = list(ids)
     entities = [w.entities[i] for i in dict.fromkeys(wanted) if i in w.entities] if wanted else w.entities.values()
     st = w.story
@@ -380,18 +377,16 @@ def world_to_pb(w: m.World, kinds: Iterable[int] = (), ids: Iterable[str] = ()) 
 
 # -- options ---------------------------------------------------------------------
 
-_ALIAS_FROM = {0: "kind", 1: "kind", 2: "display_name"}
-_ALIAS_TO = {"kind": 1, "display_name": 2}
 
 
 def options_from_pb(p: spb.SessionOptions) -> m.SessionOptions:
-    if p.alias_mode not in _ALIAS_FROM:
+    if p.alias_mode not in ALIAS_FROM:
         raise InvalidRequest(f"options.alias_mode {p.alias_mode} is not an AliasMode value")
     if p.budget_tokens < 0:
         raise InvalidRequest("options.budget_tokens must be 0 (from the model) or positive")
     e = p.expose_moment
     return m.SessionOptions(
-        alias_mode=_ALIAS_FROM[p.alias_mode],  # type: ignore[arg-type]
+        alias_mode=ALIAS_FROM[p.alias_mode],  # type: ignore[arg-type]
         expose_moment=m.MomentExposure(e.timeline, e.tick, e.calendar),
         coordinate_fields=list(p.coordinate_fields),
         exposed_coordinate_fields=list(p.exposed_coordinate_fields),
@@ -404,7 +399,7 @@ def options_from_pb(p: spb.SessionOptions) -> m.SessionOptions:
 def options_to_pb(o_: m.SessionOptions) -> spb.SessionOptions:
     e = o_.expose_moment
     return spb.SessionOptions(
-        alias_mode=_ALIAS_TO.get(o_.alias_mode, 1),  # type: ignore[arg-type]
+        alias_mode=ALIAS_TO.get(o_.alias_mode, ALIAS_TO["kind"]),  # type: ignore[arg-type]
         expose_moment=spb.MomentExposure(timeline=e.timeline, tick=e.tick, calendar=e.calendar),
         coordinate_fields=o_.coordinate_fields,
         exposed_coordinate_fields=o_.exposed_coordinate_fields,

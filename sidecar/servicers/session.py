@@ -16,6 +16,7 @@ import grpc
 from sidecar.app import App
 from sidecar.errors import InvalidRequest, LimitExceeded, ShuttingDown, SidecarError
 from sidecar.servicers.calls import Malformed, parsed
+from sidecar.servicers.convert_enums import KIND_NUMBERS
 from sidecar.servicers.convert_state import ops_from_pb, options_from_pb, options_to_pb, world_from_pb, world_to_pb
 from sidecar.servicers.status import error_detail
 from sidecar.sessions import close_session
@@ -28,7 +29,6 @@ from sidecar.v1 import session_service_pb2_grpc as pb_grpc
 __all__ = ["SessionServicer"]
 
 log = logging.getLogger("sidecar.servicers.session")
-_KINDS = range(0, 7)
 
 
 class SessionServicer(pb_grpc.SessionServiceServicer):
@@ -121,7 +121,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
 
     async def GetState(self, request: pb.GetStateRequest, context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
         _need_id(request.session_id)
-        bad = [k for k in request.kinds if k not in _KINDS]
+        bad = [k for k in request.kinds if k not in KIND_NUMBERS]
         if bad:
             raise InvalidRequest(f"kinds: {bad[0]} is not an EntityKind value")
         session = self._store.get(request.session_id)
