@@ -4,6 +4,8 @@ engine's caches for it (and only for it)."""
 
 from __future__ import annotations
 
+import pytest
+
 from sidecar.config import Config, ModelProfile, ScriptConfig
 from sidecar.context.api import DialogueInput, RunSpec
 from sidecar.runs import prepare_prompt
@@ -32,6 +34,7 @@ def _scene(npc: str) -> list:
     ]
 
 
+@pytest.mark.slow
 async def test_ten_thousand_sessions_opened_prompted_and_closed_leave_the_caches_empty() -> None:
     app = build_app(scripted_config())
     await app.store.start()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from ctxhelpers import count_messages, engine, tiktoken_counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -91,6 +92,7 @@ def _session(seed: int, n_entities: int, lore_words: int, history: int, memories
     return s
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10**9),
@@ -151,6 +153,7 @@ def test_no_prompt_is_ever_over_budget(seed, n_entities, lore_words, history, me
             assert not sec[name].trimmed and not sec[name].dropped, name
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10**9),

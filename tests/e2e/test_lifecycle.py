@@ -214,6 +214,7 @@ async def test_launcher_reports_malformed_handshake() -> None:
     assert err.value.line == "hello"
 
 
+@pytest.mark.slow  # waits out the launcher's handshake timeout
 async def test_launcher_times_out() -> None:
     with pytest.raises(HandshakeTimeout):
         await SidecarProcess.launch(command=[sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)

@@ -12,7 +12,7 @@ from sidecar.client import SidecarProcess
 from sidecar.demo import EVENTS, run_demo, scene_ops
 from sidecar.v1 import agent_service_pb2 as agent_pb
 
-pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 async def test_embedded_model_streams_narration_with_usage() -> None:

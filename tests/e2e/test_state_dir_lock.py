@@ -19,6 +19,7 @@ from sidecar.v1 import session_service_pb2 as spb
 pytestmark = pytest.mark.timeout(120)
 
 
+@pytest.mark.slow
 async def test_a_second_sidecar_on_the_same_state_dir_exits_3(tmp_path: Path) -> None:
     state_dir = str(tmp_path / "state")
     first = await SidecarProcess.launch(["--state-dir", state_dir], timeout=60)

@@ -19,7 +19,7 @@ from sidecar.state.model import Entity
 from sidecar.state.ops import UpsertEntity
 
 pytest.importorskip("llama_cpp")
-pytestmark = [pytest.mark.local_model, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 @pytest.fixture

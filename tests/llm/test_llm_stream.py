@@ -106,7 +106,8 @@ async def test_limits_reach_the_request(make_gateway, fake_openai: FakeOpenAI) -
         ("http400", ProviderBadRequest, 1),
         ("toolong", ContextWindowExceeded, 1),
         ("filtered", ContentFiltered, 1),
-        ("stall", ProviderTimeout, 3),  # first_token_timeout_s below
+        # Waits out first_token_timeout_s (below) on every attempt.
+        pytest.param("stall", ProviderTimeout, 3, marks=pytest.mark.slow),
     ],
 )
 async def test_faults_before_the_first_token(make_gateway, fake_openai, mode, error, requests) -> None:

@@ -89,6 +89,7 @@ def test_scripted_and_openai_compatible_profiles_never_import_litellm() -> None:
     assert out["litellm_imported"] is False
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_litellm_profile_loads_it_in_the_background() -> None:
     out = _run("with")

@@ -53,6 +53,7 @@ def test_projected_prompt_never_leaks(case: Case):
     assert_no_leak(case, messages, p)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=cases(), data=st.data())
 def test_reverse_mapping_gives_real_visible_ids_or_rejects(case: Case, data):

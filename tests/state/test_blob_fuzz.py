@@ -17,6 +17,7 @@ import zlib
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -167,6 +168,7 @@ async def _base(state_dir: str) -> tuple[SessionStore, bytes]:
     return store, store.export("s")
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_blobs_are_refused_whole_or_imported_exactly(data: st.DataObject) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import tempfile
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from worldgen import PlainModel, batch_strategy, world_as_model
@@ -34,6 +35,7 @@ def _try(session: Session, batch) -> bool:
     return True
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_batches_match_the_plain_model(data) -> None:
@@ -55,6 +57,7 @@ def test_random_batches_match_the_plain_model(data) -> None:
     event(f"applied {min(model.revision, 10) // 5 * 5}+ batches, up to {min(most, 4)}+ entities")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_aliases_are_unique_and_never_change(data) -> None:

@@ -59,7 +59,8 @@ async def test_documented_scripted_config_narrates(doc_server) -> None:
         ("#fail:connection", grpc.StatusCode.UNAVAILABLE, "PROVIDER_UNAVAILABLE"),
         ("#fail:bad_request", grpc.StatusCode.INVALID_ARGUMENT, "PROVIDER_BAD_REQUEST"),
         ("#fail-mid:unavailable", grpc.StatusCode.UNAVAILABLE, "PROVIDER_UNAVAILABLE"),
-        ("#stall", grpc.StatusCode.DEADLINE_EXCEEDED, "PROVIDER_TIMEOUT"),
+        # Waits out the profile's first-token timeout.
+        pytest.param("#stall", grpc.StatusCode.DEADLINE_EXCEEDED, "PROVIDER_TIMEOUT", marks=pytest.mark.slow),
     ],
 )
 async def test_documented_cues(doc_server, cue, code, reason) -> None:
