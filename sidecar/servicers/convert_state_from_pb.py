@@ -7,7 +7,8 @@ job (`sidecar.state.validate`), so the rules hold whatever the source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from sidecar.errors import InvalidDelta, InvalidRequest, LimitExceeded
 from sidecar.servicers.convert_enums import KIND_FROM, LEVEL_FROM
@@ -16,7 +17,7 @@ from sidecar.state import ops as o
 from sidecar.v1 import state_pb2 as pb
 from sidecar.v1 import types_pb2 as tpb
 
-__all__ = ["ops_from_pb", "world_from_pb"]
+__all__ = ["ops_from_pb", "world_from_pb", "OP_CONVERTERS"]
 
 #: Far above any configured max_value_depth: only guards the recursion itself.
 _HARD_DEPTH = 64
@@ -141,64 +142,64 @@ def _opt(msg: object, name: str) -> str | None:
     return getattr(msg, name) if msg.HasField(name) else None  # type: ignore[attr-defined]
 
 
+def _need(op: Any, op_name: str, field: str) -> Any:
+    """`op.<field>`, which the op cannot do without (proto3 would hand over an empty one)."""
+    if not op.HasField(field):
+        raise _Bad(f"{op_name} has no {field}")
+    return getattr(op, field)
+
+
+def _patch_entity(p: pb.PatchEntityOp) -> o.PatchEntity:
+    return o.PatchEntity(
+        id=p.id,
+        set_fields=_fields(p.set_fields),
+        unset_fields=list(p.unset_fields),
+        name=_opt(p, "name"),
+        description=_opt(p, "description"),
+        tags=list(p.tags) if p.has_tags else None,
+        location_id=_opt(p, "location_id"),
+        visibility=_vis(p.visibility) if p.HasField("visibility") else None,
+    )
+
+
+def _scene_fact(f: pb.SetSceneFactOp) -> o.SetSceneFact:
+    if f.remove:
+        return o.SetSceneFact(f.key, None, True)
+    if not f.HasField("value"):
+        raise _Bad("set_scene_fact has no value (set remove to delete the fact)")
+    return o.SetSceneFact(f.key, _value(f.value))
+
+
+def _memory(x: pb.RecordMemoryOp) -> o.RecordMemory:
+    mem = _need(x, "record_memory", "memory")
+    return o.RecordMemory(m.Memory(mem.actor_id, mem.text))
+
+
+_STORY = ("plot_essentials", "author_note", "story_summary", "instructions")
+
+#: DeltaOp's `op` oneof: field name -> its conversion (tests/wire/test_enum_tables.py
+#: checks that every field of the oneof has one).
+OP_CONVERTERS: dict[str, Callable[[Any], o.Op]] = {
+    "patch_entity": _patch_entity,
+    "upsert_entity": lambda x: o.UpsertEntity(_entity(_need(x, "upsert_entity", "entity"))),
+    "remove_entity": lambda x: o.RemoveEntity(x.id),
+    "record_event": lambda x: o.RecordEvent(_event(_need(x, "record_event", "event"))),
+    "set_relation": lambda x: o.SetRelation(_relation(_need(x, "set_relation", "relation")), x.remove),
+    "set_mood": lambda x: o.SetMood(x.actor_id, _pad(_need(x, "set_mood", "pad"))),
+    "set_scene_fact": _scene_fact,
+    "upsert_lore_card": lambda x: o.UpsertLoreCard(_lore(_need(x, "upsert_lore_card", "card"))),
+    "remove_lore_card": lambda x: o.RemoveLoreCard(x.id),
+    "record_memory": _memory,
+    "set_story": lambda x: o.SetStory(*(_opt(x, n) for n in _STORY)),
+    "set_persona": lambda x: o.SetPersona(_persona(_need(x, "set_persona", "persona"))),
+}
+
+
 def _op(d: pb.DeltaOp) -> o.Op:
     which = d.WhichOneof("op")
-    if which == "patch_entity":
-        p = d.patch_entity
-        return o.PatchEntity(
-            id=p.id,
-            set_fields=_fields(p.set_fields),
-            unset_fields=list(p.unset_fields),
-            name=_opt(p, "name"),
-            description=_opt(p, "description"),
-            tags=list(p.tags) if p.has_tags else None,
-            location_id=_opt(p, "location_id"),
-            visibility=_vis(p.visibility) if p.HasField("visibility") else None,
-        )
-    if which == "upsert_entity":
-        if not d.upsert_entity.HasField("entity"):
-            raise _Bad("upsert_entity has no entity")
-        return o.UpsertEntity(_entity(d.upsert_entity.entity))
-    if which == "remove_entity":
-        return o.RemoveEntity(d.remove_entity.id)
-    if which == "record_event":
-        if not d.record_event.HasField("event"):
-            raise _Bad("record_event has no event")
-        return o.RecordEvent(_event(d.record_event.event))
-    if which == "set_relation":
-        if not d.set_relation.HasField("relation"):
-            raise _Bad("set_relation has no relation")
-        return o.SetRelation(_relation(d.set_relation.relation), d.set_relation.remove)
-    if which == "set_mood":
-        if not d.set_mood.HasField("pad"):
-            raise _Bad("set_mood has no pad")
-        return o.SetMood(d.set_mood.actor_id, _pad(d.set_mood.pad))
-    if which == "set_scene_fact":
-        f = d.set_scene_fact
-        if f.remove:
-            return o.SetSceneFact(f.key, None, True)
-        if not f.HasField("value"):
-            raise _Bad("set_scene_fact has no value (set remove to delete the fact)")
-        return o.SetSceneFact(f.key, _value(f.value))
-    if which == "upsert_lore_card":
-        if not d.upsert_lore_card.HasField("card"):
-            raise _Bad("upsert_lore_card has no card")
-        return o.UpsertLoreCard(_lore(d.upsert_lore_card.card))
-    if which == "remove_lore_card":
-        return o.RemoveLoreCard(d.remove_lore_card.id)
-    if which == "record_memory":
-        if not d.record_memory.HasField("memory"):
-            raise _Bad("record_memory has no memory")
-        mem = d.record_memory.memory
-        return o.RecordMemory(m.Memory(mem.actor_id, mem.text))
-    if which == "set_story":
-        s = d.set_story
-        return o.SetStory(*(_opt(s, n) for n in ("plot_essentials", "author_note", "story_summary", "instructions")))
-    if which == "set_persona":
-        if not d.set_persona.HasField("persona"):
-            raise _Bad("set_persona has no persona")
-        return o.SetPersona(_persona(d.set_persona.persona))
-    raise _Bad("no operation set in the DeltaOp oneof")
+    if which is None:
+        raise _Bad("no operation set in the DeltaOp oneof")
+    return OP_CONVERTERS[which](getattr(d, which))
 
 
 def ops_from_pb(ops: Iterable[pb.DeltaOp]) -> list[o.Op]:

@@ -1,5 +1,5 @@
 """The enum tables of `sidecar.servicers.convert_enums` are read from the
-proto descriptors; these tests keep the other places that name the same values
+proto descriptors, and every DeltaOp kind has a converter; these tests keep the other places that name the same values
 in step with them (the domain's Literals, the alias prefixes, docs/privacy.md)
 and check the tables on a real server: every wire value round-trips, a value
 one past the last is refused precisely and changes nothing.
@@ -17,7 +17,9 @@ import grpc
 import pytest
 
 from sidecar.client import SidecarClient, error_reason
+from sidecar.errors import InvalidDelta
 from sidecar.servicers.convert_enums import ALIAS_FROM, ALIAS_TO, KIND_FROM, KIND_NUMBERS, KIND_TO, LEVEL_FROM, LEVEL_TO
+from sidecar.servicers.convert_state_from_pb import OP_CONVERTERS, ops_from_pb
 from sidecar.state import model as m
 from sidecar.state.aliases import KIND_PREFIX
 from sidecar.v1 import session_service_pb2 as spb
@@ -54,6 +56,35 @@ def test_visibility_levels_agree_with_the_domain_and_privacy_md() -> None:
 def test_alias_modes_agree_with_the_domain_and_privacy_md() -> None:
     mode = typing.get_type_hints(m.SessionOptions)["alias_mode"]
     assert set(ALIAS_TO) == set(typing.get_args(mode)) == _table_rows("| mode | alias | example |")
+
+
+def test_every_delta_op_in_the_proto_has_a_converter() -> None:
+    assert set(OP_CONVERTERS) == {f.name for f in pb.DeltaOp.DESCRIPTOR.oneofs_by_name["op"].fields}
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        (pb.DeltaOp(), "no operation set in the DeltaOp oneof"),
+        (pb.DeltaOp(upsert_entity=pb.UpsertEntityOp()), "upsert_entity has no entity"),
+        (pb.DeltaOp(record_event=pb.RecordEventOp()), "record_event has no event"),
+        (pb.DeltaOp(set_relation=pb.SetRelationOp()), "set_relation has no relation"),
+        (pb.DeltaOp(set_mood=pb.SetMoodOp(actor_id="a")), "set_mood has no pad"),
+        (
+            pb.DeltaOp(set_scene_fact=pb.SetSceneFactOp(key="k")),
+            "set_scene_fact has no value (set remove to delete the fact)",
+        ),
+        (pb.DeltaOp(upsert_lore_card=pb.UpsertLoreCardOp()), "upsert_lore_card has no card"),
+        (pb.DeltaOp(record_memory=pb.RecordMemoryOp()), "record_memory has no memory"),
+        (pb.DeltaOp(set_persona=pb.SetPersonaOp()), "set_persona has no persona"),
+    ],
+)
+def test_an_op_missing_what_it_needs_is_refused_by_name(op: pb.DeltaOp, message: str) -> None:
+    ok = pb.DeltaOp(remove_entity=pb.RemoveEntityOp(id="x"))
+    with pytest.raises(InvalidDelta) as caught:
+        ops_from_pb([ok, op])
+    assert str(caught.value) == f"op 1: {message}"
+    assert caught.value.metadata == {"op_index": "1"}
 
 
 def _upsert(entity_id: str, kind: int, level: int = tpb.VISIBILITY_LEVEL_PUBLIC) -> pb.DeltaOp:
