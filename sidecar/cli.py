@@ -19,8 +19,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve gRPC; launched by the game (see docs/protocol.md)")
     serve.add_argument("--listen", default=None,
-                       help="unix (a socket in a fresh 0700 temp dir; the default where Unix sockets exist), unix:PATH, "
-                            "or tcp://127.0.0.1:0 (the default on Windows)")
+                       help="unix (a socket in a fresh 0700 temp dir; the default where Unix sockets exist), "
+                            "unix:PATH, or tcp://127.0.0.1:0 (the default on Windows)")
     serve.add_argument("--parent-pid", type=int, default=None,
                        help="exit when this process goes away (default: the spawning parent)")
     serve.add_argument("--no-magic", action="store_true", help=f"run by hand without {_magic_env()}")

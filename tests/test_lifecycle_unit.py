@@ -8,10 +8,10 @@ import stat
 
 import pytest
 
+from sidecar import lifecycle
 from sidecar.client import Handshake
 from sidecar.config import load_config
 from sidecar.errors import InvalidRequest
-from sidecar import lifecycle
 from sidecar.lifecycle import is_loopback, parse_listen, resolve_token
 
 
