@@ -3,18 +3,16 @@ and the frozen build (tests/e2e/launchers.py)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
-from launchers import FROZEN_EXE, SidecarCommand, player_env
+from launchers import FROZEN_EXE, SidecarCommand, player_env, require_frozen
 
 
 @pytest.fixture(params=["venv", "frozen"])
 def sidecar_cmd(request: pytest.FixtureRequest, tmp_path: Path) -> SidecarCommand:
     if request.param == "venv":
         return SidecarCommand("venv", [sys.executable, "-m", "sidecar", "serve"], player_env(tmp_path))
-    if not os.access(FROZEN_EXE, os.X_OK):
-        pytest.skip(f"frozen build not built: no {FROZEN_EXE} (scripts/package builds it; scripts/test always does)")
+    require_frozen()
     return SidecarCommand("frozen", [str(FROZEN_EXE), "serve"], player_env(tmp_path))

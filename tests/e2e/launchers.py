@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sidecar.client import SidecarProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,3 +51,12 @@ def player_env(tmp_path: Path) -> dict[str, str]:
     if "TMPDIR" in os.environ:
         env["TMPDIR"] = os.environ["TMPDIR"]
     return env
+
+
+def require_frozen() -> Path:
+    """The frozen executable; skips without it, except under scripts/test, which builds it first."""
+    if not os.access(FROZEN_EXE, os.X_OK):
+        if os.environ.get("GAME_SIDECAR_REQUIRE_FROZEN"):
+            pytest.fail(f"no frozen build at {FROZEN_EXE} although scripts/test builds it first")
+        pytest.skip(f"frozen build not built: no {FROZEN_EXE} (scripts/package builds it; scripts/test always does)")
+    return FROZEN_EXE

@@ -5,7 +5,6 @@ litellm's data files, tiktoken's encodings and the gRPC services it needs."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import textwrap
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakes.openai_server import FakeOpenAI, chunk_text
-from launchers import FROZEN_EXE, SidecarCommand, player_env
+from launchers import FROZEN_EXE, SidecarCommand, player_env, require_frozen
 
 from sidecar.client import SidecarProcess
 from sidecar.v1 import agent_service_pb2 as agent
@@ -96,8 +95,7 @@ async def test_getinfo_reports_the_missing_weights_with_the_way_out(sidecar_cmd:
 
 
 def test_frozen_build_finds_weights_in_models_next_to_its_executable(tmp_path: Path) -> None:
-    if not os.access(FROZEN_EXE, os.X_OK):
-        pytest.skip(f"frozen build not built: no {FROZEN_EXE} (scripts/package builds it; scripts/test always does)")
+    require_frozen()
     # A game's folder: the executable, its _internal/ (linked, it is large) and models/.
     folder = tmp_path / "game-sidecar"
     folder.mkdir()
