@@ -162,6 +162,7 @@ def main() -> int:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest not in cache:
             cache[digest] = scan(path)
+            cache_path.write_text(json.dumps(cache))  # a long scan interrupted keeps what it did
         result = dict(cache[digest])
         glob, limit = allowed(rel, table)
         result["allowed"], result["row"] = limit, glob
