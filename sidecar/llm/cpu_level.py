@@ -54,6 +54,8 @@ def missing_cpu_features(lib_dir: Path | None, features: Mapping[str, bool] | No
             from numpy._core._multiarray_umath import __cpu_features__  # CPUID, at import
         except ImportError:  # then llama_cpp's own import fails, and says why
             return []
+        except RuntimeError:  # numpy refuses a CPU below its own baseline (x86-64-v2): below v3 too
+            return list(REQUIRED_FEATURES)
         features = __cpu_features__
     return [name for name in REQUIRED_FEATURES if not features.get(name, False)]
 
