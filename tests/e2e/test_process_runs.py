@@ -10,6 +10,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import grpc
 import pytest
 from fakes.openai_server import FakeOpenAI, chunk_text
 from launchers import FROZEN_EXE, SidecarCommand, player_env, require_frozen
@@ -92,6 +93,20 @@ async def test_getinfo_reports_the_missing_weights_with_the_way_out(sidecar_cmd:
     assert info.local_model.runtime_found
     assert not info.local_model.weights_found
     assert "GAME_SIDECAR_MODEL_PATH" in info.local_model.problem
+
+
+async def test_the_embedded_models_runtime_loads(sidecar_cmd: SidecarCommand, tmp_path: Path) -> None:
+    # No real weights here: a file that is not a model. Reaching llama.cpp's own "failed to load"
+    # proves llama.cpp, numpy and OpenBLAS import and load in this form of the sidecar.
+    bogus = tmp_path / "not-a-model.gguf"
+    bogus.write_bytes(b"GGUF")
+    env = dict(sidecar_cmd.env, GAME_SIDECAR_MODEL_PATH=str(bogus))
+    async with await sidecar_cmd.launch(env=env) as sidecar:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await narrate(sidecar, "The goblin attacks!")
+        assert sidecar.proc.returncode is None, "the sidecar must survive a model that does not load"
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE, err.value.details()
+    assert "the embedded model failed to load" in (err.value.details() or "")
 
 
 def test_frozen_build_finds_weights_in_models_next_to_its_executable(tmp_path: Path) -> None:
