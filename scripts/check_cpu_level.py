@@ -15,7 +15,7 @@ Exit status 1 when a file needs more than the table allows, or when a file is na
 nowhere and exceeds the default.
 
 Usage: scripts/check_cpu_level.py [DIST_FOLDER] [--table docs/shipping.md] [--json]
-Results are cached per file content in DIST_FOLDER/../.cpu-level-cache.json.
+Each file's instruction counts are cached by content hash in DIST_FOLDER/../.cpu-level-cache.v2.json.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ V2 = set(
     "crc32 crc32b crc32w crc32l crc32q pcmpestri pcmpestrm pcmpistri pcmpistrm pcmpgtq "  # SSE4.2
     "popcnt cmpxchg16b".split()
 )
-V3_SCALAR = set("andn bextr blsi blsmsk blsr bzhi mulx pdep pext rorx sarx shlx shrx lzcnt tzcnt movbe".split())
+#: Not tzcnt: without BMI1 it runs as bsf, the same for the non-zero inputs compilers emit it for.
+V3_SCALAR = set("andn bextr blsi blsmsk blsr bzhi mulx pdep pext rorx sarx shlx shrx lzcnt movbe".split())
 #: VEX mnemonics that are not AVX (old system instructions that start with v).
 NOT_AVX = {"verr", "verw"}
 #: Mnemonics that exist only with AVX-512 (EVEX) or with extensions newer than v3 (AVX-VNNI...).
@@ -63,6 +64,7 @@ ABOVE_V3 = re.compile(
 )
 #: Registers only EVEX can name: zmm, mask registers, xmm/ymm 16-31.
 EVEX_REGS = re.compile(r"%zmm|%k[0-7]\b|%[xy]mm(1[6-9]|2\d|3[01])\b|\{%k")
+EVEX = "<EVEX registers>"
 INSN = re.compile(r"^\s*[0-9a-f]+:\t(?:(?:rex\S*|lock|rep\S*|notrack|bnd|data16|addr32|cs|ds)\s+)*([a-z][\w.]*)", re.M)
 
 
@@ -81,8 +83,9 @@ def classify(mnemonic: str) -> int:
     return 0
 
 
-def scan(path: Path) -> dict[str, object]:
-    """{level, examples: {level name: [(mnemonic, count)...]}} of one ELF file."""
+def scan(path: Path) -> dict[str, int]:
+    """{mnemonic: count} of one ELF file's instructions, plus "<EVEX registers>": operands only
+    AVX-512 can name (cached as is, so a change of classification needs no rescan)."""
     proc = subprocess.Popen(["objdump", "-d", "--no-show-raw-insn", "-w", str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     assert proc.stdout is not None
@@ -96,13 +99,18 @@ def scan(path: Path) -> dict[str, object]:
         counts.update(INSN.findall(text))
         evex += len(EVEX_REGS.findall(text))
     proc.wait()
+    if evex:
+        counts[EVEX] = evex
+    return dict(counts)
+
+
+def level_of(counts: dict[str, int]) -> dict[str, object]:
+    """{level, examples: {level name: [(mnemonic, count)...]}} of one file's scan."""
     per_level: dict[int, list[tuple[str, int]]] = {}
     for mnemonic, n in counts.items():
-        level = classify(mnemonic)
+        level = 3 if mnemonic == EVEX else classify(mnemonic)
         if level:
             per_level.setdefault(level, []).append((mnemonic, n))
-    if evex:
-        per_level.setdefault(3, []).append(("<EVEX registers>", evex))
     level = max(per_level, default=0)
     examples = {LEVELS[lv]: sorted(items, key=lambda x: -x[1])[:6] for lv, items in sorted(per_level.items())}
     return {"level": LEVELS[level], "examples": examples}
@@ -153,8 +161,8 @@ def main() -> int:
         print(f"check_cpu_level: no folder {folder} (build it with scripts/package)", file=sys.stderr)
         return 2
     table = read_table(Path(args.table))
-    cache_path = folder.parent / ".cpu-level-cache.json"
-    cache: dict[str, dict[str, object]] = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
+    cache_path = folder.parent / ".cpu-level-cache.v2.json"
+    cache: dict[str, dict[str, int]] = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
     results: dict[str, dict[str, object]] = {}
     failures: list[str] = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and is_elf(p)):
@@ -163,7 +171,7 @@ def main() -> int:
         if digest not in cache:
             cache[digest] = scan(path)
             cache_path.write_text(json.dumps(cache))  # a long scan interrupted keeps what it did
-        result = dict(cache[digest])
+        result = level_of(cache[digest])
         glob, limit = allowed(rel, table)
         result["allowed"], result["row"] = limit, glob
         results[rel] = result
