@@ -54,8 +54,10 @@ def missing_cpu_features(lib_dir: Path | None, features: Mapping[str, bool] | No
             from numpy._core._multiarray_umath import __cpu_features__  # CPUID, at import
         except ImportError:  # then llama_cpp's own import fails, and says why
             return []
-        except RuntimeError:  # numpy refuses a CPU below its own baseline (x86-64-v2): below v3 too
+        except RuntimeError:  # numpy's refusal of a CPU below its x86-64-v2 baseline, when it gets to say so
             return list(REQUIRED_FEATURES)
+        # Below x86-64-v2, numpy's own code may die with SIGILL before that refusal (emulated
+        # qemu64 CPU): a known gap (docs/shipping.md, "CPU requirements").
         features = __cpu_features__
     return [name for name in REQUIRED_FEATURES if not features.get(name, False)]
 
