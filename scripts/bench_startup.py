@@ -2,7 +2,13 @@
 """Spawn-to-handshake time of the real sidecar, launched through the Python
 client N times, and how fast it exits after stdin EOF. Prints one JSON object.
 
-Usage: .venv/bin/python scripts/bench_startup.py [--runs 20]
+With --frozen, the same figures for the frozen build (scripts/package) in the same
+run, interleaved with the venv's so both see the same machine load, plus per form:
+the first scripted run after launch (handshake to `finished`), RSS at idle (after
+that run) and, for the frozen build, the folder's size in MB (and the providers-only
+folder's, when dist/providers-only/ was built with --without-local-model).
+
+Usage: .venv/bin/python scripts/bench_startup.py [--runs 20] [--frozen dist/game-sidecar/game-sidecar]
 """
 
 from __future__ import annotations
@@ -15,10 +21,16 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from sidecar.client import SidecarProcess
 from sidecar.lifecycle import process_alive
+from sidecar.v1 import agent_service_pb2 as agent
+
+VENV_SERVE = [sys.executable, "-m", "sidecar", "serve"]
+SCRIPTED_CONFIG = 'default_profile = "fake"\n[profiles.fake]\nmodel = "scripted/test"\n'
 
 # A stand-in game: spawns the sidecar with --no-stdin-watch so only the parent
 # watchdog can notice its death, prints the handshake, then waits to be killed.
@@ -48,6 +60,70 @@ def exit_after_parent_kill_ms() -> float:
 def _pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        kb = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return round(kb / 1024, 1)
+
+
+def _folder_mb(folder: Path) -> float:
+    return round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) / 2**20, 1)
+
+
+async def spawn_once(serve: list[str]) -> float:
+    """Spawn to handshake, ms; then GetInfo and an orderly exit."""
+    t0 = time.perf_counter()
+    sidecar = await SidecarProcess.launch(command=serve, timeout=60)
+    ms = (time.perf_counter() - t0) * 1000
+    await sidecar.client.get_info()
+    await sidecar.close()
+    return ms
+
+
+async def first_scripted_run(serve: list[str], config: str) -> dict[str, float]:
+    """Handshake to the first scripted run's `finished`, and RSS once idle after it."""
+    sidecar = await SidecarProcess.launch(["--config", config], command=serve, timeout=60)
+    try:
+        t0 = time.perf_counter()
+        await sidecar.client.open_session("bench")
+        request = agent.RunRequest(session_id="bench", narrate=agent.NarrateInput(text="The goblin attacks!"))
+        async for _ in sidecar.client.run(request, timeout=120):
+            pass
+        run_ms = (time.perf_counter() - t0) * 1000
+        await asyncio.sleep(1.0)  # let the run's buffers go before sampling idle memory
+        return {"first_scripted_run_ms": round(run_ms, 1), "rss_idle_mb": _rss_mb(sidecar.pid)}
+    finally:
+        await sidecar.close()
+
+
+async def frozen_vs_venv(runs: int, frozen: Path) -> dict[str, object]:
+    forms = {"venv": VENV_SERVE, "frozen": [str(frozen), "serve"]}
+    spawn: dict[str, list[float]] = {name: [] for name in forms}
+    for _ in range(runs):
+        for name, serve in forms.items():  # interleaved: both forms see the same load
+            spawn[name].append(await spawn_once(serve))
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "sidecar.toml"
+        config.write_text(SCRIPTED_CONFIG)
+        for name, serve in forms.items():
+            figures: dict[str, object] = {
+                "spawn_to_handshake_ms_p50": round(statistics.median(spawn[name]), 1),
+                "spawn_to_handshake_ms_max": round(max(spawn[name]), 1),
+            }
+            figures.update(await first_scripted_run(serve, str(config)))
+            out[name] = figures
+    folder = frozen.parent
+    sizes = {"folder_mb": _folder_mb(folder)}
+    providers_only = folder.parent / "providers-only" / folder.name
+    if providers_only.is_dir():
+        sizes["folder_mb_without_local_model"] = _folder_mb(providers_only)
+    out["frozen"].update(sizes)  # type: ignore[union-attr]
+    out["targets"] = {"frozen_spawn_to_handshake_ms_p50": 300, "first_scripted_run_ms": 1000,
+                      "folder_mb_without_weights": 150}
+    return out
 
 
 async def main(runs: int) -> dict[str, object]:
@@ -89,4 +165,10 @@ async def main(runs: int) -> dict[str, object]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
-    print(json.dumps(asyncio.run(main(parser.parse_args().runs))))
+    parser.add_argument("--frozen", type=Path, default=None,
+                        help="the frozen build's executable: compare it with the venv's sidecar")
+    args = parser.parse_args()
+    if args.frozen is not None:
+        print(json.dumps(asyncio.run(frozen_vs_venv(args.runs, args.frozen.resolve()))))
+    else:
+        print(json.dumps(asyncio.run(main(args.runs))))

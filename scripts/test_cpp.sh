@@ -5,14 +5,20 @@
 #   scripts/test_cpp.sh                 # everything
 #   scripts/test_cpp.sh -R RealSidecar  # extra arguments go to ctest
 #
-# Environment: GAME_SIDECAR_EXE (default .venv/bin/game-sidecar),
+# Environment: GAME_SIDECAR_EXE (default: the frozen build dist/game-sidecar/game-sidecar
+# when scripts/package has built it, else .venv/bin/game-sidecar),
 # CPP_BUILD_DIR (default clients/cpp/build), CPP_JOBS (default 2).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CPP_BUILD_DIR:-$root/clients/cpp/build}"
 jobs="${CPP_JOBS:-2}"
-exe="${GAME_SIDECAR_EXE:-$root/.venv/bin/game-sidecar}"
+exe="${GAME_SIDECAR_EXE:-}"
+if [[ -z "$exe" ]]; then
+  exe="$root/.venv/bin/game-sidecar"
+  [[ -x "$root/dist/game-sidecar/game-sidecar" ]] && exe="$root/dist/game-sidecar/game-sidecar"
+fi
+echo "== sidecar under test: $exe"
 
 if [[ ! -x "$exe" ]]; then
   echo "test_cpp: no sidecar at $exe (install the package into .venv, or set GAME_SIDECAR_EXE)" >&2

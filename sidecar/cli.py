@@ -18,7 +18,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve gRPC; launched by the game (see docs/protocol.md)")
     serve.add_argument("--listen", default=None,
-                       help="unix (default: socket in a fresh 0700 temp dir), unix:PATH, or tcp://127.0.0.1:0")
+                       help="unix (a socket in a fresh 0700 temp dir; the default where Unix sockets exist), "
+                            "unix:PATH, or tcp://127.0.0.1:0 (the default on Windows)")
     serve.add_argument("--parent-pid", type=int, default=None,
                        help="exit when this process goes away (default: the spawning parent)")
     serve.add_argument("--no-magic", action="store_true", help=f"run by hand without {_magic_env()}")
@@ -130,7 +131,10 @@ async def _serve(config, listen, token, generated, handshake_fd, parent_pid, wat
     lifecycle.write_handshake(handshake_fd, bound, token if generated else None)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, server.request_stop, sig.name)
+        try:
+            loop.add_signal_handler(sig, server.request_stop, sig.name)
+        except NotImplementedError:  # Windows: the game ends us through stdin EOF or the parent watch
+            pass
     lifecycle.watch_host(loop, server.request_stop, parent_pid, watch_stdin=watch_stdin)
     await server.wait_stop_requested()
     await server.stop()

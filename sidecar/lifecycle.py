@@ -11,6 +11,7 @@ import logging
 import os
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -29,6 +30,7 @@ __all__ = [
     "MAGIC_VALUE",
     "TOKEN_ENV",
     "ListenSpec",
+    "default_transport",
     "parse_listen",
     "resolve_token",
     "protect_stdout",
@@ -85,12 +87,27 @@ class ListenSpec:
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
+def default_transport() -> str:
+    """"unix" where this Python can make Unix sockets, else "tcp" (loopback).
+
+    CPython on Windows has no socket.AF_UNIX (even where Windows itself has it), so
+    a frozen build for Windows listens on 127.0.0.1 with a random port: the token
+    then guards the port against other local users (docs/shipping.md, "Windows").
+    """
+    return "unix" if hasattr(socket, "AF_UNIX") else "tcp"
+
+
 def parse_listen(value: str | None) -> ListenSpec:
-    """`None`/"unix": a socket in a fresh 0700 temp dir; "unix:PATH"; "tcp://HOST:PORT".
+    """`None`: the platform's default (default_transport()); "unix": a socket in a
+    fresh 0700 temp dir; "unix:PATH"; "tcp://HOST:PORT".
 
     Raises ValueError with a message for the command line.
     """
+    if value in (None, "") and default_transport() == "tcp":
+        return ListenSpec("tcp", "127.0.0.1", 0)
     if value in (None, "", "unix"):
+        if default_transport() != "unix":
+            raise ValueError("--listen unix: this platform has no Unix sockets; use tcp://127.0.0.1:0")
         directory = Path(tempfile.mkdtemp(prefix="game-sidecar-"))  # mkdtemp makes it 0700
         os.chmod(directory, 0o700)
         return ListenSpec("unix", str(directory / SOCKET_NAME), owned_dir=directory)
@@ -198,6 +215,8 @@ def watch_host(loop: asyncio.AbstractEventLoop, on_gone: Callable[[str], None], 
 
 def process_alive(pid: int) -> bool:
     """True while `pid` runs (a zombie counts as gone)."""
+    if sys.platform == "win32":
+        return _windows_process_alive(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -210,3 +229,21 @@ def process_alive(pid: int) -> bool:
             return f.read().split(b") ", 1)[1][:1] != b"Z"
     except (OSError, IndexError):
         return True
+
+
+def _windows_process_alive(pid: int) -> bool:
+    # Not os.kill(pid, 0): on Windows that is TerminateProcess, and would kill the game.
+    import ctypes
+
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    process_query_limited_information, still_active = 0x1000, 259
+    handle = kernel32.OpenProcess(process_query_limited_information, False, pid)
+    if not handle:
+        return False
+    try:
+        code = ctypes.c_ulong()
+        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+            return True
+        return code.value == still_active
+    finally:
+        kernel32.CloseHandle(handle)

@@ -8,6 +8,7 @@ import stat
 
 import pytest
 
+from sidecar import lifecycle
 from sidecar.client import Handshake
 from sidecar.config import load_config
 from sidecar.errors import InvalidRequest
@@ -43,6 +44,26 @@ def test_listen_forms(value: str, transport: str, address: str, port: int) -> No
 def test_bad_listen_values_are_refused(value: str) -> None:
     with pytest.raises(ValueError):
         parse_listen(value)
+
+
+def test_without_unix_sockets_the_default_is_tcp_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What CPython on Windows looks like: no socket.AF_UNIX.
+    monkeypatch.delattr(lifecycle.socket, "AF_UNIX")
+    assert lifecycle.default_transport() == "tcp"
+    spec = parse_listen(None)
+    assert (spec.transport, spec.address, spec.port, spec.owned_dir) == ("tcp", "127.0.0.1", 0, None)
+    assert is_loopback(spec)
+    with pytest.raises(ValueError, match="no Unix sockets"):
+        parse_listen("unix")
+
+
+def test_process_alive_never_signals_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # os.kill(pid, 0) is TerminateProcess on Windows: it must not be the liveness check there.
+    seen: list[int] = []
+    monkeypatch.setattr(lifecycle.sys, "platform", "win32")
+    monkeypatch.setattr(lifecycle, "_windows_process_alive", lambda pid: seen.append(pid) or True)
+    monkeypatch.setattr(lifecycle.os, "kill", lambda *a: pytest.fail("os.kill called on Windows"))
+    assert lifecycle.process_alive(1234) and seen == [1234]
 
 
 def test_non_loopback_is_recognised() -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from sidecar.config import LocalModelConfig
 from sidecar.errors import ModelNotInstalled, ModelUnavailable
+from sidecar.llm.cpu_level import check_llama_cpu
 from sidecar.llm.prompt_cache import PromptStateCache
 from sidecar.llm.types import Chunk
 from sidecar.llm.weights import find_local_model, resolve_weights
@@ -116,6 +117,7 @@ class LocalLLM:
             if self._closed:
                 raise ModelUnavailable("the sidecar is shutting down")
             path = resolve_weights(find_local_model(self._weights_setting))
+            check_llama_cpu()  # an illegal instruction would take the whole sidecar down
             try:
                 import llama_cpp
             except ImportError as exc:  # found but broken (e.g. a missing shared library)

@@ -1,4 +1,5 @@
-"""The real sidecar process, launched the way a game launches it (PROTOCOL.md §1, §2)."""
+"""The real sidecar process, launched the way a game launches it (PROTOCOL.md §1, §2),
+from the venv and from the frozen build (`sidecar_cmd`, tests/e2e/conftest.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from launchers import SidecarCommand
 
 from sidecar.client import (
     ExitedBeforeHandshake,
@@ -48,8 +50,8 @@ def _wait_gone(pid: int, timeout: float = EXIT_WAIT_S) -> bool:
     return False
 
 
-async def test_handshake_token_and_getinfo() -> None:
-    async with await SidecarProcess.launch() as sidecar:
+async def test_handshake_token_and_getinfo(sidecar_cmd: SidecarCommand) -> None:
+    async with await sidecar_cmd.launch() as sidecar:
         hs = sidecar.handshake
         assert hs.transport == "unix" and hs.protocol == 1 and hs.pid == sidecar.pid
         assert hs.token, "a generated token must be reported in the handshake"
@@ -61,14 +63,14 @@ async def test_handshake_token_and_getinfo() -> None:
         assert any(p.local for p in info.profiles)
 
 
-async def test_game_chosen_token_is_not_echoed() -> None:
-    async with await SidecarProcess.launch(token="chosen-by-the-game") as sidecar:
+async def test_game_chosen_token_is_not_echoed(sidecar_cmd: SidecarCommand) -> None:
+    async with await sidecar_cmd.launch(token="chosen-by-the-game") as sidecar:
         assert sidecar.handshake.token is None
         assert (await sidecar.client.get_info()).pid == sidecar.pid
 
 
-async def test_wrong_or_missing_token_is_unauthenticated() -> None:
-    async with await SidecarProcess.launch(token="right") as sidecar:
+async def test_wrong_or_missing_token_is_unauthenticated(sidecar_cmd: SidecarCommand) -> None:
+    async with await sidecar_cmd.launch(token="right") as sidecar:
         for token in ("wrong", None):
             client = SidecarClient(sidecar.handshake.target, token)
             try:
@@ -87,8 +89,8 @@ async def test_wrong_or_missing_token_is_unauthenticated() -> None:
         assert [s.session_id for s in info.stats] == []
 
 
-async def test_health_without_token_and_reflection_with_it() -> None:
-    async with await SidecarProcess.launch() as sidecar:
+async def test_health_without_token_and_reflection_with_it(sidecar_cmd: SidecarCommand) -> None:
+    async with await sidecar_cmd.launch() as sidecar:
         async with grpc.aio.insecure_channel(sidecar.handshake.target) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             for service in ("", "sidecar.v1.SessionService", "sidecar.v1.SidecarService"):
@@ -102,16 +104,16 @@ async def test_health_without_token_and_reflection_with_it() -> None:
                 "grpc.health.v1.Health"} <= names
 
 
-async def test_tcp_loopback_listen() -> None:
-    async with await SidecarProcess.launch(["--listen", "tcp://127.0.0.1:0"]) as sidecar:
+async def test_tcp_loopback_listen(sidecar_cmd: SidecarCommand) -> None:
+    async with await sidecar_cmd.launch(["--listen", "tcp://127.0.0.1:0"]) as sidecar:
         hs = sidecar.handshake
         assert hs.transport == "tcp" and hs.address.startswith("127.0.0.1:")
         assert int(hs.address.rsplit(":", 1)[1]) > 0
         assert (await sidecar.client.get_info()).pid == sidecar.pid
 
 
-async def test_stdin_eof_exits_cleanly_and_removes_socket_dir() -> None:
-    sidecar = await SidecarProcess.launch()
+async def test_stdin_eof_exits_cleanly_and_removes_socket_dir(sidecar_cmd: SidecarCommand) -> None:
+    sidecar = await sidecar_cmd.launch()
     sock_dir = Path(sidecar.handshake.address).parent
     assert sock_dir.exists()
     await sidecar.client.close()
@@ -125,8 +127,8 @@ async def test_stdin_eof_exits_cleanly_and_removes_socket_dir() -> None:
     assert await sidecar.proc.stdout.read() == b""
 
 
-async def test_shutdown_rpc_drains_and_exits() -> None:
-    sidecar = await SidecarProcess.launch()
+async def test_shutdown_rpc_drains_and_exits(sidecar_cmd: SidecarCommand) -> None:
+    sidecar = await sidecar_cmd.launch()
     sock_dir = Path(sidecar.handshake.address).parent
     await sidecar.client.sidecar.Shutdown(sidecar_pb.ShutdownRequest(reason="test"))
     code = await asyncio.wait_for(sidecar.proc.wait(), EXIT_WAIT_S)
@@ -140,18 +142,18 @@ async def _stderr_has(sidecar: SidecarProcess, text: str) -> bool:
     return text in sidecar.stderr_tail()
 
 
-def test_missing_magic_exits_2_with_a_clear_message() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "GAME_SIDECAR_MAGIC"}
-    proc = subprocess.run([sys.executable, "-m", "sidecar", "serve"], env=env, capture_output=True, timeout=30,
+def test_missing_magic_exits_2_with_a_clear_message(sidecar_cmd: SidecarCommand) -> None:
+    env = {k: v for k, v in sidecar_cmd.env.items() if k != "GAME_SIDECAR_MAGIC"}
+    proc = subprocess.run(sidecar_cmd.argv(), env=env, capture_output=True, timeout=30,
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 2
     assert proc.stdout == b""
     assert b"GAME_SIDECAR_MAGIC=game-sidecar-v1" in proc.stderr and b"--no-magic" in proc.stderr
 
 
-def test_stderr_logs_are_json_lines() -> None:
-    env = dict(os.environ, GAME_SIDECAR_MAGIC="game-sidecar-v1")
-    proc = subprocess.Popen([sys.executable, "-m", "sidecar", "serve"], env=env, stdin=subprocess.PIPE,
+def test_stderr_logs_are_json_lines(sidecar_cmd: SidecarCommand) -> None:
+    env = dict(sidecar_cmd.env, GAME_SIDECAR_MAGIC="game-sidecar-v1")
+    proc = subprocess.Popen(sidecar_cmd.argv(), env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdin is not None
     first = proc.stdout.readline()
@@ -170,9 +172,9 @@ def test_stderr_logs_are_json_lines() -> None:
 
 PARENT = textwrap.dedent(
     """
-    import os, subprocess, sys, time
+    import json, os, subprocess, sys, time
     env = dict(os.environ, GAME_SIDECAR_MAGIC="game-sidecar-v1")
-    child = subprocess.Popen([sys.executable, "-m", "sidecar", "serve", *sys.argv[1:]], env=env,
+    child = subprocess.Popen([*json.loads(sys.argv[1]), *sys.argv[2:]], env=env,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     line = child.stdout.readline()
     sys.stdout.write(line.decode()); sys.stdout.flush()
@@ -182,11 +184,12 @@ PARENT = textwrap.dedent(
 
 
 @pytest.mark.parametrize("extra", [[], ["--no-stdin-watch"]], ids=["stdin-and-parent", "parent-watch-only"])
-def test_parent_killed_with_sigkill_takes_the_sidecar_along(extra: list[str], tmp_path: Path) -> None:
+def test_parent_killed_with_sigkill_takes_the_sidecar_along(extra: list[str], tmp_path: Path,
+                                                           sidecar_cmd: SidecarCommand) -> None:
     script = tmp_path / "parent.py"
     script.write_text(PARENT)
-    parent = subprocess.Popen([sys.executable, str(script), *extra], stdout=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, cwd=os.getcwd())
+    parent = subprocess.Popen([sys.executable, str(script), json.dumps(sidecar_cmd.serve), *extra],
+                              stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=os.getcwd(), env=sidecar_cmd.env)
     assert parent.stdout is not None
     handshake = json.loads(parent.stdout.readline())
     pid = handshake["pid"]

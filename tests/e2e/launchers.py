@@ -1,0 +1,62 @@
+"""The sidecar as a game launches it, in both forms: from the venv (`python -m sidecar
+serve`) and the frozen folder a game ships (dist/game-sidecar/, built by scripts/package).
+Every test that takes `sidecar_cmd` runs against both, with the same assertions.
+
+The environment is a player's machine: an empty HOME, no Python (nor anything else)
+on PATH, nothing of the developer's GAME_SIDECAR_* or LITELLM_* settings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.client import SidecarProcess
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Where scripts/package puts the frozen build (scripts/test always builds it first).
+FROZEN_EXE = ROOT / "dist" / "game-sidecar" / "game-sidecar"
+
+
+@dataclass
+class SidecarCommand:
+    """How to start one form of the sidecar: `serve` is argv up to and including "serve"."""
+
+    name: str
+    serve: list[str]
+    env: dict[str, str]
+
+    def argv(self, *args: str) -> list[str]:
+        return [*self.serve, *args]
+
+    async def launch(self, args: Sequence[str] = (), **kwargs: Any) -> SidecarProcess:
+        kwargs.setdefault("env", self.env)
+        # A loaded shared machine can take seconds to start a frozen build the first time.
+        kwargs.setdefault("timeout", 30.0)
+        kwargs.setdefault("command", self.serve)
+        return await SidecarProcess.launch(args, **kwargs)
+
+
+def player_env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    empty_bin = tmp_path / "empty-bin"
+    home.mkdir()
+    empty_bin.mkdir()
+    env = {"HOME": str(home), "PATH": str(empty_bin), "LANG": "C.UTF-8"}
+    if "TMPDIR" in os.environ:
+        env["TMPDIR"] = os.environ["TMPDIR"]
+    return env
+
+
+def require_frozen() -> Path:
+    """The frozen executable; skips without it, except under scripts/test, which builds it first."""
+    if not os.access(FROZEN_EXE, os.X_OK):
+        if os.environ.get("GAME_SIDECAR_REQUIRE_FROZEN"):
+            pytest.fail(f"no frozen build at {FROZEN_EXE} although scripts/test builds it first")
+        pytest.skip(f"frozen build not built: no {FROZEN_EXE} (scripts/package builds it; scripts/test always does)")
+    return FROZEN_EXE

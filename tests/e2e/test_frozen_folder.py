@@ -1,0 +1,77 @@
+"""What the frozen folder a game ships holds, and what it must not (docs/shipping.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from launchers import require_frozen
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Dev and build tools: never in a game (issue 12).
+DEV_TOOLS = ("pytest", "_pytest", "hypothesis", "mypy", "ruff", "grpc_tools", "PyInstaller", "pip")
+
+
+@pytest.fixture(scope="module")
+def folder() -> Path:
+    return require_frozen().parent
+
+
+def archived_modules(exe: Path) -> set[str]:
+    """Top-level names of the modules in the executable's embedded PYZ archive."""
+    from PyInstaller.archive.readers import CArchiveReader, ZlibArchiveReader
+
+    archive = CArchiveReader(str(exe))
+    pyz = archive.open_embedded_archive("PYZ.pyz")
+    assert isinstance(pyz, ZlibArchiveReader)
+    return {name.split(".")[0] for name in pyz.toc}
+
+
+def test_no_dev_tools_and_no_gpl_readline(folder: Path) -> None:
+    modules = archived_modules(folder / "game-sidecar")
+    assert {"sidecar", "litellm", "grpc", "tiktoken", "llama_cpp"} <= modules  # the reader works
+    assert not modules & set(DEV_TOOLS)
+    internal = folder / "_internal"
+    assert not [name for name in DEV_TOOLS if (internal / name).exists()]
+    assert not list(internal.rglob("libreadline*")), "GNU readline is GPL and only serves an interactive prompt"
+
+
+def test_llama_cpp_libraries_once_each_under_their_loader_names(folder: Path) -> None:
+    lib = folder / "_internal" / "llama_cpp" / "lib"
+    files = [p for p in lib.iterdir() if p.is_file() and not p.is_symlink()]
+    digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in files]
+    assert len(digests) == len(set(digests)), f"a library is there twice: {sorted(p.name for p in files)}"
+    assert (lib / "libllama.so").is_symlink() and (lib / "libllama.so").resolve().is_file()
+    # PyInstaller links SONAMEs into _internal/ for the loader's search path: links, not copies.
+    for outside in (folder / "_internal").glob("lib*ggml*"), (folder / "_internal").glob("libllama*"):
+        for path in outside:
+            assert path.is_symlink() and path.resolve().parent == lib.resolve(), f"a second copy: {path}"
+    # The one left out: multimodal input, which the sidecar never sends.
+    assert not list(lib.glob("libmtmd*"))
+
+
+def test_data_files_the_sidecar_reads_at_run_time_are_inside(folder: Path) -> None:
+    internal = folder / "_internal"
+    assert (internal / "litellm" / "model_prices_and_context_window_backup.json").is_file()
+    # tiktoken's cl100k_base, cached under the hash of its download URL (no download on a player's machine).
+    assert (internal / "litellm" / "litellm_core_utils" / "tokenizers" / "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+            ).is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # objdump of ~150 MB of native code; cached per file once scripts/test ran it
+def test_cpu_level_check_passes_on_the_folder_and_fails_when_the_table_allows_less(folder: Path,
+                                                                                     tmp_path: Path) -> None:
+    script = ROOT / "scripts" / "check_cpu_level.py"
+    ok = subprocess.run([sys.executable, str(script), str(folder)], capture_output=True, text=True, timeout=1800)
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    strict = tmp_path / "strict.md"
+    strict.write_text("<!-- cpu-requirements:begin -->\n| Files | Level | Why |\n| --- | --- | --- |\n"
+                      "| `*` | x86-64 | everything |\n<!-- cpu-requirements:end -->\n")
+    bad = subprocess.run([sys.executable, str(script), str(folder), "--table", str(strict)], capture_output=True,
+                         text=True, timeout=1800)
+    assert bad.returncode == 1
+    assert "llama_cpp/lib/libggml-cpu.so.0: needs x86-64-v3" in bad.stderr
