@@ -89,20 +89,26 @@ async def sse_stream(client: httpx.AsyncClient, url: str, model: str, sample: Sa
                 sample.errors += 1
                 return
             async for line in resp.aiter_lines():
-                if not line.startswith("data: ") or line == "data: [DONE]":
-                    continue
-                chunk = json.loads(line[6:])
-                choices = chunk.get("choices") or []
-                text = (choices[0].get("delta") or {}).get("content") if choices else None
-                if not text:
-                    continue
-                now = time.monotonic_ns()
-                if first:
-                    sample.ttft.append((time.monotonic() - start) * 1000)
-                    first = False
-                sample.lag.extend(stamps_lag(text, now))
+                first = _record_line(line, sample, start, first)
     except Exception:  # noqa: BLE001 - counted
         sample.errors += 1
+
+
+def _record_line(line: str, sample: Sample, start: float, first: bool) -> bool:
+    """One SSE line read by a direct baseline: records the first token's time and each
+    token's lag; returns whether the first text is still to come."""
+    if not line.startswith("data: ") or line == "data: [DONE]":
+        return first
+    chunk = json.loads(line[6:])
+    choices = chunk.get("choices") or []
+    text = (choices[0].get("delta") or {}).get("content") if choices else None
+    if not text:
+        return first
+    now = time.monotonic_ns()
+    if first:
+        sample.ttft.append((time.monotonic() - start) * 1000)
+    sample.lag.extend(stamps_lag(text, now))
+    return False
 
 
 async def sse_bench(url: str, model: str, streams: int, rounds: int) -> Sample:
@@ -129,18 +135,7 @@ async def aiohttp_stream(session: aiohttp.ClientSession, url: str, model: str, s
                 return
             async for raw in resp.content:
                 line = raw.decode().strip()
-                if not line.startswith("data: ") or line == "data: [DONE]":
-                    continue
-                chunk = json.loads(line[6:])
-                choices = chunk.get("choices") or []
-                text = (choices[0].get("delta") or {}).get("content") if choices else None
-                if not text:
-                    continue
-                now = time.monotonic_ns()
-                if first:
-                    sample.ttft.append((time.monotonic() - start) * 1000)
-                    first = False
-                sample.lag.extend(stamps_lag(text, now))
+                first = _record_line(line, sample, start, first)
     except Exception:  # noqa: BLE001 - counted
         sample.errors += 1
 
