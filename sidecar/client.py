@@ -7,7 +7,7 @@ and demo) uses to start a sidecar and talk to it.
 
 The launcher spawns `python -m sidecar serve` with stdin/stdout pipes, reads
 the handshake with a timeout, and on close shuts the sidecar down the way
-PROTOCOL.md §1 says: close stdin, wait, then terminate, then kill.
+docs/protocol.md §1 says: close stdin, wait, then terminate, then kill.
 """
 
 from __future__ import annotations

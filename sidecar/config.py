@@ -164,7 +164,7 @@ class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
-    """The context engine (CONTEXT.md)."""
+    """The context engine (docs/context.md)."""
 
     #: Directory of persona templates (TOML or JSON), reloaded on change ("" = none).
     templates_dir: str = ""
@@ -174,7 +174,7 @@ class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
     budget_tokens: int = 0
     #: Where the scene's slow layer (location, who and what is present, relations) goes:
     #: true = before the history, with the lore, so a dialogue keeps a cached prefix;
-    #: false = in the volatile block with the rest of the scene (CONTEXT.md's literal order).
+    #: false = in the volatile block with the rest of the scene (the design notes' literal order; docs/context.md).
     stable_setting: bool = True
     #: Directory of lore card files (TOML `[[cards]]` or JSON lists), shared by every
     #: session and reloaded on change ("" = none; games can also send cards as state).

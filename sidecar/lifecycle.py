@@ -1,4 +1,4 @@
-"""The process contract with the game (PROTOCOL.md §1): magic check, token,
+"""The process contract with the game (docs/protocol.md §1): magic check, token,
 listen address and socket directory, the one-line handshake, and the
 watchdogs that make the sidecar die with its host.
 """

@@ -1,5 +1,5 @@
 """grpc.aio wiring: the call interceptor (auth, parsing, errors), health, reflection, the three
-services, and the orderly shutdown (PROTOCOL.md §1.5, §1.6)."""
+services, and the orderly shutdown (docs/protocol.md §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The context engine (CONTEXT.md): select -> project -> budget -> render.
+"""The context engine (docs/context.md): select -> project -> budget -> render.
 
 `ContextEngine(config).prepare(session, spec, count_tokens=..., budget_tokens=...)`
 returns a PreparedRun (see `sidecar.context.api`, the contract with runs).

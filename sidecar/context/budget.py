@@ -1,5 +1,5 @@
 """Budget and render: fit the selected parts into an exact token budget
-(CONTEXT.md tiers and shares) and lay them out stable-first.
+(docs/context.md, Budget: tiers and shares) and lay them out stable-first.
 
 Layout: one system message (system rules, identity, INVIOLABLE rules, story
 texts, lore, setting, memory block), then the history (the actor's transcript
@@ -147,7 +147,7 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
             continue
         p = part
         if full_tier:
-            # Once one part had to be cut, every lower one is dropped (CONTEXT.md).
+            # Once one part had to be cut, every lower one is dropped (docs/context.md, Budget).
             p.dropped, p.reason = True, f"required tier is capped at {int(REQUIRED_SHARE * 100)}% of the budget"
             continue
         _fit_required(p, room, count)

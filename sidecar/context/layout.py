@@ -1,5 +1,5 @@
 """Render: from the selected, projected context to the parts of one prompt, in
-the CONTEXT.md order (system rules, identity, INVIOLABLE rules, story, lore |
+the docs/context.md order (system rules, identity, INVIOLABLE rules, story, lore |
 history | scene, mood and reminder, recent events, memories, notes, input).
 
 Every game string goes through the Projection (`proj.text`, aliases); player

@@ -1,4 +1,4 @@
-"""A prepared run: the prompt, plus judging the reply (decisions, seed 001)
+"""A prepared run: the prompt, plus judging the reply (decisions: docs/context.md, Decisions and notes)
 and recording it (transcripts, notes).
 
 `evaluate` maps the chosen option and the aliases the reply mentions back to

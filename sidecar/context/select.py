@@ -1,4 +1,4 @@
-"""Select: the layered context of seed 000 for one actor and input, already
+"""Select: the layered context (docs/context.md, Pipeline) for one actor and input, already
 projected (aliases, perspective, no coordinates): scene lines in priority order,
 recent events, triggered lore cards, relevant memories.
 
@@ -289,7 +289,7 @@ def rank_memories(
     """The memory bank for one prompt: (block, matches, how many match in all).
 
     `matches`: the memories sharing a word with the input, most relevant first
-    (seed 003: relevance to the latest input). `block`: the candidates for the
+    (docs/context.md, Memory bank: relevance to the latest input). `block`: the candidates for the
     memory block, in fill order: the actor's previous block first, each while it
     still shares a word with the recent actions, then (when `grow`) the matches.
     The block sits before the history, so keeping what it held keeps the prefix

@@ -1,5 +1,5 @@
 """The history share's timeline: the actor's transcript and the world events it
-perceives, in the order they happened (seed 003: history is the story's past).
+perceives, in the order they happened (docs/context.md, World events in the history).
 
 Order: an event recorded at revision r comes before a transcript entry whose
 prompt was built at revision >= r (`TranscriptEntry.revision`). New entries and
@@ -33,7 +33,7 @@ from sidecar.state.model import Event, Session
 
 __all__ = ["Timeline", "TimelineCache", "build_timeline"]
 
-#: Recent events scanned for lore triggers (as before the timeline: seed 000's last three).
+#: Recent events scanned for lore triggers (as before the timeline: the last three).
 RECENT_EVENTS = 3
 
 

@@ -1,4 +1,4 @@
-"""Every model failure, mapped to the sidecar's error tree (PROTOCOL.md §5): each
+"""Every model failure, mapped to the sidecar's error tree (docs/runs.md, Failures): each
 litellm exception, and each HTTP error an OpenAI-compatible server answers to the
 routes that do not use litellm (`http_error`: the sse transport, and the scripted
 model, which fails the way such a server does).

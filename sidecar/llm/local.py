@@ -6,7 +6,7 @@ One llama.cpp context, touched only by one worker thread: loaded once there,
 generating there, feeding tokens to the event loop through an asyncio queue.
 A stop flag checked per token ends a generation at once on cancel. Keeping
 one context plus a RAM state cache means consecutive turns reuse the KV of
-their common prompt prefix (CONTEXT.md: stable first, volatile last).
+their common prompt prefix (docs/context.md: stable first, volatile last).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Decision replies (seed 001): the reply's last JSON object carries
+"""Decision replies (docs/context.md, Decisions and notes): the reply's last JSON object carries
 `{"action": N, "message": "...", "notes": "..."}`; N is 1-based, as the options
 are numbered in the prompt. Also the notes rules: whitespace collapsed, cut to
 200 characters, replaced only by accepted replies that carry them.

@@ -1,4 +1,4 @@
-"""Mood and condition: PAD -> one of six tags (seed 002 thresholds), HP
+"""Mood and condition: PAD -> one of six tags (docs/context.md, Personas and mood), HP
 descriptions and the situational-modifier conditions of persona templates.
 
 Pure functions over domain values; the persona renderer caches on their output,

@@ -1,4 +1,4 @@
-"""Persona rendering (seed 002): identity and INVIOLABLE rules (never touched
+"""Persona rendering (docs/context.md, Personas and mood): identity and INVIOLABLE rules (never touched
 by mood) and the mood block (mood modifier, HP description, situational
 modifiers, the identity reminder line), with slot fillers replaced verbatim.
 

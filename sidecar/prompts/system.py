@@ -1,5 +1,5 @@
 """The system rules: the same text for every session, actor and input kind, so
-it is the first, always-cached prefix of every prompt (seed 001: send it first).
+it is the first, always-cached prefix of every prompt (docs/context.md, Prompt layout).
 
 The rules name two example handles. A game's own engine IDs may look like
 aliases (`npc_1`, `loc_2`), and the leak guard refuses any prompt holding one,

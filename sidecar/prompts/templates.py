@@ -1,9 +1,9 @@
 """Persona template files (TOML or JSON) in the configured directory, reloaded
-when they change on disk (seed 002 section 2.8).
+when they change on disk (docs/context.md, Personas and mood).
 
 A file `<dir>/<name>.toml` or `<dir>/<name>.json` holds one PersonaTemplate:
 identity, inviolable_rules, mood_modifiers, hp_descriptions, situational_modifiers,
-reminder (seed 002's camelCase keys such as `identityBlock` are accepted too).
+reminder (the design notes' camelCase keys such as `identityBlock` are accepted too).
 Each lookup stats the file (a few microseconds); a changed mtime or size
 reloads it. A file that stops parsing keeps serving its last good version, so a
 half-saved edit never breaks a running game; a file that never parsed is an error.

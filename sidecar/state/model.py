@@ -216,7 +216,7 @@ class Session(msgspec.Struct):
     aliases: AliasTable = msgspec.field(default_factory=AliasTable)
     #: Actor engine ID ("" = narrator) -> entries, append-only.
     transcripts: dict[str, list[TranscriptEntry]] = msgspec.field(default_factory=dict)
-    #: Actor engine ID -> private notes (seed 001 rules).
+    #: Actor engine ID -> private notes (docs/context.md, Decisions and notes).
     notes: dict[str, str] = msgspec.field(default_factory=dict)
     usage: dict[str, ActorUsage] = msgspec.field(default_factory=dict)
     #: Error reason -> count, for GetInfo stats.

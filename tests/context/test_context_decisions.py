@@ -1,4 +1,4 @@
-"""Decisions and notes (seed 001): last JSON object, rejections with reasons, retries, notes rules."""
+"""Decisions and notes (docs/context.md): last JSON object, rejections with reasons, retries, notes rules."""
 
 from __future__ import annotations
 

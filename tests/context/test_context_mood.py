@@ -1,4 +1,4 @@
-"""Mood (seed 002): PAD regions -> tags, persona caching by region, hot-reloaded templates."""
+"""Mood (docs/context.md, Personas and mood): PAD regions -> tags, persona caching by region, hot-reloaded templates."""
 
 from __future__ import annotations
 

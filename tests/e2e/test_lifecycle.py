@@ -1,4 +1,4 @@
-"""The real sidecar process, launched the way a game launches it (PROTOCOL.md §1, §2),
+"""The real sidecar process, launched the way a game launches it (docs/protocol.md §1, §2),
 from the venv and from the frozen build (`sidecar_cmd`, tests/e2e/conftest.py)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The game moment (timeline, tick, calendar) is suppressed from prompts; when the
 game writes a suppressed part into free text anyway, the leak guard refuses to
-send the request (PROTOCOL.md §6), and an exposed part passes."""
+send the request (docs/privacy.md, Coordinates and the game moment), and an exposed part passes."""
 
 from __future__ import annotations
 
