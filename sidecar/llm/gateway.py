@@ -20,7 +20,7 @@ from typing import Any
 
 from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
-from sidecar.llm.local import LocalLLM
+from sidecar.llm.local import EXAMPLE, LocalLLM
 from sidecar.llm.routes import Route, resolve
 from sidecar.llm.scripted import ScriptedLLM
 from sidecar.llm.tokens import cl100k_built, shared_cl100k
@@ -217,11 +217,7 @@ class ModelGateway:
     def framing_text(self, profile: str) -> str:
         """What the profile's prompt format sends besides the messages (the budget counts it):
         the local model's worked example; nothing for chat APIs."""
-        if not self.profile(profile).model.startswith("local/"):
-            return ""
-        from sidecar.llm.local import EXAMPLE  # a local profile is ready: litellm is in
-
-        return EXAMPLE
+        return EXAMPLE if self.route(profile).kind == "local" else ""
 
     def token_counter(self, profile: str) -> Callable[[str], int]:
         """The serving model's tokenizer, cached per text.

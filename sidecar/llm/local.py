@@ -26,11 +26,10 @@ from sidecar.llm.prompt_cache import PromptStateCache
 from sidecar.llm.types import Chunk
 from sidecar.llm.weights import find_local_model, resolve_weights
 
-__all__ = ["LocalLLM", "PROVIDER", "format_prompt", "llama_settings", "new_prompt_cache", "STOP"]
+__all__ = ["LocalLLM", "format_prompt", "llama_settings", "new_prompt_cache", "STOP"]
 
 log = logging.getLogger("sidecar.llm.local")
 
-PROVIDER = "local"
 #: Gemma 3 270M is a base model: it continues documents rather than following
 #: chat turns. It stops at the next section, turn or blank line.
 STOP = ("\n\n", "##", "\nInput:", "\nEvent:", "\nInvolved:", "Reply:", "<end_of_turn>", "<start_of_turn>")

@@ -21,9 +21,8 @@ from sidecar.config import ScriptConfig
 from sidecar.llm.faults import http_error
 from sidecar.llm.types import Chunk
 
-__all__ = ["ScriptedLLM", "DEFAULT_REPLY", "PROVIDER"]
+__all__ = ["ScriptedLLM", "DEFAULT_REPLY"]
 
-PROVIDER = "scripted"
 
 DEFAULT_REPLY = (
     "The torchlight wavers as the moment unfolds. "
