@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import functools
 import logging
 import threading
@@ -188,8 +189,12 @@ class ModelGateway:
         return max(MIN_BUDGET, window - self.config.context.output_reserve_tokens)
 
     def local_model_status(self) -> LocalModelStatus:
-        """Whether the embedded model's runtime and weights are here (nothing loaded)."""
-        return find_local_model(self.config.local_model.path)
+        """Whether the embedded model's runtime and weights are here (nothing loaded),
+        and whether a load already found this machine unable to run it (its CPU)."""
+        status = find_local_model(self.config.local_model.path)
+        if status.ready and self.local.refused:
+            return dataclasses.replace(status, runtime_found=False, problem=self.local.refused)
+        return status
 
     def profiles_info(self) -> list[dict]:
         local = self.local_model_status()

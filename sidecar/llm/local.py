@@ -94,6 +94,8 @@ class LocalLLM:
         self._weights_setting = weights_setting  # [local_model] path
         self._n_ctx = n_ctx
         self._llm: Any = None
+        #: Why this machine cannot run the model, once a load found out ("" = not known).
+        self.refused = ""
         self._load_lock = threading.Lock()
         self._closed = False
         # One thread owns the llama context: generations run one at a time, in order.
@@ -116,11 +118,17 @@ class LocalLLM:
             if self._closed:
                 raise ModelUnavailable("the sidecar is shutting down")
             path = resolve_weights(find_local_model(self._weights_setting))
-            check_llama_cpu()  # an illegal instruction would take the whole sidecar down
             try:
-                import llama_cpp
-            except ImportError as exc:  # found but broken (e.g. a missing shared library)
-                raise ModelNotInstalled(f"llama-cpp-python cannot be imported: {exc}") from exc
+                check_llama_cpu()  # an illegal instruction would take the whole sidecar down
+                try:
+                    import llama_cpp
+                except ImportError as exc:  # found but broken (e.g. a missing shared library)
+                    raise ModelNotInstalled(f"llama-cpp-python cannot be imported: {exc}") from exc
+            except ModelNotInstalled as exc:
+                # Known only once tried (the CPU check imports numpy: not at start-up);
+                # from then on GetInfo says so too.
+                self.refused = exc.message
+                raise
             try:
                 with _LLAMA_INIT_LOCK:
                     llm = llama_cpp.Llama(path, **llama_settings(self._n_ctx))

@@ -75,3 +75,25 @@ def test_emulated_cpus_are_told_apart(cpu: str, missing: list[str]) -> None:
                           timeout=540)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == repr(missing)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs llama-cpp-python (the local extra)")
+async def test_once_a_load_finds_the_cpu_too_old_get_info_says_the_profile_is_not_ready(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sidecar.config import Config, LocalModelConfig
+    from sidecar.llm.gateway import ModelGateway
+
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"GGUF")
+    monkeypatch.setattr(cpu_level, "missing_cpu_features", lambda lib_dir: ["AVX2"])
+    gateway = ModelGateway(Config(local_model=LocalModelConfig(path=str(weights))))
+    try:
+        (before,) = [p for p in gateway.profiles_info() if p["name"] == "local"]
+        assert before["ready"]  # nothing tried yet: the check needs numpy, not at start-up
+        with pytest.raises(ModelNotInstalled, match="this CPU lacks AVX2"):
+            await gateway.prepare_profile("local")
+        (after,) = [p for p in gateway.profiles_info() if p["name"] == "local"]
+        assert not after["ready"] and "this CPU lacks AVX2" in after["unavailable_reason"]
+        assert not gateway.local_model_status().runtime_found
+    finally:
+        await gateway.aclose()
