@@ -35,7 +35,7 @@ import msgspec  # noqa: E402
 
 from sidecar.config import Config  # noqa: E402
 from sidecar.context import ContextEngine  # noqa: E402
-from sidecar.context.api import DialogueInput, RunSpec  # noqa: E402
+from sidecar.context.contract import DialogueInput, RunSpec  # noqa: E402
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING  # noqa: E402
 from sidecar.errors import ContextWindowExceeded  # noqa: E402
 from sidecar.state.model import (  # noqa: E402

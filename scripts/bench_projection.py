@@ -41,7 +41,7 @@ from sidecar.projection import Projection  # noqa: E402
 from sidecar.projection.dealias import Dealiaser  # noqa: E402
 from sidecar.projection.idmatch import IdMatcher, matcher_for  # noqa: E402
 from sidecar.state import ops as o  # noqa: E402
-from sidecar.state.engine import apply_ops  # noqa: E402
+from sidecar.state.apply import apply_ops  # noqa: E402
 from sidecar.state.model import Entity, EntityRef, Field, Moment, Session, Visibility  # noqa: E402
 
 

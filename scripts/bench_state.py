@@ -44,7 +44,7 @@ from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.config import StateLimits  # noqa: E402
 from sidecar.servicers.convert_state import ops_from_pb, world_from_pb  # noqa: E402
 from sidecar.state import codec  # noqa: E402
-from sidecar.state.engine import apply_ops  # noqa: E402
+from sidecar.state.apply import apply_ops  # noqa: E402
 from sidecar.state.model import Session  # noqa: E402
 from sidecar.state.store import SessionStore  # noqa: E402
 from sidecar.state.validate import validate_batch  # noqa: E402

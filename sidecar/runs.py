@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from sidecar.config import Config
-from sidecar.context.api import DecisionInput, PreparedRun, RunSpec
+from sidecar.context.contract import DecisionInput, PreparedRun, RunSpec
 from sidecar.errors import (
     InvalidRequest,
     ProviderTimeout,

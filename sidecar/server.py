@@ -96,9 +96,9 @@ class SidecarServer:
 
     async def start(self, listen: ListenSpec) -> ListenSpec:
         """Bind, register everything, start serving; returns the spec with the bound port."""
-        from sidecar.servicers.agent import AgentServicer
-        from sidecar.servicers.session import SessionServicer
-        from sidecar.servicers.sidecar import SidecarServicer
+        from sidecar.servicers.agent_service import AgentServicer
+        from sidecar.servicers.session_service import SessionServicer
+        from sidecar.servicers.sidecar_service import SidecarServicer
 
         app = self.app
         if self.config.state_dir:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sidecar.config import Config, ModelProfile, ScriptConfig
-from sidecar.context.api import DialogueInput, RunSpec
+from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.runs import prepare_prompt
 from sidecar.server import build_app
 from sidecar.sessions import close_session

@@ -22,14 +22,15 @@ over budget is never returned. docs/context.md has the why of each rule.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from sidecar.context.api import LeftOut, Prompt, PromptSection
+from sidecar.context.contract import LeftOut, Prompt, PromptSection
+from sidecar.context.parts import Layout, Part
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, messages_tokens, trim_lines, trim_text
-from sidecar.context.window import HistoryItem, Window, window_start
+from sidecar.context.window import Window, window_start
 from sidecar.errors import ContextWindowExceeded
 
-__all__ = ["Part", "HistoryItem", "Layout", "fit", "REQUIRED_SHARE", "FRAMING"]
+__all__ = ["Fitted", "fit", "REQUIRED_SHARE", "FRAMING"]
 
 #: Section name of what the model's prompt format adds (not in any message).
 FRAMING = "model_format"
@@ -46,62 +47,6 @@ MAX_RECALL = 2
 #: A trimmed part smaller than this is not worth its header: it is dropped instead.
 MIN_TRIM_TOKENS = 12
 SEP = "\n\n"
-
-
-@dataclass
-class Part:
-    name: str
-    #: "system" or "final" (the volatile user message).
-    place: str
-    #: Reported tier: "required", "dynamic" or "volatile".
-    tier: str
-    header: str
-    #: Lines (mode "lines"), one paragraph (mode "text"), cards or memories as (key, text) (mode "cards").
-    body: list = field(default_factory=list)
-    #: "core" | "text" | "lines" | "cards".
-    mode: str = "core"
-    text: str = ""
-    tokens: int = 0
-    trimmed: bool = False
-    dropped: bool = False
-    reason: str = ""
-    #: What budgeting left out of it: (kind, count), e.g. ("lore_card", 2).
-    omitted: tuple[str, int] | None = None
-    #: Mode "cards": what one card is, for the left-out report ("" = not reported here).
-    unit: str = ""
-    #: Mode "cards": what joins two cards.
-    sep: str = "\n\n"
-    #: Keys of the entries the prompt holds (memory parts).
-    shown_keys: frozenset = frozenset()
-
-    def full(self) -> str:
-        if self.mode == "cards":
-            return self.header + "\n" + self.sep.join(t for _, t in sorted(self.body, key=lambda kv: kv[0]))
-        return self.header + ("\n" if self.header else "") + "\n".join(self.body)
-
-
-@dataclass
-class Layout:
-    """Everything selected for one prompt, in render order."""
-
-    system: list[Part]
-    history: list[HistoryItem]
-    final: list[Part]
-    #: Names of the required trimmable parts, highest priority first.
-    required_order: list[str]
-    memory_bank: bool
-    #: Index into `history` of the previous window's first entry (None: no previous window).
-    sticky_start: int | None = None
-    #: Tokens the serving model's prompt format sends beyond the messages (counted as fixed).
-    framing_tokens: int = 0
-    #: What selection left out before the budget (characters past the cap...).
-    left_out: list[LeftOut] = field(default_factory=list)
-    #: New lore cards or memories were kept out of the blocks before the history.
-    deferred: bool = False
-    #: Keys of the memories relevant to the input (left out when in neither memory part).
-    memory_matches: list[tuple[int, str]] = field(default_factory=list)
-    #: Memories matching the input beyond those ranked (left out: more than the share can hold).
-    memory_unranked: int = 0
 
 
 @dataclass

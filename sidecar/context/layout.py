@@ -11,16 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sidecar.context.api import DecisionInput, DescribeInput, DialogueInput, LeftOut, NarrateInput, RunSpec
-from sidecar.context.budget import LORE_SHARE, MAX_RECALL, REQUIRED_SHARE, Layout, Part
-from sidecar.context.index import STOPWORDS, ContextIndex, memory_key, words
-from sidecar.context.select import (
-    LORE_STICKY,
-    Shown,
-    game_text,
-    rank_lore,
-    rank_memories,
-)
+from sidecar.context.budget import LORE_SHARE, MAX_RECALL, REQUIRED_SHARE
+from sidecar.context.context_index import STOPWORDS, ContextIndex, memory_key, words
+from sidecar.context.contract import DecisionInput, DescribeInput, DialogueInput, LeftOut, NarrateInput, RunSpec
+from sidecar.context.parts import Layout, Part
+from sidecar.context.recall import LORE_STICKY, rank_lore, rank_memories
+from sidecar.context.select import Shown, game_text
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line, quote
 from sidecar.prompts.mood import condition_holds, hp_description, hp_fraction, pad_to_tag
@@ -29,7 +25,7 @@ from sidecar.prompts.system import DECISION_FORMAT, system_rules
 from sidecar.state.model import Entity, LoreCard, PersonaTemplate, Session
 
 if TYPE_CHECKING:
-    from sidecar.context.engine import ContextEngine
+    from sidecar.context.context_engine import ContextEngine
 
 
 @dataclass(frozen=True)
@@ -38,7 +34,7 @@ class Sticky:
 
     history_start: int | None = None
     lore: frozenset[str] = frozenset()
-    #: Keys of the memory block (sidecar.context.index.memory_key).
+    #: Keys of the memory block (sidecar.context.context_index.memory_key).
     memories: frozenset[tuple[int, str]] = frozenset()
 
 

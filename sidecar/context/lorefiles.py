@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from sidecar.context.index import LoreMatcher
+from sidecar.context.context_index import LoreMatcher
 from sidecar.state.model import LoreCard
 
 __all__ = ["LoreFiles"]

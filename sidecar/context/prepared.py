@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from sidecar.context.api import (
+from sidecar.context.context_index import context_index
+from sidecar.context.contract import (
     Accepted,
     Chosen,
     DecisionInput,
@@ -29,24 +30,23 @@ from sidecar.context.api import (
     RunSpec,
 )
 from sidecar.context.history import new_entry
-from sidecar.context.index import context_index
 from sidecar.context.tokens import MESSAGE_OVERHEAD
 from sidecar.errors import ContextWindowExceeded
 from sidecar.projection import AliasRejected, Projection
 from sidecar.projection.dealias import Dealiaser
-from sidecar.projection.index import index_for
+from sidecar.projection.session_index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
 from sidecar.prompts.system import DECISION_FORMAT
 from sidecar.state.model import Moment, Session
 
 if TYPE_CHECKING:
-    from sidecar.context.engine import ContextEngine
+    from sidecar.context.context_engine import ContextEngine
 
 __all__ = ["Prepared"]
 
 
 class Prepared:
-    """Implements sidecar.context.api.PreparedRun."""
+    """Implements sidecar.context.contract.PreparedRun."""
 
     def __init__(
         self,

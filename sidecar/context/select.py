@@ -1,6 +1,6 @@
 """Select: the layered context (docs/context.md, Pipeline) for one actor and input, already
-projected (aliases, perspective, no coordinates): scene lines in priority order,
-recent events, triggered lore cards, relevant memories.
+projected (aliases, perspective, no coordinates): scene lines in priority order and
+recent events (the lore cards and memories an input recalls: recall.py).
 
 Everything here goes through the Projection; nothing reads an engine ID into
 text. Cost is O(what the actor perceives), never O(session size).
@@ -11,21 +11,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sidecar.context.index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
+from sidecar.context.context_index import STOPWORDS, ContextIndex, words
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line
-from sidecar.state.model import Entity, Event, LoreCard, Memory, Session
+from sidecar.state.model import Entity, Event, Session
 
-__all__ = ["SceneLines", "Shown", "game_text", "scene_lines", "event_line", "rank_lore", "rank_memories", "short"]
+__all__ = ["SceneLines", "Shown", "game_text", "scene_lines", "event_line", "short"]
 
 #: Characters present / items listed in the scene before the list stops.
 MAX_PRESENT = 24
 MAX_ITEMS = 24
 MAX_RELATIONS = 12
-#: Matching memories ranked at most (the memory share decides how many go in).
-MAX_MEMORIES = 256
-#: A card stays while it matched within this many trigger windows (see rank_lore).
-LORE_STICKY = 4
 
 _HEADER_LINE = re.compile(r"(?m)^(\s*)#")
 
@@ -240,71 +236,3 @@ def event_line(proj: Projection, ev: Event) -> str:
     text = one_line(proj.text(ev.text))
     when = proj.moment_text(ev.moment)
     return f"{text} ({one_line(when)})" if when else text
-
-
-def rank_lore(
-    cidx: ContextIndex,
-    proj: Projection,
-    actions: list[str],
-    window: int,
-    previous: frozenset[str] = frozenset(),
-    extra: LoreMatcher | None = None,
-) -> list[LoreCard]:
-    """Cards whose triggers occur in the last `window` actions (`actions` is newest
-    first), ranked by recency and frequency of their matches.
-
-    Hysteresis for prompt caching: a card the actor's previous prompt held stays
-    eligible while it matched within the last LORE_STICKY x `window` actions, and
-    ranks first, so the lore block (which sits before the history) does not
-    change every time a trigger word scrolls out of the short window."""
-    matchers = [m for m in (cidx.lore, extra) if m is not None and m.by_word]
-    if not matchers or not actions:
-        return []
-    scores: dict[str, float] = {}
-    recent: set[str] = set()
-    cards: dict[str, LoreCard] = {}
-    span = actions[: window * LORE_STICKY] if previous else actions[:window]
-    for rank, text in enumerate(span):
-        for matcher in matchers:
-            for card in matcher.match(text):
-                cards[card.id] = card
-                # Every match counts (frequency), newer matches count more (recency).
-                scores[card.id] = scores.get(card.id, 0.0) + 1.0 / (1 + rank)
-                if rank < window:
-                    recent.add(card.id)
-    eligible = [c for c in scores if c in recent or c in previous]
-    ranked = sorted(eligible, key=lambda c: (c not in previous, -scores[c], c))
-    return [cards[c] for c in ranked if proj.can_see_card(cards[c])]
-
-
-def rank_memories(
-    cidx: ContextIndex,
-    actor_id: str,
-    query: str,
-    recent_words: frozenset[str],
-    previous: frozenset[tuple[int, str]],
-    grow: bool = True,
-    limit: int = MAX_MEMORIES,
-) -> tuple[list[Memory], list[Memory], int]:
-    """The memory bank for one prompt: (block, matches, how many match in all).
-
-    `matches`: the memories sharing a word with the input, most relevant first
-    (docs/context.md, Memory bank: relevance to the latest input). `block`: the candidates for the
-    memory block, in fill order: the actor's previous block first, each while it
-    still shares a word with the recent actions, then (when `grow`) the matches.
-    The block sits before the history, so keeping what it held keeps the prefix
-    (the volatile block recalls the input's best that it lacks: budget.py)."""
-    index = cidx.memories(actor_id)
-    if index is None:
-        return [], [], 0
-    ranked, total = index.rank(query, min(limit, MAX_MEMORIES))
-    matches = [mem for _, mem in ranked]
-    kept = []
-    for key in sorted(previous):
-        mem = index.by_key().get(key)
-        if mem is not None and recent_words.intersection(words(mem.text)):
-            kept.append(mem)
-    if not grow:
-        return kept, matches, total
-    held = {memory_key(m) for m in kept}
-    return kept + [m for m in matches if memory_key(m) not in held], matches, total

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sidecar.context.index import ContextIndex
+from sidecar.context.context_index import ContextIndex
 from sidecar.context.select import event_line
 from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection

@@ -12,7 +12,7 @@ import functools
 import threading
 from collections.abc import Callable, Sequence
 
-from sidecar.context.api import TokenCounter
+from sidecar.context.contract import TokenCounter
 
 __all__ = ["MESSAGE_OVERHEAD", "REPLY_PRIMING", "CountCache", "messages_tokens", "trim_text", "trim_lines"]
 

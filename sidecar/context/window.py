@@ -11,7 +11,7 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sidecar.context.api import LeftOut
+from sidecar.context.contract import LeftOut
 from sidecar.context.tokens import MESSAGE_OVERHEAD
 
 __all__ = ["HISTORY_REFILL", "HistoryItem", "Window", "window_start"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from sidecar.context.api import Chosen
+from sidecar.context.contract import Chosen
 from sidecar.projection.dealias import Mention
 
 __all__ = [

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from sidecar.context.api import Accepted, PreparedRun
+from sidecar.context.contract import Accepted, PreparedRun
 from sidecar.errors import InvalidChoice
 from sidecar.llm.coalesce import Coalescer, TextChunk
 from sidecar.llm.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sidecar.errors import InvalidRequest, UnknownEntity
-from sidecar.projection.index import SessionIndex, index_for
+from sidecar.projection.session_index import SessionIndex, index_for
 from sidecar.state.model import (
     Entity,
     EntityRef,

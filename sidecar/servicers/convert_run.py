@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.context.api import (
+from sidecar.context.contract import (
     ActionOption,
     DecisionInput,
     DescribeInput,

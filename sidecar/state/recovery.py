@@ -8,8 +8,8 @@ import logging
 
 from sidecar.config import StateLimits
 from sidecar.state import codec
+from sidecar.state.apply import apply_ops, remember_delta
 from sidecar.state.codec import Extras
-from sidecar.state.engine import apply_ops, remember_delta
 from sidecar.state.journal import StoredSession
 from sidecar.state.model import Session, World
 

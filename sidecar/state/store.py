@@ -32,9 +32,9 @@ from sidecar.errors import (
 )
 from sidecar.state import codec
 from sidecar.state.aliases import assign_alias
+from sidecar.state.apply import apply_ops, remember_delta
 from sidecar.state.blobcheck import check_blob_session
 from sidecar.state.codec import Extras
-from sidecar.state.engine import apply_ops, remember_delta
 from sidecar.state.journal import Journal, Record
 from sidecar.state.model import MAX_REVISION, Session, SessionOptions, World
 from sidecar.state.ops import Op, world_to_ops

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sidecar.config import Config
 from sidecar.context import ContextEngine
-from sidecar.context.api import RunSpec
+from sidecar.context.contract import RunSpec
 from sidecar.state.model import (
     Entity,
     Event,

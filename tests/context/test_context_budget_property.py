@@ -13,8 +13,8 @@ from ctxhelpers import count_messages, engine, tiktoken_counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sidecar.context.api import ActionOption, DecisionInput, DialogueInput, NarrateInput, RunSpec
 from sidecar.context.budget import REQUIRED_SHARE
+from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput, RunSpec
 from sidecar.context.layout import REQUIRED_ORDER
 from sidecar.errors import ContextWindowExceeded
 from sidecar.state.model import (

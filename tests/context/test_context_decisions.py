@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctxhelpers import count_messages, engine, prepare, tavern_session
 
-from sidecar.context.api import Accepted, ActionOption, DecisionInput, DialogueInput, Rejected, RunSpec
+from sidecar.context.contract import Accepted, ActionOption, DecisionInput, DialogueInput, Rejected, RunSpec
 from sidecar.prompts.decisions import last_json_object
 
 NPC = "npc-maerwyn-7"

@@ -7,11 +7,11 @@ import os
 
 from ctxhelpers import engine, prepare, tavern_session
 
-from sidecar.context.api import DialogueInput, RunSpec
-from sidecar.context.index import context_index
-from sidecar.context.select import rank_lore
+from sidecar.context.context_index import context_index
+from sidecar.context.contract import DialogueInput, RunSpec
+from sidecar.context.recall import rank_lore
 from sidecar.projection import Projection
-from sidecar.projection.index import index_for
+from sidecar.projection.session_index import index_for
 from sidecar.state.model import LoreCard, Visibility
 
 NPC = "npc-maerwyn-7"

@@ -8,7 +8,7 @@ import os
 import pytest
 from ctxhelpers import engine, prepare, tavern_session
 
-from sidecar.context.api import DialogueInput, RunSpec
+from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.errors import InvalidRequest
 from sidecar.prompts.mood import condition_holds, hp_description, pad_to_tag
 from sidecar.state.model import Entity, Field, HpDescription, Pad, PersonaBinding

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ctxhelpers import all_text, engine, prepare, tavern_session
 
-from sidecar.context.api import ActionOption, DecisionInput, DialogueInput, NarrateInput, Rejected, RunSpec
+from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput, Rejected, RunSpec
 from sidecar.llm.guard import check_outgoing
 from sidecar.prompts.system import SYSTEM_RULES
 from sidecar.state.model import Entity, Field, Vec3, Visibility

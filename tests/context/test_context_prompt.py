@@ -7,7 +7,7 @@ import re
 import pytest
 from ctxhelpers import all_text, count_messages, engine, prepare, tavern_session
 
-from sidecar.context.api import (
+from sidecar.context.contract import (
     ActionOption,
     DecisionInput,
     DescribeInput,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ctxhelpers import all_text, count_messages, engine, prepare, tavern_session, tiktoken_counter
 
-from sidecar.context.api import DialogueInput, NarrateInput, RunSpec
+from sidecar.context.contract import DialogueInput, NarrateInput, RunSpec
 from sidecar.state.model import Entity, Event, Memory, Visibility
 
 NPC = "npc-maerwyn-7"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ctxhelpers import engine, prepare, tavern_session
 
-from sidecar.context.api import DialogueInput, RunSpec
+from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.context.transcripts import read_page
 from sidecar.errors import InvalidCursor, InvalidRequest, UnknownEntity
 

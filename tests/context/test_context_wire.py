@@ -10,7 +10,7 @@ from ctxhelpers import all_text
 
 from sidecar.client import error_reason
 from sidecar.config import Config, ModelProfile
-from sidecar.context.api import DialogueInput, RunSpec
+from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.v1 import agent_service_pb2 as pb
 from sidecar.v1 import state_pb2, types_pb2
 

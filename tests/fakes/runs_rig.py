@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from sidecar.app import App
 from sidecar.config import Config, ModelProfile, RunsConfig, ScriptConfig
 from sidecar.context import ContextEngine
-from sidecar.context.api import NarrateInput, RunInput, RunSpec
+from sidecar.context.contract import NarrateInput, RunInput, RunSpec
 from sidecar.llm import ModelGateway
 from sidecar.runs import RunHandle, RunOptions, RunScheduler
 from sidecar.state.model import Entity

@@ -10,7 +10,7 @@ import os
 import pytest
 from fakes.runs_rig import build_rig, drain
 
-from sidecar.context.api import DialogueInput
+from sidecar.context.contract import DialogueInput
 from sidecar.errors import RunCancelled
 from sidecar.llm.events import Text, UsageReport
 from sidecar.llm.local import format_prompt

@@ -14,7 +14,7 @@ from projworld import upsert
 
 from sidecar.config import StateLimits
 from sidecar.state import ops as o
-from sidecar.state.engine import apply_ops
+from sidecar.state.apply import apply_ops
 from sidecar.state.model import (
     Entity,
     EntityRef,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sidecar.config import StateLimits
 from sidecar.projection import Projection
 from sidecar.state import ops as o
-from sidecar.state.engine import apply_ops
+from sidecar.state.apply import apply_ops
 from sidecar.state.model import (
     Entity,
     Event,

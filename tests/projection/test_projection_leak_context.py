@@ -16,7 +16,7 @@ from leakworld import Case, all_engine_ids, cases, hidden_actor
 
 from sidecar.config import Config
 from sidecar.context import ContextEngine
-from sidecar.context.api import (
+from sidecar.context.contract import (
     Accepted,
     ActionOption,
     DecisionInput,

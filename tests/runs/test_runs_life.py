@@ -9,7 +9,7 @@ import asyncio
 from fakes.runs_rig import drain
 
 from sidecar.config import RunsConfig, ScriptConfig
-from sidecar.context.api import ActionOption, DecisionInput
+from sidecar.context.contract import ActionOption, DecisionInput
 from sidecar.errors import InvalidChoice, ProviderRateLimited, ProviderTimeout, ProviderUnavailable, RevisionNotReached
 from sidecar.llm.events import ActionChosen, AttemptRejected, Finished, NotesChanged, Text, UsageReport
 from sidecar.llm.scripted import DEFAULT_REPLY

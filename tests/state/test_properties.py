@@ -16,7 +16,7 @@ from worldgen import PlainModel, batch_strategy, world_as_model
 from sidecar.config import StateLimits
 from sidecar.errors import SidecarError
 from sidecar.state import ops as o
-from sidecar.state.engine import apply_ops
+from sidecar.state.apply import apply_ops
 from sidecar.state.model import Entity, Session, SessionOptions
 from sidecar.state.store import SessionStore
 from sidecar.state.validate import validate_batch

@@ -17,9 +17,9 @@ from grpc_reflection.v1alpha import reflection_pb2
 
 from sidecar.client import error_reason
 from sidecar.config import Config, ModelProfile, ScriptConfig
-from sidecar.servicers.agent import AgentServicer
-from sidecar.servicers.session import SessionServicer
-from sidecar.servicers.sidecar import SidecarServicer
+from sidecar.servicers.agent_service import AgentServicer
+from sidecar.servicers.session_service import SessionServicer
+from sidecar.servicers.sidecar_service import SidecarServicer
 from sidecar.v1 import agent_service_pb2, session_service_pb2, sidecar_service_pb2, state_pb2
 from sidecar.v1 import agent_service_pb2 as apb
 
@@ -152,16 +152,16 @@ async def test_run_failing_after_text_ends_internal_with_its_reason(
 ) -> None:
     """A bug while streaming (here: converting the second event) ends the Run
     with INTERNAL / INTERNAL; what was streamed before stays delivered."""
-    from sidecar.servicers import agent
+    from sidecar.servicers import agent_service
 
-    real = agent.event_to_proto
+    real = agent_service.event_to_proto
 
     def fails_after_first(run_id: str, seq: int, value: Any) -> apb.RunResponse:
         if seq > 1:
             raise OverflowError(SECRET)
         return real(run_id, seq, value)
 
-    monkeypatch.setattr(agent, "event_to_proto", fails_after_first)
+    monkeypatch.setattr(agent_service, "event_to_proto", fails_after_first)
     profile = ModelProfile(model="scripted/wire", max_retries=0, script=ScriptConfig(chunk_delay_ms=1))
     server = await make_server(Config(profiles={"fake": profile}, default_profile="fake"))
     client = server.client

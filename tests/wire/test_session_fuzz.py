@@ -20,7 +20,7 @@ from sidecar.client import SidecarClient, error_reason
 from sidecar.config import Config
 from sidecar.servicers.calls import CallInterceptor
 from sidecar.servicers.convert_state import ops_from_pb, world_from_pb
-from sidecar.servicers.session import SessionServicer
+from sidecar.servicers.session_service import SessionServicer
 from sidecar.state.store import SessionStore
 from sidecar.v1 import session_service_pb2 as spb
 from sidecar.v1 import session_service_pb2_grpc as spb_grpc

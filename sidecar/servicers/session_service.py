@@ -28,7 +28,7 @@ from sidecar.v1 import session_service_pb2_grpc as pb_grpc
 
 __all__ = ["SessionServicer"]
 
-log = logging.getLogger("sidecar.servicers.session")
+log = logging.getLogger("sidecar.servicers.session_service")
 
 
 class SessionServicer(pb_grpc.SessionServiceServicer):

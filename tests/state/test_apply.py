@@ -12,7 +12,7 @@ import pytest
 from sidecar.config import StateLimits
 from sidecar.errors import CapacityExceeded, InvalidDelta, LimitExceeded, SidecarError, UnknownEntity
 from sidecar.state import ops as o
-from sidecar.state.engine import apply_ops
+from sidecar.state.apply import apply_ops
 from sidecar.state.model import (
     Entity,
     EntityRef,

@@ -14,7 +14,7 @@ from sidecar.app import App
 from sidecar.v1 import sidecar_service_pb2 as pb
 from sidecar.v1 import sidecar_service_pb2_grpc as pb_grpc
 
-log = logging.getLogger("sidecar.servicers.sidecar")
+log = logging.getLogger("sidecar.servicers.sidecar_service")
 
 
 class SidecarServicer(pb_grpc.SidecarServiceServicer):

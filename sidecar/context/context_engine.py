@@ -17,23 +17,24 @@ from dataclasses import dataclass
 import msgspec
 
 from sidecar.config import Config
-from sidecar.context.api import (
+from sidecar.context.budget import SEP, Fitted, fit
+from sidecar.context.context_index import ContextIndex, context_index, memory_key
+from sidecar.context.contract import (
     Prompt,
     RunSpec,
     TokenCounter,
 )
-from sidecar.context.budget import SEP, Fitted, Layout, fit
 from sidecar.context.history import HistoryCache
-from sidecar.context.index import ContextIndex, context_index, memory_key
 from sidecar.context.layout import Sticky, build_layout, named_ids
 from sidecar.context.lorefiles import LoreFiles
+from sidecar.context.parts import Layout
 from sidecar.context.prepared import Prepared
 from sidecar.context.select import SceneLines, Shown, scene_lines
 from sidecar.context.timeline import TimelineCache
 from sidecar.context.tokens import CountCache
 from sidecar.errors import InvalidRequest
 from sidecar.projection import Projection
-from sidecar.projection.index import index_for
+from sidecar.projection.session_index import index_for
 from sidecar.prompts.escape import one_line
 from sidecar.prompts.persona import PersonaRenderer
 from sidecar.prompts.templates import TemplateStore

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from sidecar.projection.index import SessionIndex
+from sidecar.projection.session_index import SessionIndex
 from sidecar.state.model import LoreCard, Memory, Relation, Session
 
 __all__ = ["ContextIndex", "LoreMatcher", "STOPWORDS", "context_index", "memory_key", "words"]

@@ -1,0 +1,70 @@
+"""What one prompt is made of before the budget: the Parts and the Layout.
+
+`layout.build_layout` selects and renders the context into a Layout (system
+parts, the history, the volatile final parts, in render order); `budget.fit`
+then fits it into the token budget. The types live here, apart from both, so
+neither module reaches into the other for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sidecar.context.contract import LeftOut
+from sidecar.context.window import HistoryItem
+
+
+@dataclass
+class Part:
+    name: str
+    #: "system" or "final" (the volatile user message).
+    place: str
+    #: Reported tier: "required", "dynamic" or "volatile".
+    tier: str
+    header: str
+    #: Lines (mode "lines"), one paragraph (mode "text"), cards or memories as (key, text) (mode "cards").
+    body: list = field(default_factory=list)
+    #: "core" | "text" | "lines" | "cards".
+    mode: str = "core"
+    text: str = ""
+    tokens: int = 0
+    trimmed: bool = False
+    dropped: bool = False
+    reason: str = ""
+    #: What budgeting left out of it: (kind, count), e.g. ("lore_card", 2).
+    omitted: tuple[str, int] | None = None
+    #: Mode "cards": what one card is, for the left-out report ("" = not reported here).
+    unit: str = ""
+    #: Mode "cards": what joins two cards.
+    sep: str = "\n\n"
+    #: Keys of the entries the prompt holds (memory parts).
+    shown_keys: frozenset = frozenset()
+
+    def full(self) -> str:
+        if self.mode == "cards":
+            return self.header + "\n" + self.sep.join(t for _, t in sorted(self.body, key=lambda kv: kv[0]))
+        return self.header + ("\n" if self.header else "") + "\n".join(self.body)
+
+
+@dataclass
+class Layout:
+    """Everything selected for one prompt, in render order."""
+
+    system: list[Part]
+    history: list[HistoryItem]
+    final: list[Part]
+    #: Names of the required trimmable parts, highest priority first.
+    required_order: list[str]
+    memory_bank: bool
+    #: Index into `history` of the previous window's first entry (None: no previous window).
+    sticky_start: int | None = None
+    #: Tokens the serving model's prompt format sends beyond the messages (counted as fixed).
+    framing_tokens: int = 0
+    #: What selection left out before the budget (characters past the cap...).
+    left_out: list[LeftOut] = field(default_factory=list)
+    #: New lore cards or memories were kept out of the blocks before the history.
+    deferred: bool = False
+    #: Keys of the memories relevant to the input (left out when in neither memory part).
+    memory_matches: list[tuple[int, str]] = field(default_factory=list)
+    #: Memories matching the input beyond those ranked (left out: more than the share can hold).
+    memory_unranked: int = 0
