@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from sidecar.config import StateLimits
 from sidecar.state import ops as o
 from sidecar.state.aliases import assign_alias
-from sidecar.state.model import Entity, EntityRef, Event, Memory, Session, Value, World
+from sidecar.state.model import Entity, EntityRef, Session, Value, World
 
 __all__ = ["apply_ops", "drop_references", "remember_delta"]
 
@@ -26,50 +26,50 @@ def apply_ops(session: Session, ops: Sequence[o.Op], revision: int, limits: Stat
     world = session.world
     removed: set[str] = set()
     for op in ops:
-        t = type(op)
-        if t is o.PatchEntity:
-            _patch(world.entities[op.id], op)  # type: ignore[union-attr,arg-type]
-        elif t is o.UpsertEntity:
-            entity: Entity = op.entity  # type: ignore[union-attr]
-            world.entities[entity.id] = entity
-            assign_alias(session.aliases, entity, session.options.alias_mode)
-        elif t is o.RemoveEntity:
-            del world.entities[op.id]  # type: ignore[union-attr]
-            removed.add(op.id)  # type: ignore[union-attr]
-        elif t is o.RecordEvent:
-            ev: Event = op.event  # type: ignore[union-attr]
-            ev.revision = revision
-            world.events.append(ev)
-            if len(world.events) > limits.max_events:
-                del world.events[: len(world.events) - limits.max_events]
-        elif t is o.SetRelation:
-            _relation(world, op)  # type: ignore[arg-type]
-        elif t is o.SetMood:
-            world.moods[op.actor_id] = op.pad  # type: ignore[union-attr]
-        elif t is o.SetSceneFact:
-            if op.remove:  # type: ignore[union-attr]
-                world.scene.pop(op.key, None)  # type: ignore[union-attr]
-            else:
-                world.scene[op.key] = op.value  # type: ignore[union-attr,assignment]
-        elif t is o.UpsertLoreCard:
-            world.lore[op.card.id] = op.card  # type: ignore[union-attr]
-        elif t is o.RemoveLoreCard:
-            world.lore.pop(op.id, None)  # type: ignore[union-attr]
-        elif t is o.RecordMemory:
-            mem: Memory = op.memory  # type: ignore[union-attr]
-            mem.revision = revision
-            world.memories.append(mem)
-            if len(world.memories) > limits.max_memories:
-                del world.memories[: len(world.memories) - limits.max_memories]
-        elif t is o.SetStory:
-            for part in ("plot_essentials", "author_note", "story_summary", "instructions"):
-                v = getattr(op, part)
-                if v is not None:
-                    setattr(world.story, part, v)
-        elif t is o.SetPersona:
-            world.personas[op.persona.actor_id] = op.persona  # type: ignore[union-attr]
-        else:  # validate_batch rejects these; reaching here is a bug
-            raise TypeError(f"unknown op {t.__name__}")
+        # Class patterns narrow `op` for the type checker; ops are final structs, so an
+        # isinstance match is an exact-type match.
+        match op:
+            case o.PatchEntity():
+                _patch(world.entities[op.id], op)
+            case o.UpsertEntity(entity=entity):
+                world.entities[entity.id] = entity
+                assign_alias(session.aliases, entity, session.options.alias_mode)
+            case o.RemoveEntity():
+                del world.entities[op.id]
+                removed.add(op.id)
+            case o.RecordEvent(event=ev):
+                ev.revision = revision
+                world.events.append(ev)
+                if len(world.events) > limits.max_events:
+                    del world.events[: len(world.events) - limits.max_events]
+            case o.SetRelation():
+                _relation(world, op)
+            case o.SetMood():
+                world.moods[op.actor_id] = op.pad
+            case o.SetSceneFact():
+                if op.remove:
+                    world.scene.pop(op.key, None)
+                else:
+                    assert op.value is not None  # validate_batch: a fact that is not removed has a value
+                    world.scene[op.key] = op.value
+            case o.UpsertLoreCard():
+                world.lore[op.card.id] = op.card
+            case o.RemoveLoreCard():
+                world.lore.pop(op.id, None)
+            case o.RecordMemory(memory=mem):
+                mem.revision = revision
+                world.memories.append(mem)
+                if len(world.memories) > limits.max_memories:
+                    del world.memories[: len(world.memories) - limits.max_memories]
+            case o.SetStory():
+                for part in ("plot_essentials", "author_note", "story_summary", "instructions"):
+                    v = getattr(op, part)
+                    if v is not None:
+                        setattr(world.story, part, v)
+            case o.SetPersona():
+                world.personas[op.persona.actor_id] = op.persona
+            case _:  # validate_batch rejects these; reaching here is a bug
+                raise TypeError(f"unknown op {type(op).__name__}")
     gone = {i for i in removed if i not in world.entities}
     if gone:
         drop_references(world, gone)
