@@ -138,28 +138,28 @@ _Continuation = Callable[[grpc.aio.ClientCallDetails, Any], Awaitable[Any]]
 # grpc.aio sorts a channel's interceptors by the first interceptor type each one
 # is an instance of, so each call shape needs its own object. The bases are Any
 # to mypy (grpc ships no type stubs), hence the ignores.
-class _AuthUnaryUnary(_Auth, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class _AuthUnaryUnary(_Auth, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
     async def intercept_unary_unary(
         self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
-class _AuthUnaryStream(_Auth, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
+class _AuthUnaryStream(_Auth, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
     async def intercept_unary_stream(
         self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
-class _AuthStreamUnary(_Auth, grpc.aio.StreamUnaryClientInterceptor):  # type: ignore[misc]
+class _AuthStreamUnary(_Auth, grpc.aio.StreamUnaryClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
     async def intercept_stream_unary(
         self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: Any
     ) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
 
 
-class _AuthStreamStream(_Auth, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]
+class _AuthStreamStream(_Auth, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
     async def intercept_stream_stream(
         self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: Any
     ) -> Any:
