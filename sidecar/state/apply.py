@@ -26,8 +26,8 @@ def apply_ops(session: Session, ops: Sequence[o.Op], revision: int, limits: Stat
     world = session.world
     removed: set[str] = set()
     for op in ops:
-        # Class patterns narrow `op` for the type checker; ops are final structs, so an
-        # isinstance match is an exact-type match.
+        # Class patterns narrow `op` for the type checker. validate_batch dispatches on the
+        # exact type, so only the op classes themselves (no subclasses) get here.
         match op:
             case o.PatchEntity():
                 _patch(world.entities[op.id], op)
