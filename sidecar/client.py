@@ -140,28 +140,28 @@ _Continuation = Callable[[grpc.aio.ClientCallDetails, Any], Awaitable[Any]]
 # to mypy (grpc ships no type stubs), hence the ignores.
 class _AuthUnaryUnary(_Auth, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
     async def intercept_unary_unary(
-        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: Any
+        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: object
     ) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
 class _AuthUnaryStream(_Auth, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
     async def intercept_unary_stream(
-        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: Any
+        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: object
     ) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
 class _AuthStreamUnary(_Auth, grpc.aio.StreamUnaryClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
     async def intercept_stream_unary(
-        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: Any
+        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: object
     ) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
 
 
 class _AuthStreamStream(_Auth, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
     async def intercept_stream_stream(
-        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: Any
+        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: object
     ) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
 
@@ -176,7 +176,7 @@ class SessionOptionFields(TypedDict, total=False):
     (docs/protocol.md), typed as the generated message's constructor takes them."""
 
     alias_mode: session_pb.AliasMode | str
-    expose_moment: session_pb.MomentExposure | Mapping[str, Any]
+    expose_moment: session_pb.MomentExposure | Mapping[str, object]
     coordinate_fields: Iterable[str]
     exposed_coordinate_fields: Iterable[str]
     budget_tokens: int
@@ -189,10 +189,10 @@ class RunFields(TypedDict, total=False):
     narration may set besides the session, the actor and the text."""
 
     focus_ids: Iterable[str]
-    moment: types_pb2.GameMoment | Mapping[str, Any]
+    moment: types_pb2.GameMoment | Mapping[str, object]
     min_revision: int
     profile: str
-    limits: agent_pb.GenerationLimits | Mapping[str, Any]
+    limits: agent_pb.GenerationLimits | Mapping[str, object]
     run_id: str
     urgent: bool
     budget_tokens: int
