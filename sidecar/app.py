@@ -3,25 +3,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sidecar.config import Config
+
+if TYPE_CHECKING:
+    # Types only: the servicers import this module, and building the app is what
+    # loads the engines (`sidecar.server.build_app`); runs also imports App back.
+    from sidecar.context import ContextEngine
+    from sidecar.llm import ModelGateway
+    from sidecar.runs import RunScheduler
+    from sidecar.state.store import SessionStore
 
 
 @dataclass
 class App:
-    """What servicers share. Built by `sidecar.server.build_app`.
-
-    - `store`: `sidecar.state.store.SessionStore` (sessions, deltas, journal)
-    - `gateway`: `sidecar.llm.ModelGateway` (litellm, loaded in the background)
-    - `runs`: `sidecar.runs.RunScheduler` (queue, concurrency, cancellation)
-    - `context`: `sidecar.context.ContextEngine` (select, project, budget, render)
-    """
+    """What servicers share. Built by `sidecar.server.build_app`."""
 
     config: Config
-    store: object
-    gateway: object
-    runs: object
-    context: object
+    #: Sessions, deltas, journal.
+    store: SessionStore
+    #: Models: litellm loaded in the background, the local model, the scripted fake.
+    gateway: ModelGateway
+    #: Queue, concurrency, cancellation.
+    runs: RunScheduler
+    #: Select, project, budget, render.
+    context: ContextEngine
     #: Set when draining: new work gets UNAVAILABLE / SHUTTING_DOWN.
     shutting_down: bool = False
     capabilities: list[str] = field(default_factory=list)

@@ -7,9 +7,13 @@ import asyncio
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from sidecar import __version__
-from sidecar.lifecycle import EXIT_CANNOT_START, EXIT_OK, EXIT_STATE_DIR_BUSY, EXIT_USAGE
+from sidecar.lifecycle import EXIT_CANNOT_START, EXIT_OK, EXIT_STATE_DIR_BUSY, EXIT_USAGE, ListenSpec
+
+if TYPE_CHECKING:  # loaded inside the commands: `--version` and `--help` stay quick
+    from sidecar.config import Config
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -105,7 +109,15 @@ def serve(args: argparse.Namespace) -> int:
     os._exit(code)
 
 
-async def _serve(config, listen, token, generated, handshake_fd, parent_pid, watch_stdin) -> int:
+async def _serve(
+    config: Config,
+    listen: ListenSpec,
+    token: str,
+    generated: bool,
+    handshake_fd: int,
+    parent_pid: int,
+    watch_stdin: bool,
+) -> int:
     import logging
 
     from sidecar import lifecycle

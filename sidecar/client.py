@@ -17,9 +17,9 @@ import collections
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import grpc
 
@@ -30,7 +30,7 @@ from sidecar.v1 import session_service_pb2 as session_pb
 from sidecar.v1 import session_service_pb2_grpc as session_grpc
 from sidecar.v1 import sidecar_service_pb2 as sidecar_pb
 from sidecar.v1 import sidecar_service_pb2_grpc as sidecar_grpc
-from sidecar.v1 import state_pb2
+from sidecar.v1 import state_pb2, types_pb2
 
 __all__ = [
     "LaunchError",
@@ -43,6 +43,8 @@ __all__ = [
     "SidecarClient",
     "error_reason",
     "auth_interceptors",
+    "SessionOptionFields",
+    "RunFields",
 ]
 
 STDERR_TAIL_LINES = 40
@@ -129,31 +131,71 @@ class _Auth:
         return grpc.aio.ClientCallDetails(d.method, d.timeout, metadata, d.credentials, d.wait_for_ready)
 
 
+#: What an interceptor hands the call on to (grpc's own types are Any to mypy).
+_Continuation = Callable[[grpc.aio.ClientCallDetails, Any], Awaitable[Any]]
+
+
 # grpc.aio sorts a channel's interceptors by the first interceptor type each one
-# is an instance of, so each call shape needs its own object.
-class _AuthUnaryUnary(_Auth, grpc.aio.UnaryUnaryClientInterceptor):
-    async def intercept_unary_unary(self, continuation, client_call_details, request):
+# is an instance of, so each call shape needs its own object. The bases are Any
+# to mypy (grpc ships no type stubs), hence the ignores.
+class _AuthUnaryUnary(_Auth, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
+    async def intercept_unary_unary(
+        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: object
+    ) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
-class _AuthUnaryStream(_Auth, grpc.aio.UnaryStreamClientInterceptor):
-    async def intercept_unary_stream(self, continuation, client_call_details, request):
+class _AuthUnaryStream(_Auth, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
+    async def intercept_unary_stream(
+        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: object
+    ) -> Any:
         return await continuation(self._details(client_call_details), request)
 
 
-class _AuthStreamUnary(_Auth, grpc.aio.StreamUnaryClientInterceptor):
-    async def intercept_stream_unary(self, continuation, client_call_details, request_iterator):
+class _AuthStreamUnary(_Auth, grpc.aio.StreamUnaryClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
+    async def intercept_stream_unary(
+        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: object
+    ) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
 
 
-class _AuthStreamStream(_Auth, grpc.aio.StreamStreamClientInterceptor):
-    async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):
+class _AuthStreamStream(_Auth, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
+    async def intercept_stream_stream(
+        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: object
+    ) -> Any:
         return await continuation(self._details(client_call_details), request_iterator)
 
 
 def auth_interceptors(token: str) -> list[grpc.aio.ClientInterceptor]:
     """Client interceptors that attach the sidecar token to calls of every shape."""
     return [cls(token) for cls in (_AuthUnaryUnary, _AuthUnaryStream, _AuthStreamUnary, _AuthStreamStream)]
+
+
+class SessionOptionFields(TypedDict, total=False):
+    """`SidecarClient.open_session`'s keyword arguments: the fields of `SessionOptions`
+    (docs/protocol.md), typed as the generated message's constructor takes them."""
+
+    alias_mode: session_pb.AliasMode | str
+    expose_moment: session_pb.MomentExposure | Mapping[str, object]
+    coordinate_fields: Iterable[str]
+    exposed_coordinate_fields: Iterable[str]
+    budget_tokens: int
+    profile: str
+    memory_bank: bool
+
+
+class RunFields(TypedDict, total=False):
+    """`SidecarClient.narrate`'s keyword arguments: the `RunRequest` fields a
+    narration may set besides the session, the actor and the text."""
+
+    focus_ids: Iterable[str]
+    moment: types_pb2.GameMoment | Mapping[str, object]
+    min_revision: int
+    profile: str
+    limits: agent_pb.GenerationLimits | Mapping[str, object]
+    run_id: str
+    urgent: bool
+    budget_tokens: int
 
 
 class SidecarClient:
@@ -170,18 +212,28 @@ class SidecarClient:
     async def close(self) -> None:
         await self.channel.close()
 
+    # The stubs' methods are untyped (no stubs for *_grpc.py): each helper names the reply type.
     async def get_info(self, include_stats: bool = False) -> sidecar_pb.GetInfoResponse:
-        return await self.sidecar.GetInfo(sidecar_pb.GetInfoRequest(include_stats=include_stats))
+        reply: sidecar_pb.GetInfoResponse = await self.sidecar.GetInfo(
+            sidecar_pb.GetInfoRequest(include_stats=include_stats)
+        )
+        return reply
 
     async def shutdown(self, reason: str = "") -> None:
         await self.sidecar.Shutdown(sidecar_pb.ShutdownRequest(reason=reason))
 
-    async def open_session(self, session_id: str = "", **options: Any) -> session_pb.OpenSessionResponse:
+    async def open_session(
+        self, session_id: str = "", **options: Unpack[SessionOptionFields]
+    ) -> session_pb.OpenSessionResponse:
         request = session_pb.OpenSessionRequest(session_id=session_id, options=session_pb.SessionOptions(**options))
-        return await self.sessions.OpenSession(request)
+        reply: session_pb.OpenSessionResponse = await self.sessions.OpenSession(request)
+        return reply
 
     async def close_session(self, session_id: str) -> session_pb.CloseSessionResponse:
-        return await self.sessions.CloseSession(session_pb.CloseSessionRequest(session_id=session_id))
+        reply: session_pb.CloseSessionResponse = await self.sessions.CloseSession(
+            session_pb.CloseSessionRequest(session_id=session_id)
+        )
+        return reply
 
     async def apply_deltas(self, session_id: str, base_revision: int, ops: Sequence[state_pb2.DeltaOp],
                            delta_id: str = "") -> session_pb.ApplyDeltasResponse:
@@ -189,7 +241,8 @@ class SidecarClient:
             delta_id = os.urandom(8).hex()
         request = session_pb.ApplyDeltasRequest(session_id=session_id, base_revision=base_revision,
                                                 delta_id=delta_id, ops=list(ops))
-        return await self.sessions.ApplyDeltas(request)
+        reply: session_pb.ApplyDeltasResponse = await self.sessions.ApplyDeltas(request)
+        return reply
 
     async def run(self, request: agent_pb.RunRequest, timeout: float | None = None) -> AsyncIterator[agent_pb.RunEvent]:
         """Stream the run's events; raises grpc.aio.AioRpcError when it fails."""
@@ -200,7 +253,9 @@ class SidecarClient:
         finally:
             call.cancel()
 
-    async def narrate(self, session_id: str, text: str, actor_id: str = "", **fields: Any) -> AsyncIterator[str]:
+    async def narrate(
+        self, session_id: str, text: str, actor_id: str = "", **fields: Unpack[RunFields]
+    ) -> AsyncIterator[str]:
         """Just the text of a narration, as it streams."""
         request = agent_pb.RunRequest(session_id=session_id, actor_id=actor_id,
                                       narrate=agent_pb.NarrateInput(text=text), **fields)

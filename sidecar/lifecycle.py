@@ -235,7 +235,9 @@ def _windows_process_alive(pid: int) -> bool:
     # Not os.kill(pid, 0): on Windows that is TerminateProcess, and would kill the game.
     import ctypes
 
-    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    if sys.platform != "win32":  # process_alive calls this on Windows only; ctypes.windll is Windows'
+        raise OSError("Windows only")
+    kernel32 = ctypes.windll.kernel32
     process_query_limited_information, still_active = 0x1000, 259
     handle = kernel32.OpenProcess(process_query_limited_information, False, pid)
     if not handle:

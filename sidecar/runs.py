@@ -70,9 +70,9 @@ class RunHandle:
     options: RunOptions
     order: int
     arrived: float = field(default_factory=time.monotonic)
-    queue: asyncio.Queue = field(default_factory=asyncio.Queue)
-    task: asyncio.Task | None = None
-    slot: asyncio.Future | None = None
+    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+    slot: asyncio.Future[None] | None = None
     running: bool = False
     done: bool = False
     cancel_error: SidecarError | None = None
@@ -118,20 +118,20 @@ async def prepare_prompt(
     same tokenizer and budget (the model's; the engine applies overrides under it).
     """
     if min_revision:
-        await app.store.wait_for_revision(  # type: ignore[attr-defined]
+        await app.store.wait_for_revision(
             spec.session_id, min_revision, app.config.runs.min_revision_wait_s
         )
     gateway = app.gateway
-    await gateway.prepare_profile(profile)  # type: ignore[attr-defined]
-    session = app.store.get(spec.session_id)  # type: ignore[attr-defined]
+    await gateway.prepare_profile(profile)
+    session = app.store.get(spec.session_id)
     t0 = time.monotonic()
-    prepared = app.context.prepare(  # type: ignore[attr-defined]
+    prepared = app.context.prepare(
         session,
         spec,
-        count_tokens=gateway.token_counter(profile),  # type: ignore[attr-defined]
-        budget_tokens=gateway.budget_tokens(profile),  # type: ignore[attr-defined]
+        count_tokens=gateway.token_counter(profile),
+        budget_tokens=gateway.budget_tokens(profile),
         preview=preview,
-        framing=gateway.framing_text(profile),  # type: ignore[attr-defined]
+        framing=gateway.framing_text(profile),
     )
     return session, prepared, (time.monotonic() - t0) * 1000
 
@@ -164,9 +164,9 @@ class RunScheduler:
         run_id = spec.run_id or uuid.uuid4().hex
         if run_id in self._runs:
             raise InvalidRequest(f"run_id {run_id!r} is already queued or running", metadata={"run_id": run_id})
-        session = self.app.store.get(spec.session_id)  # type: ignore[attr-defined]
+        session = self.app.store.get(spec.session_id)
         profile = resolve_profile(self.app.config, session, spec.actor_id, options.profile)
-        self.app.gateway.profile(profile)  # type: ignore[attr-defined]  # ProfileNotFound now, not later
+        self.app.gateway.profile(profile)  # ProfileNotFound now, not later
         if self._queued >= self.config.max_queue:
             self._count_error(spec.session_id, QueueFull.reason)
             raise QueueFull(
@@ -257,7 +257,7 @@ class RunScheduler:
         self._release(handle)
 
     def _deadline(self, handle: RunHandle) -> float:
-        p = self.app.gateway.profile(handle.profile)  # type: ignore[attr-defined]
+        p = self.app.gateway.profile(handle.profile)
         limits = handle.options.limits
         candidates = [p.total_timeout_s]
         if limits.total_timeout_s:
@@ -302,14 +302,14 @@ class RunScheduler:
         gateway = app.gateway
         session, prepared, prompt_build_ms = await prepare_prompt(app, spec, handle.profile, opts.min_revision)
         handle.prepared = prepared
-        model = gateway.profile(handle.profile).model  # type: ignore[attr-defined]
+        model = gateway.profile(handle.profile).model
         emit(Started(spec.session_id, spec.actor_id, handle.profile, model, session.revision))
         attempts = 1
         if isinstance(spec.input, DecisionInput):
             attempts = spec.input.max_attempts or self.config.decision_attempts
         progress = handle.progress
         reply = await execute(
-            gateway,  # type: ignore[arg-type]
+            gateway,
             prepared,
             profile=handle.profile,
             limits=opts.limits,
@@ -346,7 +346,7 @@ class RunScheduler:
 
     def _session(self, session_id: str) -> Any:
         try:
-            return self.app.store.get(session_id)  # type: ignore[attr-defined]
+            return self.app.store.get(session_id)
         except SidecarError:
             return None
 
@@ -379,7 +379,7 @@ class RunScheduler:
     def stats(self) -> list[dict[str, Any]]:
         """Per session: runs, tokens, cost, errors by reason (GetInfo)."""
         out = []
-        for session_id in self.app.store.session_ids():  # type: ignore[attr-defined]
+        for session_id in self.app.store.session_ids():
             session = self._session(session_id)
             if session is None:
                 continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from typing import cast
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -52,7 +53,8 @@ def build_app(config: Config) -> App:
         config=config,
         store=SessionStore(config.state, config.state_dir or None),
         gateway=(gateway := ModelGateway(config)),
-        runs=None,
+        # Bound two lines down: the scheduler reads the app it serves, so it comes second.
+        runs=cast("RunScheduler", None),
         context=ContextEngine(config),
         capabilities=["stream_deltas", "replace_state", "export_import", "preview_prompt"],
     )
@@ -106,7 +108,7 @@ class SidecarServer:
             os.makedirs(self.config.state_dir, mode=0o700, exist_ok=True)
             self._state_lock = StateDirLock(self.config.state_dir)
             self._state_lock.acquire()
-        await app.store.start()  # type: ignore[attr-defined]
+        await app.store.start()
         sidecar_service_pb2_grpc.add_SidecarServiceServicer_to_server(
             SidecarServicer(app, self.request_stop), self._server
         )
@@ -125,7 +127,7 @@ class SidecarServer:
         await self._server.start()
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        app.gateway.start()  # type: ignore[attr-defined]  # litellm loads in the background
+        app.gateway.start()  # litellm loads in the background
         self._listen = listen
         log.info("serving", extra={"fields": {"address": listen.handshake_address(), "transport": listen.transport}})
         return listen
@@ -139,10 +141,10 @@ class SidecarServer:
         log.info("shutting down", extra={"fields": {"reason": reason}})
         try:
             await self._health.enter_graceful_shutdown()
-            await app.runs.aclose()  # type: ignore[attr-defined]
+            await app.runs.aclose()
             await self._server.stop(STOP_GRACE_S)
-            await app.store.aclose()  # type: ignore[attr-defined]
-            await app.gateway.aclose()  # type: ignore[attr-defined]
+            await app.store.aclose()
+            await app.gateway.aclose()
         finally:
             if self._listen is not None:
                 self._listen.cleanup()

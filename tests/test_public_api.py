@@ -30,6 +30,8 @@ EXPORTED = {
     "SidecarClient",
     "error_reason",
     "auth_interceptors",
+    "SessionOptionFields",
+    "RunFields",
 }
 
 #: (object, attribute) -> [(parameter, kind, default)], `self` / `cls` left out.

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -89,9 +90,10 @@ class ContextEngine:
         self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
         #: Same key -> memory keys of the last prompt's memory block (kept while relevant).
         self._memories: dict[tuple[str, int, str], frozenset[tuple[int, str]]] = {}
-        self._prompts: OrderedDict[tuple, _Cached] = OrderedDict()
-        self._scenes: OrderedDict[tuple, tuple] = OrderedDict()
-        self._memory_lines: OrderedDict[tuple, tuple[object, dict[tuple[int, str], str]]] = OrderedDict()
+        self._prompts: OrderedDict[tuple[object, ...], _Cached] = OrderedDict()
+        #: -> (base index, lines, aliases shown, query).
+        self._scenes: OrderedDict[tuple[object, ...], tuple[object, SceneLines, frozenset[str], str]] = OrderedDict()
+        self._memory_lines: OrderedDict[tuple[object, ...], tuple[object, dict[tuple[int, str], str]]] = OrderedDict()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
         self.builds = 0
         self.cache_hits = 0
@@ -273,9 +275,9 @@ class ContextEngine:
             held = sum(len(c) for c in self._per_session())
         return held + len(self.history) + len(self.timelines)
 
-    def _per_session(self) -> tuple[dict[tuple, object], ...]:
-        # Every key starts with the session ID.
-        return (self._sticky, self._lore, self._memories, self._prompts, self._scenes, self._memory_lines)  # type: ignore[return-value]
+    def _per_session(self) -> tuple[MutableMapping[Any, Any], ...]:
+        # Every key starts with the session ID (the value types differ: Any).
+        return (self._sticky, self._lore, self._memories, self._prompts, self._scenes, self._memory_lines)
 
 
 def _copy(prompt: Prompt) -> Prompt:

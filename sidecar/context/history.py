@@ -17,7 +17,7 @@ from sidecar.context.select import game_text
 from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
 from sidecar.prompts.escape import quote
-from sidecar.state.model import Session, TranscriptEntry
+from sidecar.state.model import Role, Session, TranscriptEntry
 
 __all__ = ["HistoryCache", "render_entry", "new_entry"]
 
@@ -33,10 +33,10 @@ def render_entry(proj: Projection, entry: TranscriptEntry) -> HistoryItem:
 
 
 def new_entry(
-    role: str, text: str, speaker_id: str, *, interrupted: bool = False, run_id: str = "", revision: int = 0
+    role: Role, text: str, speaker_id: str, *, interrupted: bool = False, run_id: str = "", revision: int = 0
 ) -> TranscriptEntry:
     return TranscriptEntry(
-        role=role,  # type: ignore[arg-type]
+        role=role,
         text=text,
         speaker_id=speaker_id,
         interrupted=interrupted,

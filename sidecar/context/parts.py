@@ -9,6 +9,7 @@ neither module reaches into the other for them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sidecar.context.contract import LeftOut
 from sidecar.context.window import HistoryItem
@@ -23,7 +24,7 @@ class Part:
     tier: str
     header: str
     #: Lines (mode "lines"), one paragraph (mode "text"), cards or memories as (key, text) (mode "cards").
-    body: list = field(default_factory=list)
+    body: list[Any] = field(default_factory=list)
     #: "core" | "text" | "lines" | "cards".
     mode: str = "core"
     text: str = ""
@@ -38,7 +39,7 @@ class Part:
     #: Mode "cards": what joins two cards.
     sep: str = "\n\n"
     #: Keys of the entries the prompt holds (memory parts).
-    shown_keys: frozenset = frozenset()
+    shown_keys: frozenset[tuple[int, str]] = frozenset()
 
     def full(self) -> str:
         if self.mode == "cards":

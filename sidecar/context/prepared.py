@@ -37,7 +37,7 @@ from sidecar.projection.dealias import Dealiaser
 from sidecar.projection.session_index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
 from sidecar.prompts.system import DECISION_FORMAT
-from sidecar.state.model import Moment, Session
+from sidecar.state.model import Moment, Role, Session
 
 if TYPE_CHECKING:
     from sidecar.context.context_engine import ContextEngine
@@ -173,7 +173,7 @@ class Prepared:
         inp = spec.input
         log = session.transcripts.setdefault(spec.actor_id, [])
         entry = functools.partial(new_entry, run_id=run_id, revision=self._revision)
-        reply_role = "actor" if spec.actor_id else "narrator"
+        reply_role: Role = "actor" if spec.actor_id else "narrator"
         if isinstance(inp, DialogueInput):
             speaker = inp.speaker_id or self._player_id()
             log.append(entry("player", inp.text, speaker))

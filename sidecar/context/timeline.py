@@ -112,13 +112,18 @@ class TimelineCache:
     events are rendered once per revision, so a dialogue turn only merges."""
 
     def __init__(self, maxsize: int = 1024) -> None:
-        self._cache: OrderedDict[tuple, tuple[object, int, Timeline]] = OrderedDict()
-        self._events: OrderedDict[tuple, tuple[object, list[_Seen]]] = OrderedDict()
+        self._cache: OrderedDict[tuple[object, ...], tuple[object, int, Timeline]] = OrderedDict()
+        self._events: OrderedDict[tuple[object, ...], tuple[object, list[_Seen]]] = OrderedDict()
         self._maxsize = maxsize
         self._lock = threading.Lock()
 
     def get(
-        self, session: Session, proj: Projection, cidx: ContextIndex, rendered: list[HistoryItem], named: tuple
+        self,
+        session: Session,
+        proj: Projection,
+        cidx: ContextIndex,
+        rendered: list[HistoryItem],
+        named: tuple[str, ...],
     ) -> Timeline:
         # The session ID first in both keys: forget() drops a closed session's entries.
         key = (session.id, id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)

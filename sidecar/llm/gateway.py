@@ -196,7 +196,7 @@ class ModelGateway:
             return dataclasses.replace(status, runtime_found=False, problem=self.local.refused)
         return status
 
-    def profiles_info(self) -> list[dict]:
+    def profiles_info(self) -> list[dict[str, Any]]:
         local = self.local_model_status()
         infos = []
         for name, p in self.config.profiles.items():

@@ -162,7 +162,7 @@ class LocalLLM:
         self._worker.shutdown(wait=False, cancel_futures=False)
         concurrent.futures.wait([done], timeout=timeout_s)
 
-    def _generate(self, prompt: str, params: dict[str, Any], stop: threading.Event, put: Callable) -> None:
+    def _generate(self, prompt: str, params: dict[str, Any], stop: threading.Event, put: Callable[[Any], None]) -> None:
         """On the worker thread: stream tokens into `put` until done or `stop`."""
         try:
             self.preload()
@@ -203,7 +203,9 @@ class LocalLLM:
         except BaseException as exc:  # noqa: BLE001 - handed to the event loop
             put(exc)
 
-    async def astreaming(self, model: str, messages: list, params: dict[str, Any]) -> AsyncIterator[Chunk]:
+    async def astreaming(
+        self, model: str, messages: list[dict[str, str]], params: dict[str, Any]
+    ) -> AsyncIterator[Chunk]:
         """The model's one send point: `params` is the transport-neutral request
         (max_tokens, temperature, stop)."""
         loop = asyncio.get_running_loop()

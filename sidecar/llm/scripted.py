@@ -84,7 +84,9 @@ class ScriptedLLM:
             reply += f' {{"action": {n}, "message": "So be it.", "notes": "chose {n}"}}'
         return reply
 
-    async def astreaming(self, model: str, messages: list, params: dict[str, Any]) -> AsyncIterator[Chunk]:
+    async def astreaming(
+        self, model: str, messages: list[dict[str, str]], params: dict[str, Any]
+    ) -> AsyncIterator[Chunk]:
         """The model's one send point: `model` is "scripted/<name>", `params` the
         transport-neutral request (max_tokens, temperature, stop)."""
         name = model.split("/", 1)[-1]

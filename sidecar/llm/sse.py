@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -108,7 +108,7 @@ class SseStream:
     def __aiter__(self) -> AsyncIterator[Chunk]:
         return self._iter
 
-    async def _chunks(self) -> AsyncIterator[Chunk]:
+    async def _chunks(self) -> AsyncGenerator[Chunk, None]:
         try:
             async for raw in self._lines:
                 if not raw.startswith(b"data:"):
@@ -142,7 +142,7 @@ class SseStream:
                     async with asyncio.timeout(DRAIN_S):
                         async for _ in self._lines:
                             pass
-            await self._iter.aclose()  # type: ignore[attr-defined]
+            await self._iter.aclose()
         finally:
             # Back to the pool when the body was read to its end; otherwise closed.
             if self._response.content.at_eof():

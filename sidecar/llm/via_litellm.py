@@ -11,7 +11,7 @@ import importlib
 import logging
 import os
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from sidecar.errors import ProviderError
@@ -101,13 +101,13 @@ class LitellmStream:
     def __aiter__(self) -> AsyncIterator[Chunk]:
         return self._iter
 
-    async def _chunks(self) -> AsyncIterator[Chunk]:
+    async def _chunks(self) -> AsyncGenerator[Chunk, None]:
         async for raw in self._upstream:
             yield _chunk(raw)
 
     async def aclose(self) -> None:
         try:
-            await self._iter.aclose()  # type: ignore[attr-defined]
+            await self._iter.aclose()
         finally:
             close = getattr(self._upstream, "aclose", None)
             if close is not None:

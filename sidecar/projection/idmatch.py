@@ -32,6 +32,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from typing import TypeAlias
 
 try:  # optional accelerator; the regex backend below is the fallback
     import ahocorasick as _ac
@@ -243,8 +244,12 @@ def _compile(ids: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
+#: A character trie: each key is the next character (or _END), each value the subtree.
+_Trie: TypeAlias = dict[str, "_Trie"]
+
+
 def _trie_pattern(ids: list[str]) -> str:
-    trie: dict[str, dict] = {}
+    trie: _Trie = {}
     for ident in ids:
         node = trie
         for ch in ident:
@@ -253,7 +258,7 @@ def _trie_pattern(ids: list[str]) -> str:
     return _branches(trie)
 
 
-def _branches(node: dict[str, dict]) -> str:
+def _branches(node: _Trie) -> str:
     """Pattern for the subtree `node`: a nested alternation along the trie."""
     alternatives: list[str] = []
     for ch in sorted(k for k in node if k != _END):

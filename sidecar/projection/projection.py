@@ -204,10 +204,9 @@ class Projection:
         return _GENERIC.get(ent.kind, "something") if ent is not None else "something"
 
     def value_text(self, value: Value) -> str:
-        t = type(value)
-        if t is str:
-            return self.text(value)  # type: ignore[arg-type]
-        if t is int:
+        if type(value) is str:  # the common kinds first, by exact type (a bool is no int)
+            return self.text(value)
+        if type(value) is int:
             return str(value)
         if isinstance(value, bool):
             return "true" if value else "false"

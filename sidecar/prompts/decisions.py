@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from sidecar.prompts.escape import collapse_ws
 
@@ -36,9 +35,9 @@ class Parsed:
     notes: str | None
 
 
-def last_json_object(reply: str) -> dict[str, Any] | None:
+def last_json_object(reply: str) -> dict[str, object] | None:
     """The last top-level JSON object in `reply`, so the model may reason first."""
-    found: dict[str, Any] | None = None
+    found: dict[str, object] | None = None
     pos = reply.find("{")
     while pos != -1:
         try:
@@ -56,7 +55,7 @@ def clean_notes(notes: str) -> str:
     return collapse_ws(notes)[:MAX_NOTES_LENGTH]
 
 
-def _action_number(value: Any) -> int | None:
+def _action_number(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -73,7 +72,7 @@ def _action_number(value: Any) -> int | None:
 _MAX_QUOTED = 40
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     """The value as the reason shows it: quoted whole when short, else its shape.
     (The caller still projects the reason: a whole engine ID in it becomes its alias.)"""
     quoted = json.dumps(value, ensure_ascii=False)

@@ -21,9 +21,9 @@ async def preview_prompt(
 ) -> pb.PreviewPromptResponse:
     run = request.run
     spec = run_spec_from_proto(run, run_id=run.run_id or "preview")
-    session = app.store.get(spec.session_id)  # type: ignore[attr-defined]
+    session = app.store.get(spec.session_id)
     profile = resolve_profile(app.config, session, spec.actor_id, run.profile)
-    model = app.gateway.profile(profile).model  # type: ignore[attr-defined]  # ProfileNotFound first
+    model = app.gateway.profile(profile).model  # ProfileNotFound first
     session, prepared, _ = await prepare_prompt(app, spec, profile, run.min_revision, preview=True)
     prompt = prepared.prompt
     return pb.PreviewPromptResponse(
@@ -55,7 +55,7 @@ async def read_transcript(
 ) -> pb.ReadTranscriptResponse:
     if not request.session_id:
         raise InvalidRequest("session_id is empty")
-    session = app.store.get(request.session_id)  # type: ignore[attr-defined]
+    session = app.store.get(request.session_id)
     page = read_page(session, request.actor_id, request.page_size, request.cursor)
     return pb.ReadTranscriptResponse(
         entries=[

@@ -115,7 +115,8 @@ def event_to_proto(run_id: str, seq: int, value: ev.RunEventValue) -> pb.RunResp
     return pb.RunResponse(event=event)
 
 
-class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
+# The base is Any to mypy: grpc and the generated *_grpc.py ship no type stubs.
+class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):  # type: ignore[misc]
     def __init__(self, app: App) -> None:
         self.app = app
 
@@ -125,7 +126,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
             raise InvalidRequest("run_id is longer than 128 characters")
         spec = run_spec_from_proto(request, run_id)
         options = run_options_from_proto(request, context.time_remaining())
-        handle = self.app.runs.submit(spec, options)  # type: ignore[attr-defined]
+        handle = self.app.runs.submit(spec, options)
         seq = 0
         try:
             async for value in handle.events():
@@ -138,7 +139,7 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
     async def CancelRun(self, request: pb.CancelRunRequest, context: grpc.aio.ServicerContext) -> pb.CancelRunResponse:
         if not request.run_id:
             raise InvalidRequest("run_id is empty")
-        await self.app.runs.cancel(request.run_id)  # type: ignore[attr-defined]
+        await self.app.runs.cancel(request.run_id)
         return pb.CancelRunResponse()
 
     async def PreviewPrompt(

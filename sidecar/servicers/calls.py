@@ -87,7 +87,8 @@ def _ignore_body(data: bytes) -> None:
     return None
 
 
-class CallInterceptor(grpc.aio.ServerInterceptor):
+# The base is Any to mypy: grpc ships no type stubs.
+class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     def __init__(self, token: str, limits: StateLimits) -> None:
         self._tokens = TokenCheck(token)
         self._limits = limits

@@ -13,8 +13,11 @@ Writing never produces it.
 
 from __future__ import annotations
 
+from typing import cast
+
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
+from sidecar.state.model import AliasMode, Kind, Level
 from sidecar.v1 import session_service_pb2 as spb
 from sidecar.v1 import types_pb2 as tpb
 
@@ -44,11 +47,21 @@ def _tables(enum: EnumTypeWrapper, prefix: str, unspecified: str) -> tuple[dict[
     return {0: unspecified, **named}, {name: number for number, name in named.items()}
 
 
+# The casts say what the tables hold: the domain's Literals, as the descriptors name
+# them (tests/wire/test_enum_tables.py holds the two together), and the proto's enums.
+
 #: Wire number -> domain name (`sidecar.state.model.Kind`), and back.
-KIND_FROM, KIND_TO = _tables(tpb.EntityKind, "ENTITY_KIND_", "other")
+KIND_FROM, KIND_TO = cast(
+    "tuple[dict[int, Kind], dict[Kind, tpb.EntityKind]]", _tables(tpb.EntityKind, "ENTITY_KIND_", "other")
+)
 #: Every EntityKind number a request may carry (GetState's `kinds` filter).
 KIND_NUMBERS = frozenset(KIND_FROM)
 #: Wire number -> domain level (`sidecar.state.model.Level`), and back.
-LEVEL_FROM, LEVEL_TO = _tables(tpb.VisibilityLevel, "VISIBILITY_LEVEL_", "public")
+LEVEL_FROM, LEVEL_TO = cast(
+    "tuple[dict[int, Level], dict[Level, tpb.VisibilityLevel]]",
+    _tables(tpb.VisibilityLevel, "VISIBILITY_LEVEL_", "public"),
+)
 #: Wire number -> `SessionOptions.alias_mode`, and back.
-ALIAS_FROM, ALIAS_TO = _tables(spb.AliasMode, "ALIAS_MODE_", "kind")
+ALIAS_FROM, ALIAS_TO = cast(
+    "tuple[dict[int, AliasMode], dict[AliasMode, spb.AliasMode]]", _tables(spb.AliasMode, "ALIAS_MODE_", "kind")
+)

@@ -17,7 +17,7 @@ def options_from_pb(p: spb.SessionOptions) -> m.SessionOptions:
         raise InvalidRequest("options.budget_tokens must be 0 (from the model) or positive")
     e = p.expose_moment
     return m.SessionOptions(
-        alias_mode=ALIAS_FROM[p.alias_mode],  # type: ignore[arg-type]
+        alias_mode=ALIAS_FROM[p.alias_mode],
         expose_moment=m.MomentExposure(e.timeline, e.tick, e.calendar),
         coordinate_fields=list(p.coordinate_fields),
         exposed_coordinate_fields=list(p.exposed_coordinate_fields),
@@ -30,7 +30,7 @@ def options_from_pb(p: spb.SessionOptions) -> m.SessionOptions:
 def options_to_pb(o_: m.SessionOptions) -> spb.SessionOptions:
     e = o_.expose_moment
     return spb.SessionOptions(
-        alias_mode=ALIAS_TO.get(o_.alias_mode, ALIAS_TO["kind"]),  # type: ignore[arg-type]
+        alias_mode=ALIAS_TO.get(o_.alias_mode, ALIAS_TO["kind"]),
         expose_moment=spb.MomentExposure(timeline=e.timeline, tick=e.tick, calendar=e.calendar),
         coordinate_fields=o_.coordinate_fields,
         exposed_coordinate_fields=o_.exposed_coordinate_fields,

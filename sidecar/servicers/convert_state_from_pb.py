@@ -8,7 +8,7 @@ job (`sidecar.state.validate`), so the rules hold whatever the source.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from sidecar.errors import InvalidDelta, InvalidRequest, LimitExceeded
 from sidecar.servicers.convert_enums import KIND_FROM, LEVEL_FROM
@@ -29,7 +29,7 @@ class _Bad(Exception):
 
 def _kind(v: int) -> m.Kind:
     try:
-        return KIND_FROM[v]  # type: ignore[return-value]
+        return KIND_FROM[v]
     except KeyError:
         raise _Bad(f"entity kind {v} is not an EntityKind value") from None
 
@@ -41,7 +41,7 @@ def _vis(v: tpb.Visibility) -> m.Visibility:
         raise _Bad(f"visibility level {v.level} is not a VisibilityLevel value") from None
     if level == "public" and not v.known_to:
         return m.PUBLIC
-    return m.Visibility(level=level, known_to=tuple(v.known_to))  # type: ignore[arg-type]
+    return m.Visibility(level=level, known_to=tuple(v.known_to))
 
 
 def _value(v: tpb.Value, depth: int = 0) -> m.Value:
@@ -138,8 +138,13 @@ def _persona(p: pb.PersonaBinding) -> m.PersonaBinding:
     )
 
 
-def _opt(msg: object, name: str) -> str | None:
-    return getattr(msg, name) if msg.HasField(name) else None  # type: ignore[attr-defined]
+class _Message(Protocol):
+    def HasField(self, field_name: str, /) -> bool: ...
+
+
+def _opt(msg: _Message, name: str) -> str | None:
+    value: str | None = getattr(msg, name) if msg.HasField(name) else None
+    return value
 
 
 def _need(op: Any, op_name: str, field: str) -> Any:

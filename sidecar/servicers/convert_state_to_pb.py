@@ -14,24 +14,25 @@ __all__ = ["world_to_pb"]
 
 
 def _vis_pb(v: m.Visibility) -> tpb.Visibility:
-    return tpb.Visibility(level=LEVEL_TO[v.level], known_to=v.known_to)  # type: ignore[arg-type]
+    return tpb.Visibility(level=LEVEL_TO[v.level], known_to=v.known_to)
 
 
 def _value_pb(v: m.Value) -> tpb.Value:
-    t = type(v)
-    if t is str:
-        return tpb.Value(string_value=v)  # type: ignore[arg-type]
-    if t is bool:
-        return tpb.Value(bool_value=v)  # type: ignore[arg-type]
-    if t is int:
-        return tpb.Value(int_value=v)  # type: ignore[arg-type]
-    if t is float:
-        return tpb.Value(double_value=v)  # type: ignore[arg-type]
-    if t is m.Vec3:
-        return tpb.Value(vector_value=tpb.Vec3(x=v.x, y=v.y, z=v.z))  # type: ignore[union-attr]
-    if t is m.EntityRef:
-        return tpb.Value(entity_ref=v.id)  # type: ignore[union-attr]
-    return tpb.Value(list_value=tpb.ValueList(values=[_value_pb(x) for x in v]))  # type: ignore[union-attr]
+    # Exact types (a bool is no int), each written `type(v) is X` so it narrows `v`.
+    if type(v) is str:
+        return tpb.Value(string_value=v)
+    if type(v) is bool:
+        return tpb.Value(bool_value=v)
+    if type(v) is int:
+        return tpb.Value(int_value=v)
+    if type(v) is float:
+        return tpb.Value(double_value=v)
+    if type(v) is m.Vec3:
+        return tpb.Value(vector_value=tpb.Vec3(x=v.x, y=v.y, z=v.z))
+    if type(v) is m.EntityRef:
+        return tpb.Value(entity_ref=v.id)
+    assert type(v) is list  # the last kind of Value
+    return tpb.Value(list_value=tpb.ValueList(values=[_value_pb(x) for x in v]))
 
 
 def _entity_pb(e: m.Entity) -> pb.Entity:
@@ -43,7 +44,7 @@ def _entity_pb(e: m.Entity) -> pb.Entity:
         fields[k] = fv
     return pb.Entity(
         id=e.id,
-        kind=KIND_TO[e.kind],  # type: ignore[arg-type]
+        kind=KIND_TO[e.kind],
         name=e.name,
         description=e.description,
         tags=e.tags,

@@ -9,7 +9,7 @@ batch (an unparseable one too) inside its response stream and goes on.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import grpc
 
@@ -25,32 +25,34 @@ from sidecar.state.ops import Op
 from sidecar.state.store import SessionStore
 from sidecar.v1 import session_service_pb2 as pb
 from sidecar.v1 import session_service_pb2_grpc as pb_grpc
+from sidecar.v1.state_pb2 import DeltaOp
 
 __all__ = ["SessionServicer"]
 
 log = logging.getLogger("sidecar.servicers.session_service")
 
 
-class SessionServicer(pb_grpc.SessionServiceServicer):
+# The base is Any to mypy: grpc and the generated *_grpc.py ship no type stubs.
+class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     def __init__(self, app: App) -> None:
         self._app = app
 
     @property
     def _store(self) -> SessionStore:
-        return self._app.store  # type: ignore[return-value]
+        return self._app.store
 
     def _admit(self) -> None:
         if self._app.shutting_down:
             raise ShuttingDown("the sidecar is shutting down and takes no new work")
 
-    def _ops(self, ops: object) -> list[Op]:
+    def _ops(self, ops: Sequence[DeltaOp]) -> list[Op]:
         limit = self._store.limits.max_ops_per_batch
-        if len(ops) > limit:  # type: ignore[arg-type]
+        if len(ops) > limit:
             raise LimitExceeded(
-                f"batch has {len(ops)} ops, over max_ops_per_batch={limit}",  # type: ignore[arg-type]
+                f"batch has {len(ops)} ops, over max_ops_per_batch={limit}",
                 metadata={"limit": "max_ops_per_batch"},
             )
-        return ops_from_pb(ops)  # type: ignore[arg-type]
+        return ops_from_pb(ops)
 
     async def OpenSession(
         self, request: pb.OpenSessionRequest, context: grpc.aio.ServicerContext
@@ -70,7 +72,7 @@ class SessionServicer(pb_grpc.SessionServiceServicer):
     ) -> pb.CloseSessionResponse:
         _need_id(request.session_id)
         app = self._app
-        cancelled = await close_session(request.session_id, self._store, app.runs, app.context)  # type: ignore[arg-type]
+        cancelled = await close_session(request.session_id, self._store, app.runs, app.context)
         return pb.CloseSessionResponse(cancelled_runs=cancelled)
 
     async def ApplyDeltas(

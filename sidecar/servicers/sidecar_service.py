@@ -17,20 +17,21 @@ from sidecar.v1 import sidecar_service_pb2_grpc as pb_grpc
 log = logging.getLogger("sidecar.servicers.sidecar_service")
 
 
-class SidecarServicer(pb_grpc.SidecarServiceServicer):
+# The base is Any to mypy: grpc and the generated *_grpc.py ship no type stubs.
+class SidecarServicer(pb_grpc.SidecarServiceServicer):  # type: ignore[misc]
     def __init__(self, app: App, request_shutdown: Callable[[str], None]) -> None:
         self._app = app
         self._request_shutdown = request_shutdown
 
     async def GetInfo(self, request: pb.GetInfoRequest, context: grpc.aio.ServicerContext) -> pb.GetInfoResponse:
         app = self._app
-        profiles = [pb.ModelProfileInfo(**info) for info in app.gateway.profiles_info()]  # type: ignore[attr-defined]
+        profiles = [pb.ModelProfileInfo(**info) for info in app.gateway.profiles_info()]
         response = pb.GetInfoResponse(
             version=__version__,
             protocol_versions=[PROTOCOL_VERSION],
             capabilities=app.capabilities,
             profiles=profiles,
-            llm_ready=app.gateway.ready,  # type: ignore[attr-defined]
+            llm_ready=app.gateway.ready,
             pid=os.getpid(),
             durable=bool(app.config.state_dir),
             local_model=_local_model_info(app),
@@ -47,7 +48,7 @@ class SidecarServicer(pb_grpc.SidecarServiceServicer):
 
 
 def _local_model_info(app: App) -> pb.LocalModelInfo:
-    s = app.gateway.local_model_status()  # type: ignore[attr-defined]
+    s = app.gateway.local_model_status()
     return pb.LocalModelInfo(runtime_found=s.runtime_found, weights_found=s.weights_found,
                              weights_source=s.weights_source, weights_path=s.weights_path, problem=s.problem)
 
@@ -57,5 +58,5 @@ _STATS_FIELDS = frozenset(pb.SessionStats.DESCRIPTOR.fields_by_name)
 
 def _session_stats(app: App) -> list[pb.SessionStats]:
     """The scheduler's per-session counters, as far as the wire carries them."""
-    stats = app.runs.stats()  # type: ignore[attr-defined]
+    stats = app.runs.stats()
     return [pb.SessionStats(**{k: v for k, v in s.items() if k in _STATS_FIELDS}) for s in stats]

@@ -44,8 +44,11 @@ def to_status(exc: BaseException) -> grpc.Status:
     return _Status(status.code, status.details, status_md + (("sidecar-reason", err.reason),))
 
 
-class _Status(grpc.Status):
-    def __init__(self, code: grpc.StatusCode, details: str, trailing_metadata: tuple) -> None:
+# The base is Any to mypy: grpc ships no type stubs.
+class _Status(grpc.Status):  # type: ignore[misc]
+    def __init__(
+        self, code: grpc.StatusCode, details: str, trailing_metadata: tuple[tuple[str, str | bytes], ...]
+    ) -> None:
         self.code = code
         self.details = details
         self.trailing_metadata = trailing_metadata

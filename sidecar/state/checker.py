@@ -48,13 +48,15 @@ class Checker:
         )
 
     # -- scalars -------------------------------------------------------------
-    def ident(self, value: object, what: str) -> None:
+    def ident(self, value: object, what: str) -> str:
+        """`value` when it is a usable ID (returned typed), else raises."""
         if type(value) is not str or not value:
             self.fail(f"{what} is empty")
         elif len(value) > self.lim.max_id_length:
             self.over("max_id_length", f"{what} has {len(value)} characters")
         elif not value.isascii():
             self.utf8(value, what)
+        return value
 
     def text(self, value: object, what: str) -> None:
         if type(value) is not str:
@@ -82,7 +84,7 @@ class Checker:
             self.text(v, what)
 
     def number(self, value: object, what: str) -> None:
-        if type(value) not in (float, int) or not math.isfinite(value):  # type: ignore[arg-type]
+        if not (type(value) is float or type(value) is int) or not math.isfinite(value):
             self.fail(f"{what} must be a finite number")
 
     def exists_id(self, entity_id: str) -> bool:
@@ -92,10 +94,10 @@ class Checker:
     def ref(self, entity_id: object, what: str, *, optional: bool = False, history: bool = False) -> None:
         if optional and entity_id == "":
             return
-        self.ident(entity_id, what)
+        known_id = self.ident(entity_id, what)
         if history and not self.history_refs:
             return
-        if not self.exists_id(entity_id):  # type: ignore[arg-type]
+        if not self.exists_id(known_id):
             raise UnknownEntity(
                 f"op {self.index}: {what} {entity_id!r} is not an entity of the session",
                 metadata={"op_index": str(self.index), "entity_id": str(entity_id)},
@@ -114,35 +116,35 @@ class Checker:
             self.ident(actor, f"{what}.known_to")
 
     def value(self, v: object, what: str, depth: int = 0) -> None:
-        t = type(v)
-        if t is str:
-            if len(v) > self.lim.max_string_length:  # type: ignore[arg-type]
-                self.over("max_string_length", f"{what} has {len(v)} characters")  # type: ignore[arg-type]
-            if not v.isascii():  # type: ignore[attr-defined]
-                self.utf8(v, what)  # type: ignore[arg-type]
-        elif t is float:
-            if not math.isfinite(v):  # type: ignore[arg-type]
+        # Exact types (a bool is no int here), each written `type(v) is X` so it narrows `v`.
+        if type(v) is str:
+            if len(v) > self.lim.max_string_length:
+                self.over("max_string_length", f"{what} has {len(v)} characters")
+            if not v.isascii():
+                self.utf8(v, what)
+        elif type(v) is float:
+            if not math.isfinite(v):
                 self.fail(f"{what} is not a finite number")
-        elif t is int:
-            if not _INT64_MIN <= v <= _INT64_MAX:  # type: ignore[operator]
+        elif type(v) is int:
+            if not _INT64_MIN <= v <= _INT64_MAX:
                 self.fail(f"{what} does not fit in 64 bits")
-        elif t is bool:
+        elif type(v) is bool:
             pass
-        elif t is Vec3:
-            x, y, z = v.x, v.y, v.z  # type: ignore[attr-defined]
+        elif type(v) is Vec3:
+            x, y, z = v.x, v.y, v.z
             # Floats only: the journal and saves would turn ints into floats on the way back.
             if not (type(x) is float and type(y) is float and type(z) is float) or not (
                 math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
             ):
                 self.fail(f"{what} is not a vector of finite floats")
-        elif t is EntityRef:
-            self.ref(v.id, f"{what} reference")  # type: ignore[attr-defined]
-        elif t is list:
+        elif type(v) is EntityRef:
+            self.ref(v.id, f"{what} reference")
+        elif type(v) is list:
             if depth + 1 > self.lim.max_value_depth:
                 self.over("max_value_depth", f"{what} nests lists {depth + 1} deep")
-            if len(v) > self.lim.max_list_length:  # type: ignore[arg-type]
-                self.over("max_list_length", f"{what} has {len(v)} items")  # type: ignore[arg-type]
-            for item in v:  # type: ignore[attr-defined]
+            if len(v) > self.lim.max_list_length:
+                self.over("max_list_length", f"{what} has {len(v)} items")
+            for item in v:
                 self.value(item, what, depth + 1)
         else:
             self.fail(f"{what} has no value (set one of the Value kinds)")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -115,7 +115,7 @@ def _revive(value: Any) -> Value:
         if tag == "ref":
             return EntityRef(str(value["id"]))
         raise msgspec.ValidationError(f"unknown tagged value {tag!r} in a list")
-    return value
+    return cast(Value, value)  # a scalar: msgspec decoded it as str, int, float or bool
 
 
 def revive_world(world: World) -> World:

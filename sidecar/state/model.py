@@ -20,6 +20,9 @@ MAX_REVISION = 2**53 - 1
 
 Kind = Literal["character", "location", "item", "faction", "player", "other"]
 Level = Literal["public", "known_to", "private", "hidden"]
+AliasMode = Literal["kind", "display_name"]
+#: Who a transcript entry is from.
+Role = Literal["player", "actor", "narrator", "event"]
 
 
 class Vec3(msgspec.Struct, frozen=True, tag="vec3"):
@@ -166,7 +169,7 @@ class MomentExposure(msgspec.Struct, frozen=True):
 
 
 class SessionOptions(msgspec.Struct):
-    alias_mode: Literal["kind", "display_name"] = "kind"
+    alias_mode: AliasMode = "kind"
     expose_moment: MomentExposure = MomentExposure()
     coordinate_fields: list[str] = msgspec.field(default_factory=list)
     exposed_coordinate_fields: list[str] = msgspec.field(default_factory=list)
@@ -187,7 +190,7 @@ class AliasTable(msgspec.Struct):
 
 
 class TranscriptEntry(msgspec.Struct):
-    role: Literal["player", "actor", "narrator", "event"]
+    role: Role
     text: str
     speaker_id: str = ""
     interrupted: bool = False
