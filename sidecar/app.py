@@ -13,7 +13,7 @@ class App:
 
     - `store`: `sidecar.state.store.SessionStore` (sessions, deltas, journal)
     - `gateway`: `sidecar.llm.ModelGateway` (litellm, loaded in the background)
-    - `runs`: `sidecar.runs.RunScheduler` (queue, concurrency, cancellation)
+    - `runs`: `sidecar.runs.RunScheduler` (planning, queue, concurrency, cancellation)
     - `context`: `sidecar.context.ContextEngine` (select, project, budget, render)
     """
 

@@ -50,17 +50,17 @@ def build_app(config: Config) -> App:
 
     app = App(
         config=config,
-        store=SessionStore(config.state, config.state_dir or None),
+        store=(store := SessionStore(config.state, config.state_dir or None)),
         gateway=(gateway := ModelGateway(config)),
         runs=None,
-        context=ContextEngine(config),
+        context=(context := ContextEngine(config)),
         capabilities=["stream_deltas", "replace_state", "export_import", "preview_prompt"],
     )
     if gateway.local_model_status().ready:
         app.capabilities.append("local_model")
     if config.state_dir:
         app.capabilities.append("journal")
-    app.runs = RunScheduler(app)
+    app.runs = RunScheduler(config, store, gateway, context, draining=lambda: app.shutting_down)
     return app
 
 

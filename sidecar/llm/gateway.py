@@ -16,18 +16,19 @@ import dataclasses
 import functools
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
+from sidecar.llm.call import ModelCall, Send, open_call
+from sidecar.llm.guard import request_checker
 from sidecar.llm.local import EXAMPLE, LocalLLM
 from sidecar.llm.routes import Route, resolve
 from sidecar.llm.scripted import ScriptedLLM
 from sidecar.llm.tokens import cl100k_built, shared_cl100k
-from sidecar.llm.types import Completion, Limits, TextPiece
+from sidecar.llm.types import Completion, ModelRequest, ModelTarget, TextPiece
 from sidecar.llm.weights import LocalModelStatus, find_local_model
-from sidecar.state.model import Moment
 
 __all__ = ["ModelGateway", "DEFAULT_CONTEXT_WINDOW"]
 
@@ -155,6 +156,11 @@ class ModelGateway:
                 metadata={"profile": name},
             ) from None
 
+    def target(self, name: str) -> ModelTarget:
+        """The profile `name` resolved for calling: settings and route (ProfileNotFound
+        if unknown). What a run plans with, once (sidecar/runs/plan.py)."""
+        return ModelTarget(name, self.profile(name), self.route(name))
+
     def route(self, name: str) -> Route:
         """How the profile is served, resolved on first use (ProfileNotFound if unknown)."""
         route = self._routes.get(name)
@@ -196,7 +202,7 @@ class ModelGateway:
             return dataclasses.replace(status, runtime_found=False, problem=self.local.refused)
         return status
 
-    def profiles_info(self) -> list[dict]:
+    def profiles_info(self) -> list[dict[str, Any]]:
         local = self.local_model_status()
         infos = []
         for name, p in self.config.profiles.items():
@@ -279,22 +285,59 @@ class ModelGateway:
 
     # -- calls -------------------------------------------------------------
 
-    def stream(
-        self,
-        profile: str,
-        messages: list[dict[str, str]],
-        engine_ids: Sequence[str] | frozenset[str],
-        limits: Limits | None = None,
-        *,
-        moment: Moment | None = None,
-    ) -> AsyncIterator[TextPiece | Completion]:
-        """Stream one reply: TextPieces, then one Completion. Raises SidecarErrors.
+    async def open(self, request: ModelRequest) -> ModelCall:
+        """Send one request (no retry, no fallback: the caller decides) and wait for its
+        first chunk. Raises the mapped SidecarError of a failure before the first token;
+        the leak guard runs on exactly what each transport sends. The profile must be
+        prepared (`prepare_profile`)."""
+        target = request.target
+        check = request_checker(request.engine_ids, request.guard_moment)
+        return await open_call(
+            request,
+            self._sender(target.route, check),
+            count_tokens=self.token_counter(target.name),
+            litellm=self.litellm_if_loaded(),
+        )
 
-        Retries before the first token, then the fallback chain (see
-        sidecar.llm.stream). Closing the iterator closes the upstream at once.
-        `engine_ids` and `moment` (the suppressed parts of the game moment) feed
-        the leak guard, checked before every call.
-        """
-        from sidecar.llm.stream import stream_reply
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextPiece | Completion]:
+        """The profile made ready, `open`, then its TextPieces and one Completion; the
+        upstream is closed however the stream ends (closing the iterator closes it at
+        once). A run, which prepares its profile once up front, calls `open` itself."""
+        await self.prepare_profile(request.target.name)
+        call = await self.open(request)
+        try:
+            async for piece in call:
+                yield piece
+        finally:
+            await call.aclose()
 
-        return stream_reply(self, profile, messages, engine_ids, limits or Limits(), moment)
+    def _sender(self, route: Route, check: Callable[[Mapping[str, Any]], None]) -> Send:
+        """Where a request leaves, by route; each transport has its one send point and
+        returns a stream of Chunks with `aclose()`. The leak guard `check` sees exactly
+        what is sent: the HTTP body on sse, the whole request otherwise."""
+        if route.kind == "sse":
+            from sidecar.llm.sse import open_sse
+
+            http = self.http()
+
+            async def via_sse(body: dict[str, Any]) -> Any:
+                return await open_sse(http, route, body, check=check)
+
+            return via_sse
+        if route.kind == "litellm":
+            from sidecar.llm.via_litellm import open_litellm
+
+            litellm = self.litellm
+
+            async def via_litellm(body: dict[str, Any]) -> Any:
+                check(body)
+                return await open_litellm(litellm, body)
+
+            return via_litellm
+        model = self.local if route.kind == "local" else self.scripted
+
+        async def direct(body: dict[str, Any]) -> Any:
+            check(body)
+            return model.astreaming(body["model"], body["messages"], body)
+
+        return direct
