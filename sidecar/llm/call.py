@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 from sidecar.config import ModelProfile
 from sidecar.errors import ProviderTimeout, SidecarError
@@ -23,13 +23,49 @@ from sidecar.llm.faults import map_exception
 from sidecar.llm.routes import Route
 from sidecar.llm.types import Chunk, Completion, Limits, ModelRequest, TextPiece
 
-__all__ = ["ModelCall", "Send", "open_call", "request_body"]
+__all__ = ["ModelCall", "Send", "DirectModel", "open_call", "request_body", "send_point"]
 
 log = logging.getLogger("sidecar.llm")
 
 #: Sends a request body on one transport (the leak guard runs inside, on exactly
 #: what leaves) and returns its stream of Chunks, which has `aclose()`.
 Send = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class DirectModel(Protocol):
+    """A model called in process (the embedded and the scripted one)."""
+
+    def astreaming(self, model: str, messages: list[Any], params: dict[str, Any]) -> AsyncIterator[Chunk]: ...
+
+
+def send_point(
+    route: Route, check: Callable[[Mapping[str, Any]], None], *, http: Any, litellm: Any, direct: DirectModel
+) -> Send:
+    """Where a request leaves, by route; each transport has its one send point and
+    returns a stream of Chunks with `aclose()`. The leak guard `check` sees exactly
+    what is sent: the HTTP body on sse, the whole request otherwise. `http` (the sse
+    transport's client) and `litellm` (the module) are needed only on their routes."""
+    if route.kind == "sse":
+        from sidecar.llm.sse import open_sse
+
+        async def via_sse(body: dict[str, Any]) -> Any:
+            return await open_sse(http, route, body, check=check)
+
+        return via_sse
+    if route.kind == "litellm":
+        from sidecar.llm.via_litellm import open_litellm
+
+        async def via_litellm(body: dict[str, Any]) -> Any:
+            check(body)
+            return await open_litellm(litellm, body)
+
+        return via_litellm
+
+    async def in_process(body: dict[str, Any]) -> Any:
+        check(body)
+        return direct.astreaming(body["model"], body["messages"], body)
+
+    return in_process
 
 
 def request_body(profile: ModelProfile, messages: list[dict[str, str]], limits: Limits) -> dict[str, Any]:

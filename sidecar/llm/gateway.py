@@ -1,7 +1,8 @@
 """ModelGateway: the sidecar's one door to models. Resolves each profile once
 (sidecar/llm/routes.py), loads in the background only what the configured
-profiles need (the handshake never waits), and answers questions about
-profiles: tokenizer, budget, context window.
+profiles need (the handshake never waits), answers questions about
+profiles (tokenizer, budget, context window), and opens one call for a
+`ModelRequest` (`open`; sidecar/llm/call.py does the call).
 
 litellm (about 175 MB and 3 s to import) is loaded only when some profile uses
 the litellm transport; the embedded model, the scripted model and
@@ -16,12 +17,12 @@ import dataclasses
 import functools
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
-from sidecar.llm.call import ModelCall, Send, open_call
+from sidecar.llm.call import ModelCall, open_call, send_point
 from sidecar.llm.guard import request_checker
 from sidecar.llm.local import EXAMPLE, LocalLLM
 from sidecar.llm.routes import Route, resolve
@@ -290,13 +291,16 @@ class ModelGateway:
         first chunk. Raises the mapped SidecarError of a failure before the first token;
         the leak guard runs on exactly what each transport sends. The profile must be
         prepared (`prepare_profile`)."""
-        target = request.target
-        check = request_checker(request.engine_ids, request.guard_moment)
+        target, route = request.target, request.target.route
+        send = send_point(
+            route,
+            request_checker(request.engine_ids, request.guard_moment),
+            http=self.http() if route.kind == "sse" else None,
+            litellm=self.litellm if route.needs_litellm else None,
+            direct=self.local if route.kind == "local" else self.scripted,
+        )
         return await open_call(
-            request,
-            self._sender(target.route, check),
-            count_tokens=self.token_counter(target.name),
-            litellm=self.litellm_if_loaded(),
+            request, send, count_tokens=self.token_counter(target.name), litellm=self.litellm_if_loaded()
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextPiece | Completion]:
@@ -310,34 +314,3 @@ class ModelGateway:
                 yield piece
         finally:
             await call.aclose()
-
-    def _sender(self, route: Route, check: Callable[[Mapping[str, Any]], None]) -> Send:
-        """Where a request leaves, by route; each transport has its one send point and
-        returns a stream of Chunks with `aclose()`. The leak guard `check` sees exactly
-        what is sent: the HTTP body on sse, the whole request otherwise."""
-        if route.kind == "sse":
-            from sidecar.llm.sse import open_sse
-
-            http = self.http()
-
-            async def via_sse(body: dict[str, Any]) -> Any:
-                return await open_sse(http, route, body, check=check)
-
-            return via_sse
-        if route.kind == "litellm":
-            from sidecar.llm.via_litellm import open_litellm
-
-            litellm = self.litellm
-
-            async def via_litellm(body: dict[str, Any]) -> Any:
-                check(body)
-                return await open_litellm(litellm, body)
-
-            return via_litellm
-        model = self.local if route.kind == "local" else self.scripted
-
-        async def direct(body: dict[str, Any]) -> Any:
-            check(body)
-            return model.astreaming(body["model"], body["messages"], body)
-
-        return direct
