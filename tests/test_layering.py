@@ -63,3 +63,11 @@ def test_runs_reach_the_models_only_through_the_gateway_and_its_types() -> None:
             parts = name.split(".")
             if parts[:2] == ["sidecar", "llm"] and len(parts) > 2:
                 assert parts[2] in allowed, f"{path.name} imports {name}"
+
+
+def test_a_prepared_run_does_not_reach_back_into_the_engine() -> None:
+    """A rejected decision's retry is asked for by the run (sidecar.context.retry),
+    not built by the prepared run calling the engine that made it."""
+    imported = imported_modules(PACKAGE / "context" / "prepared.py")
+    assert not any(name.startswith("sidecar.context.context_engine") for name in imported)
+    assert not any(name.startswith("sidecar.context.retry") for name in imported)
