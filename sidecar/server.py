@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import cast
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -49,20 +48,23 @@ def build_app(config: Config) -> App:
     from sidecar.runs import RunScheduler
     from sidecar.state.store import SessionStore
 
+    store = SessionStore(config.state, config.state_dir or None)
+    gateway = ModelGateway(config)
+    context = ContextEngine(config)
+    # `app` is read when the scheduler asks, after it is bound below.
+    runs = RunScheduler(config, store, gateway, context, draining=lambda: app.shutting_down)
     app = App(
         config=config,
-        store=SessionStore(config.state, config.state_dir or None),
-        gateway=(gateway := ModelGateway(config)),
-        # Bound two lines down: the scheduler reads the app it serves, so it comes second.
-        runs=cast("RunScheduler", None),
-        context=ContextEngine(config),
+        store=store,
+        gateway=gateway,
+        runs=runs,
+        context=context,
         capabilities=["stream_deltas", "replace_state", "export_import", "preview_prompt"],
     )
     if gateway.local_model_status().ready:
         app.capabilities.append("local_model")
     if config.state_dir:
         app.capabilities.append("journal")
-    app.runs = RunScheduler(app)
     return app
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from sidecar.config import Config, ModelProfile, ScriptConfig
 from sidecar.context.contract import DialogueInput, RunSpec
-from sidecar.runs import prepare_prompt
+from sidecar.runs import RunOptions
+from sidecar.runs.prompt import prepare_prompt
 from sidecar.server import build_app
 from sidecar.sessions import close_session
 from sidecar.state.model import Entity, Memory
@@ -34,6 +35,12 @@ def _scene(npc: str) -> list:
     ]
 
 
+async def _prompt_as_a_run(app, spec: RunSpec) -> None:
+    """The prompt step of a Run: planned, then built with preview=False."""
+    plan = app.runs.planner.plan(spec, RunOptions())
+    await prepare_prompt(plan, store=app.store, gateway=app.gateway, context=app.context, min_revision_wait_s=0)
+
+
 @pytest.mark.slow
 async def test_ten_thousand_sessions_opened_prompted_and_closed_leave_the_caches_empty() -> None:
     app = build_app(scripted_config())
@@ -43,7 +50,7 @@ async def test_ten_thousand_sessions_opened_prompted_and_closed_leave_the_caches
     await app.store.open(survivor)
     await app.store.apply(survivor, 0, "", _scene("npc-7"))
     spec = RunSpec(survivor, "npc-7", DialogueInput(text="Hello there.", speaker_id="player-1"))
-    await prepare_prompt(app, spec, "fake")
+    await _prompt_as_a_run(app, spec)
     held_by_survivor = context.cached_entries()
     assert held_by_survivor > 0
 
@@ -53,7 +60,7 @@ async def test_ten_thousand_sessions_opened_prompted_and_closed_leave_the_caches
         await app.store.apply(sid, 0, "", _scene("npc-7"))
         # The path a Run takes (preview=False remembers the prompt's sticky state too).
         line = DialogueInput(text=f"Line {i}?", speaker_id="player-1")
-        await prepare_prompt(app, RunSpec(sid, "npc-7", line), "fake")
+        await _prompt_as_a_run(app, RunSpec(sid, "npc-7", line))
         if i == 0:
             assert context.cached_entries() > held_by_survivor
         assert await close_session(sid, app.store, app.runs, context) == 0

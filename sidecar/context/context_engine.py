@@ -170,7 +170,7 @@ class ContextEngine:
         if not preview:
             # A run remembers what its prompt held (also when a preview built it first).
             self._remember(sticky_key, entry)
-        return Prepared(self, session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
+        return Prepared(session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
 
     def _fit(
         self,

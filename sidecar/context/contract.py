@@ -1,9 +1,11 @@
 """The contract between a run (`sidecar.runs`) and the context engine.
 
-A run asks `prepare_run(session, spec, tokens)` for a PreparedRun: the exact,
-already-projected messages (aliases only, never an engine ID) and the budget
-report; then feeds it the model's reply to accept or reject (decisions), and
-tells it what to record. Domain types only: no grpc, no generated code.
+A run asks `ContextEngine.prepare(session, spec, ...)` for a PreparedRun: the
+exact, already-projected messages (aliases only, never an engine ID) and the
+budget report; then feeds it the model's reply to accept or reject (decisions),
+asks `sidecar.context.retry.retry_messages` for the next attempt after a
+rejection, and tells it what to record. Domain types only: no grpc, no
+generated code.
 """
 
 from __future__ import annotations
@@ -109,9 +111,11 @@ class Accepted(msgspec.Struct, frozen=True):
 
 
 class Rejected(msgspec.Struct, frozen=True):
+    #: Why, as model-bound text (projected: an engine ID the model wrote is its alias).
     reason: str
-    #: Messages for the next attempt: the prompt plus the rejected reply and the reason.
-    retry_messages: list[dict[str, str]]
+    #: The rejected reply, projected the same way (`sidecar.context.retry` shows it to
+    #: the model again with the reason).
+    reply: str
 
 
 #: Counts tokens of a text with the serving model's tokenizer.

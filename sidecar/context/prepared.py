@@ -2,10 +2,11 @@
 and recording it (transcripts, notes).
 
 `evaluate` maps the chosen option and the aliases the reply mentions back to
-engine IDs; a reply with no usable choice is Rejected with a reason and the
-messages for the next attempt (the prompt, the rejected reply, the reason),
-fitted to the same budget. `record` appends to the actor's transcript and,
-for an accepted decision only, replaces the notes when the reply carried them.
+engine IDs; a reply with no usable choice is Rejected with a reason (the run
+then asks `sidecar.context.retry` for the next attempt's messages: a prepared
+run holds no reference back to the engine that built it). `record` appends to
+the actor's transcript and, for an accepted decision only, replaces the notes
+when the reply carried them.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-import msgspec
 
 from sidecar.context.context_index import context_index
 from sidecar.context.contract import (
@@ -30,17 +28,11 @@ from sidecar.context.contract import (
     RunSpec,
 )
 from sidecar.context.history import new_entry
-from sidecar.context.tokens import MESSAGE_OVERHEAD
-from sidecar.errors import ContextWindowExceeded
 from sidecar.projection import AliasRejected, Projection
 from sidecar.projection.dealias import Dealiaser
 from sidecar.projection.session_index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
-from sidecar.prompts.system import DECISION_FORMAT
 from sidecar.state.model import Moment, Role, Session
-
-if TYPE_CHECKING:
-    from sidecar.context.context_engine import ContextEngine
 
 __all__ = ["Prepared"]
 
@@ -50,7 +42,6 @@ class Prepared:
 
     def __init__(
         self,
-        engine: ContextEngine,
         session: Session,
         spec: RunSpec,
         proj: Projection,
@@ -60,7 +51,6 @@ class Prepared:
         budget: int,
         framing: str = "",
     ) -> None:
-        self._engine = engine
         self._session = session
         self._spec = spec
         self._proj = proj
@@ -76,13 +66,26 @@ class Prepared:
         #: The revision the prompt saw: orders the recorded entries among world events.
         self._revision = session.revision
 
+    # What sidecar.context.retry rebuilds a smaller prompt from.
     @property
-    def max_attempts(self) -> int:
-        """Decision attempts before the run gives up (the input's, else the config's)."""
-        inp = self._spec.input
-        if isinstance(inp, DecisionInput) and inp.max_attempts > 0:
-            return inp.max_attempts
-        return self._engine.config.runs.decision_attempts
+    def session(self) -> Session:
+        return self._session
+
+    @property
+    def spec(self) -> RunSpec:
+        return self._spec
+
+    @property
+    def count_tokens(self) -> Callable[[str], int]:
+        return self._count
+
+    @property
+    def budget_tokens(self) -> int:
+        return self._budget
+
+    @property
+    def framing(self) -> str:
+        return self._framing
 
     def evaluate(self, reply: str, attempt: int) -> Accepted | Rejected:
         inp = self._spec.input
@@ -94,8 +97,7 @@ class Prepared:
             # Both go back to the model (and the reason to the game): projected like any
             # model-bound text, so an engine ID the model wrote becomes its alias and the
             # retry is not a request the leak guard must refuse.
-            reason = self._proj.text(rej.reason)
-            return Rejected(reason, self._retry_messages(self._proj.text(reply), reason))
+            return Rejected(self._proj.text(rej.reason), self._proj.text(reply))
         option = inp.options[parsed.index]
         chosen = Chosen(
             action_id=option.action_id,
@@ -132,42 +134,6 @@ class Prepared:
                     out.append(eid)
         return tuple(out)
 
-    def _retry_messages(self, reply: str, reason: str) -> list[dict[str, str]]:
-        """The prompt, the rejected reply and the reason (both already projected:
-        they are cut below, and a cut ID is one no search finds), within the same budget: the
-        reply keeps its end (where the JSON was expected), shortened or left out, and
-        the prompt is rebuilt smaller when needed. ContextWindowExceeded when not even
-        the prompt's fixed part and the reason fit."""
-        note = (
-            f"Your reply was rejected: {reason}. Reply again and end with one JSON object "
-            f"{DECISION_FORMAT} naming one of the numbered options."
-        )
-        count = self._count
-        failure: ContextWindowExceeded | None = None
-        for share in (4, 16, 0):
-            shown_reply = _tail(reply, self._budget // share, count) if share else ""
-            extra = count(note) + MESSAGE_OVERHEAD
-            if shown_reply:
-                extra += count(shown_reply) + MESSAGE_OVERHEAD
-            prompt = self.prompt
-            if prompt.prompt_tokens + extra > self._budget:
-                try:
-                    prompt = self._engine.prepare(
-                        self._session,
-                        msgspec.structs.replace(self._spec, budget_tokens=max(1, self._budget - extra)),
-                        count_tokens=count,
-                        budget_tokens=self._budget - extra,
-                        preview=True,
-                        framing=self._framing,
-                    ).prompt
-                except ContextWindowExceeded as exc:
-                    failure = exc
-                    continue
-            turns = [{"role": "assistant", "content": shown_reply}] if shown_reply else []
-            return [*(dict(m) for m in prompt.messages), *turns, {"role": "user", "content": note}]
-        assert failure is not None
-        raise failure
-
     def record(self, reply: str, *, interrupted: bool, run_id: str) -> None:
         spec, session = self._spec, self._session
         inp = spec.input
@@ -199,13 +165,3 @@ class Prepared:
         players = context_index(self._session, index_for(self._session)).player_ids
         return players[0] if players else ""
 
-
-def _tail(text: str, limit: int, count: Callable[[str], int]) -> str:
-    """The end of `text` within `limit` tokens, marked with a leading ellipsis when cut."""
-    if limit <= 0:
-        return ""
-    while count(text) > limit:
-        if len(text) <= 2:
-            return ""
-        text = "…" + text[len(text) // 4 + 1 :]
-    return text

@@ -1,7 +1,8 @@
 """ModelGateway: the sidecar's one door to models. Resolves each profile once
 (sidecar/llm/routes.py), loads in the background only what the configured
-profiles need (the handshake never waits), and answers questions about
-profiles: tokenizer, budget, context window.
+profiles need (the handshake never waits), answers questions about
+profiles (tokenizer, budget, context window), and opens one call for a
+`ModelRequest` (`open`; sidecar/llm/call.py does the call).
 
 litellm (about 175 MB and 3 s to import) is loaded only when some profile uses
 the litellm transport; the embedded model, the scripted model and
@@ -16,18 +17,19 @@ import dataclasses
 import functools
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
+from sidecar.llm.call import ModelCall, open_call, send_point
+from sidecar.llm.guard import request_checker
 from sidecar.llm.local import EXAMPLE, LocalLLM
 from sidecar.llm.routes import Route, resolve
 from sidecar.llm.scripted import ScriptedLLM
 from sidecar.llm.tokens import cl100k_built, shared_cl100k
-from sidecar.llm.types import Completion, Limits, TextPiece
+from sidecar.llm.types import Completion, ModelRequest, ModelTarget, TextPiece
 from sidecar.llm.weights import LocalModelStatus, find_local_model
-from sidecar.state.model import Moment
 
 __all__ = ["ModelGateway", "DEFAULT_CONTEXT_WINDOW"]
 
@@ -155,6 +157,11 @@ class ModelGateway:
                 metadata={"profile": name},
             ) from None
 
+    def target(self, name: str) -> ModelTarget:
+        """The profile `name` resolved for calling: settings and route (ProfileNotFound
+        if unknown). What a run plans with, once (sidecar/runs/plan.py)."""
+        return ModelTarget(name, self.profile(name), self.route(name))
+
     def route(self, name: str) -> Route:
         """How the profile is served, resolved on first use (ProfileNotFound if unknown)."""
         route = self._routes.get(name)
@@ -279,22 +286,31 @@ class ModelGateway:
 
     # -- calls -------------------------------------------------------------
 
-    def stream(
-        self,
-        profile: str,
-        messages: list[dict[str, str]],
-        engine_ids: Sequence[str] | frozenset[str],
-        limits: Limits | None = None,
-        *,
-        moment: Moment | None = None,
-    ) -> AsyncIterator[TextPiece | Completion]:
-        """Stream one reply: TextPieces, then one Completion. Raises SidecarErrors.
+    async def open(self, request: ModelRequest) -> ModelCall:
+        """Send one request (no retry, no fallback: the caller decides) and wait for its
+        first chunk. Raises the mapped SidecarError of a failure before the first token;
+        the leak guard runs on exactly what each transport sends. The profile must be
+        prepared (`prepare_profile`)."""
+        target, route = request.target, request.target.route
+        send = send_point(
+            route,
+            request_checker(request.engine_ids, request.guard_moment),
+            http=self.http() if route.kind == "sse" else None,
+            litellm=self.litellm if route.needs_litellm else None,
+            direct=self.local if route.kind == "local" else self.scripted,
+        )
+        return await open_call(
+            request, send, count_tokens=self.token_counter(target.name), litellm=self.litellm_if_loaded()
+        )
 
-        Retries before the first token, then the fallback chain (see
-        sidecar.llm.stream). Closing the iterator closes the upstream at once.
-        `engine_ids` and `moment` (the suppressed parts of the game moment) feed
-        the leak guard, checked before every call.
-        """
-        from sidecar.llm.stream import stream_reply
-
-        return stream_reply(self, profile, messages, engine_ids, limits or Limits(), moment)
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextPiece | Completion]:
+        """The profile made ready, `open`, then its TextPieces and one Completion; the
+        upstream is closed however the stream ends (closing the iterator closes it at
+        once). A run, which prepares its profile once up front, calls `open` itself."""
+        await self.prepare_profile(request.target.name)
+        call = await self.open(request)
+        try:
+            async for piece in call:
+                yield piece
+        finally:
+            await call.aclose()

@@ -1,6 +1,6 @@
 """The embedded local model (Gemma 3 270M GGUF run by llama.cpp), "local/...".
 Called directly, without litellm: it yields the same `Chunk`s as every transport,
-so retries, timeouts and usage take the one path of sidecar.llm.stream.
+so retries, timeouts and usage take the one path of sidecar.llm.call.
 
 One llama.cpp context, touched only by one worker thread: loaded once there,
 generating there, feeding tokens to the event loop through an asyncio queue.

@@ -3,7 +3,7 @@ and fails or stalls on cue.
 
 It exists so tests in every language can drive the real sidecar process without
 a model; it takes the same path after the send as every transport (Chunks into
-sidecar.llm.stream) and fails the way an OpenAI-compatible server does (an HTTP
+sidecar.llm.call) and fails the way an OpenAI-compatible server does (an HTTP
 error mapped by `faults.http_error`, or a dropped connection), so no litellm is
 needed. Cues are read from the last prompt message (where the run's input
 sits); docs/runs.md lists them.

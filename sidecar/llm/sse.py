@@ -152,7 +152,7 @@ class SseStream:
 
 
 def request_body(route: Route, request: dict[str, Any]) -> dict[str, Any]:
-    """The JSON body for `request` (the transport-neutral kwargs of sidecar.llm.stream)."""
+    """The JSON body for `request` (the transport-neutral kwargs of sidecar.llm.call)."""
     body: dict[str, Any] = {
         "model": route.model,
         "messages": request["messages"],

@@ -1,10 +1,18 @@
-"""What a model call takes and yields, independent of litellm's own types."""
+"""What a model call takes and yields, independent of litellm's own types.
+
+A call is a `ModelRequest` (messages, sampling limits, the resolved profile and
+route, what the leak guard refuses); it yields `TextPiece`s and one `Completion`.
+"""
 
 from __future__ import annotations
 
 import msgspec
 
-__all__ = ["Limits", "TextPiece", "Completion", "Chunk"]
+from sidecar.config import ModelProfile
+from sidecar.llm.routes import Route
+from sidecar.state.model import Moment
+
+__all__ = ["Limits", "ModelTarget", "ModelRequest", "TextPiece", "Completion", "Chunk"]
 
 
 class Limits(msgspec.Struct, frozen=True):
@@ -16,6 +24,28 @@ class Limits(msgspec.Struct, frozen=True):
     #: Seconds for the whole call, already the smaller of the request's and the gRPC deadline.
     total_timeout_s: float = 0.0
     stop: tuple[str, ...] = ()
+
+
+class ModelTarget(msgspec.Struct, frozen=True):
+    """A profile resolved for calling (`ModelGateway.target`): its name, its
+    settings and how it is served."""
+
+    name: str
+    profile: ModelProfile
+    route: Route
+
+
+class ModelRequest(msgspec.Struct, frozen=True):
+    """One model call, everything resolved: where it goes, what it says, its limits."""
+
+    target: ModelTarget
+    #: OpenAI-style chat messages, already projected (aliases, never an engine ID).
+    messages: list[dict[str, str]]
+    limits: Limits = msgspec.field(default_factory=Limits)
+    #: The leak guard refuses a request holding any of these...
+    engine_ids: frozenset[str] = frozenset()
+    #: ...or a suppressed part of the game moment (None: no moment).
+    guard_moment: Moment | None = None
 
 
 class TextPiece(msgspec.Struct):
@@ -39,9 +69,9 @@ class Completion(msgspec.Struct):
 
 
 class Chunk(msgspec.Struct):
-    """One streamed piece from any transport, in the one shape `sidecar.llm.stream`
+    """One streamed piece from any transport, in the one shape `sidecar.llm.call`
     reads: each transport (litellm, sse, the embedded and scripted models) turns its
-    own chunks into these, so retries, timeouts, usage and cost are one code path."""
+    own chunks into these, so timeouts, usage, cost (and the runs' retries) are one code path."""
 
     text: str = ""
     #: "stop", "length"... on the chunk that ends the reply; None before.

@@ -9,7 +9,7 @@ import grpc
 from sidecar.app import App
 from sidecar.context.transcripts import read_page
 from sidecar.errors import InvalidRequest
-from sidecar.runs import prepare_prompt, resolve_profile
+from sidecar.runs import RunOptions
 from sidecar.servicers.convert_run import run_spec_from_proto
 from sidecar.v1 import agent_service_pb2 as pb
 
@@ -20,12 +20,10 @@ async def preview_prompt(
     app: App, request: pb.PreviewPromptRequest, context: grpc.aio.ServicerContext
 ) -> pb.PreviewPromptResponse:
     run = request.run
-    spec = run_spec_from_proto(run, run_id=run.run_id or "preview")
-    session = app.store.get(spec.session_id)
-    profile = resolve_profile(app.config, session, spec.actor_id, run.profile)
-    model = app.gateway.profile(profile).model  # ProfileNotFound first
-    session, prepared, _ = await prepare_prompt(app, spec, profile, run.min_revision, preview=True)
-    prompt = prepared.prompt
+    spec = run_spec_from_proto(run, run_id=run.run_id)
+    options = RunOptions(profile=run.profile, min_revision=run.min_revision)
+    plan, built = await app.runs.preview(spec, options)
+    prompt, session = built.prepared.prompt, built.session
     return pb.PreviewPromptResponse(
         messages=[pb.PromptMessage(role=m["role"], content=m["content"]) for m in prompt.messages],
         sections=[
@@ -42,7 +40,7 @@ async def preview_prompt(
         ],
         budget_tokens=prompt.budget_tokens,
         prompt_tokens=prompt.prompt_tokens,
-        model=model,
+        model=plan.target.profile.model,
         revision=session.revision,
         left_out=[
             pb.LeftOut(section=x.section, kind=x.kind, count=x.count, reason=x.reason) for x in prompt.left_out

@@ -1,24 +1,23 @@
 """AgentService: Run (streamed events), CancelRun; PreviewPrompt and
 ReadTranscript are served by `sidecar.servicers.agent_context`.
 
-Thin: RunRequest -> RunSpec + RunOptions, domain events -> RunEvent with the
-run ID and seq 1, 2, 3...; errors are raised and mapped to a status by
+Thin: RunRequest -> RunSpec + RunOptions (the scheduler plans the run, its
+ID included), domain events -> RunEvent with the run ID and seq 1, 2, 3...; errors are raised and mapped to a status by
 `sidecar.servicers.calls.CallInterceptor`. The call ending early
 (client cancel, deadline) cancels the run, which closes the model upstream.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
 import grpc
 
 from sidecar.app import App
 from sidecar.errors import InvalidRequest, RunCancelled
-from sidecar.llm import events as ev
 from sidecar.llm.types import Limits
 from sidecar.runs import RunOptions
+from sidecar.runs import events as ev
 from sidecar.servicers.convert_run import run_spec_from_proto
 from sidecar.v1 import agent_service_pb2 as pb
 from sidecar.v1 import agent_service_pb2_grpc
@@ -121,12 +120,12 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):  # type: ignor
         self.app = app
 
     async def Run(self, request: pb.RunRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RunResponse]:
-        run_id = request.run_id or uuid.uuid4().hex
-        if len(run_id) > 128:
+        if len(request.run_id) > 128:
             raise InvalidRequest("run_id is longer than 128 characters")
-        spec = run_spec_from_proto(request, run_id)
+        spec = run_spec_from_proto(request, request.run_id)
         options = run_options_from_proto(request, context.time_remaining())
         handle = self.app.runs.submit(spec, options)
+        run_id = handle.run_id
         seq = 0
         try:
             async for value in handle.events():

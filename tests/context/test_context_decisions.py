@@ -5,6 +5,7 @@ from __future__ import annotations
 from ctxhelpers import count_messages, engine, prepare, tavern_session
 
 from sidecar.context.contract import Accepted, ActionOption, DecisionInput, DialogueInput, Rejected, RunSpec
+from sidecar.context.retry import retry_messages
 from sidecar.prompts.decisions import last_json_object
 
 NPC = "npc-maerwyn-7"
@@ -47,13 +48,14 @@ def test_scripted_sequence_rejects_then_accepts_and_retry_carries_reason() -> No
     first = p.evaluate(replies[0], 1)
     assert isinstance(first, Rejected)
     assert "no JSON object" in first.reason
-    assert first.retry_messages[: len(p.prompt.messages)] == p.prompt.messages
-    assert first.retry_messages[-2] == {"role": "assistant", "content": replies[0]}
-    assert first.reason in first.retry_messages[-1]["content"]
+    retry = retry_messages(eng, p, first)
+    assert retry[: len(p.prompt.messages)] == p.prompt.messages
+    assert retry[-2] == {"role": "assistant", "content": replies[0]}
+    assert first.reason in retry[-1]["content"]
     second = p.evaluate(replies[1], 2)
     assert isinstance(second, Rejected)
     assert "7" in second.reason and "1 to 3" in second.reason
-    assert second.retry_messages[-2]["content"] == replies[1]
+    assert retry_messages(eng, p, second)[-2]["content"] == replies[1]
     third = p.evaluate(replies[2], 3)
     assert isinstance(third, Accepted) and third.action is not None
     assert third.action.action_id == "act.talk" and third.action.index == 2
@@ -102,8 +104,9 @@ def test_retry_messages_stay_within_budget() -> None:
     huge = "ramble " * 2000
     rej = p.evaluate(huge, 1)
     assert isinstance(rej, Rejected)
-    assert count_messages(rej.retry_messages) <= budget
-    assert rej.retry_messages[-2]["role"] == "assistant"
+    retry = retry_messages(eng, p, rej)
+    assert count_messages(retry) <= budget
+    assert retry[-2]["role"] == "assistant"
 
 
 def test_retry_fits_even_when_the_budget_is_nearly_all_fixed_part() -> None:
@@ -116,11 +119,12 @@ def test_retry_fits_even_when_the_budget_is_nearly_all_fixed_part() -> None:
     )
     for budget in range(fixed + 14, fixed + 140, 9):
         p = _decide(eng, s, budget)
+        rej = p.evaluate("no choice here " * 50, 1)
+        assert isinstance(rej, Rejected)
         try:
-            rej = p.evaluate("no choice here " * 50, 1)
+            retry = retry_messages(eng, p, rej)
         except Exception as exc:  # only a clear budget error is acceptable
             assert type(exc).__name__ == "ContextWindowExceeded", exc
             continue
-        assert isinstance(rej, Rejected)
-        assert count_messages(rej.retry_messages) <= budget
-        assert rej.reason in rej.retry_messages[-1]["content"]
+        assert count_messages(retry) <= budget
+        assert rej.reason in retry[-1]["content"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ctxhelpers import all_text, engine, prepare, tavern_session
 
 from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput, Rejected, RunSpec
+from sidecar.context.retry import retry_messages
 from sidecar.llm.guard import check_outgoing
 from sidecar.prompts.system import SYSTEM_RULES
 from sidecar.state.model import Entity, Field, Vec3, Visibility
@@ -45,16 +46,18 @@ def _decision(session) -> RunSpec:
 def test_a_reply_naming_a_raw_engine_id_is_projected_before_the_retry() -> None:
     s = tavern_session()
     s.world.entities[LONG_ID] = Entity(id=LONG_ID, kind="character", name="Merchant", location_id="loc-tavern-01")
-    p = prepare(engine(), s, _decision(s))
+    eng = engine()
+    p = prepare(eng, s, _decision(s))
     for action in (LONG_ID, f"talk to {LONG_ID}", "npc-maerwyn-7"):
         reply = f'I pick him. {{"action": "{action}", "message": "Now, {LONG_ID}!"}}'
         verdict = p.evaluate(reply, 1)
         assert isinstance(verdict, Rejected)
+        retry = retry_messages(eng, p, verdict)
         # Neither the reason nor the replayed reply quotes an ID, not even a cut one...
-        for text in (verdict.reason, all_text(verdict.retry_messages)):
+        for text in (verdict.reason, all_text(retry)):
             assert LONG_ID[:14] not in text and "npc-maerwyn-7" not in text
         # ...so the retry is a request the guard lets through.
-        check_outgoing(verdict.retry_messages, p.engine_ids)
+        check_outgoing(retry, p.engine_ids)
         assert "must be an option number" in verdict.reason
 
 

@@ -80,13 +80,8 @@ def build_rig(runs: RunsConfig | None = None, script: ScriptConfig | None = None
         default_profile="fake",
         runs=runs or RunsConfig(),
     )
-    app = App(
-        config=config,
-        store=SessionStore(config.state),
-        gateway=ModelGateway(config),
-        runs=None,
-        context=ContextEngine(config),
-    )
-    app.runs = RunScheduler(app)
-    app.gateway.start()  # type: ignore[attr-defined]
+    store, gateway, context = SessionStore(config.state), ModelGateway(config), ContextEngine(config)
+    app = App(config=config, store=store, gateway=gateway, runs=None, context=context)
+    app.runs = RunScheduler(config, store, gateway, context)
+    gateway.start()
     return RunsRig(app)

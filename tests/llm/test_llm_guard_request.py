@@ -8,8 +8,10 @@ import pytest
 from fakes.openai_server import FakeOpenAI
 
 from sidecar.errors import PrivacyLeakBlocked
-from sidecar.llm import Limits
+from sidecar.llm import Limits, ModelRequest
 from sidecar.llm.guard import check_request
+from sidecar.runs.attempts import model_reply
+from sidecar.runs.plan import fallback_chain
 from sidecar.state.model import Moment
 
 GOBLIN = "BP_Goblin_C_2147483647"
@@ -17,7 +19,10 @@ MESSAGES = [{"role": "system", "content": "Narrate."}, {"role": "user", "content
 
 
 async def _drain(gateway, limits: Limits, ids=frozenset({GOBLIN}), moment=None):
-    async for _ in gateway.stream("main", MESSAGES, ids, limits, moment=moment):
+    """A run's reply loop (retries included) on profile "main"."""
+    chain = fallback_chain(gateway, "main")
+    await gateway.prepare_profile("main")
+    async for _ in model_reply(gateway, chain, ModelRequest(chain[0], MESSAGES, limits, ids, moment)):
         pass
 
 

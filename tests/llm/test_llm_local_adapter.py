@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sidecar.config import Config
-from sidecar.llm import Completion, Limits, ModelGateway, TextPiece
+from sidecar.llm import Completion, Limits, ModelGateway, ModelRequest, TextPiece
 from sidecar.llm.local import STOP, format_prompt
 from sidecar.llm.weights import LocalModelStatus
 
@@ -86,7 +86,8 @@ async def gateway(monkeypatch: pytest.MonkeyPatch):
 async def test_streams_chunks_and_usage_without_litellm(gateway) -> None:
     gw, llama = gateway
     assert not gw.needs_litellm and gw.route("local").kind == "local"
-    pieces = [p async for p in gw.stream("local", MESSAGES, frozenset(), Limits(max_output_tokens=40, stop=("END",)))]
+    request = ModelRequest(gw.target("local"), MESSAGES, Limits(max_output_tokens=40, stop=("END",)))
+    pieces = [p async for p in gw.stream(request)]
     assert "".join(p.text for p in pieces if isinstance(p, TextPiece)) == llama.reply
     done = pieces[-1]
     assert isinstance(done, Completion)
@@ -97,7 +98,7 @@ async def test_streams_chunks_and_usage_without_litellm(gateway) -> None:
     assert call["max_tokens"] == 40 and call["temperature"] == 0.8  # the local profile's default
     assert call["stop"] == [*STOP, "END"] and call["stream"] is True
 
-    again = [p async for p in gw.stream("local", MESSAGES, frozenset())]
+    again = [p async for p in gw.stream(ModelRequest(gw.target("local"), MESSAGES))]
     assert again[-1].cached_tokens == prompt_tokens  # the same prompt again: its prefix is reused
 
 
@@ -107,7 +108,7 @@ async def test_cancelling_stops_the_generation(gateway) -> None:
     got = asyncio.Event()
 
     async def consume() -> None:
-        async for piece in gw.stream("local", MESSAGES, frozenset()):
+        async for piece in gw.stream(ModelRequest(gw.target("local"), MESSAGES)):
             if isinstance(piece, TextPiece):
                 got.set()
 

@@ -12,9 +12,9 @@ from fakes.runs_rig import build_rig, drain
 
 from sidecar.context.contract import DialogueInput
 from sidecar.errors import RunCancelled
-from sidecar.llm.events import Text, UsageReport
 from sidecar.llm.local import format_prompt
-from sidecar.llm.types import Limits
+from sidecar.llm.types import Limits, ModelRequest
+from sidecar.runs.events import Text, UsageReport
 from sidecar.state.model import Entity
 from sidecar.state.ops import UpsertEntity
 
@@ -93,7 +93,8 @@ async def test_stream_through_the_gateway_reports_usage(rig) -> None:
         {"role": "system", "content": "You narrate a fantasy game."},
         {"role": "user", "content": "A dragon lands."},
     ]
-    async for piece in rig.app.gateway.stream("fake", messages, frozenset(), Limits(max_output_tokens=40)):
+    gateway = rig.app.gateway
+    async for piece in gateway.stream(ModelRequest(gateway.target("fake"), messages, Limits(max_output_tokens=40))):
         pieces.append(piece)
     done = pieces[-1]
     assert done.prompt_tokens > 10 and 0 < done.completion_tokens <= 40 and done.cost_usd == 0.0

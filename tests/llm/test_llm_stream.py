@@ -1,7 +1,8 @@
-"""ModelGateway.stream against a real HTTP server speaking OpenAI SSE, through
-litellm's normal OpenAI path and through the sse transport (no litellm): text,
-usage, cost, each fault's error, retries before the first token only,
-fallbacks, the leak guard, closing upstream."""
+"""Model calls against a real HTTP server speaking OpenAI SSE, through litellm's
+normal OpenAI path and through the sse transport (no litellm): text, usage,
+cost, each fault's error, the leak guard and closing upstream (ModelGateway),
+and a run's reply loop over them (sidecar.runs.attempts.model_reply): retries
+before the first token only, fallbacks."""
 
 from __future__ import annotations
 
@@ -21,15 +22,21 @@ from sidecar.errors import (
     ProviderTimeout,
     ProviderUnavailable,
 )
-from sidecar.llm import Completion, Limits, TextPiece
+from sidecar.llm import Completion, Limits, ModelRequest, TextPiece
+from sidecar.runs.attempts import model_reply
+from sidecar.runs.plan import fallback_chain
 
 MESSAGES = [{"role": "system", "content": "Narrate."}, {"role": "user", "content": "The door opens."}]
 
 
 async def collect(gateway, profile: str, messages=MESSAGES, ids=frozenset(), limits=None):
+    """A run's reply: the profile's chain, prepared as a run prepares it."""
     pieces: list = []
     try:
-        async for piece in gateway.stream(profile, messages, ids, limits):
+        chain = fallback_chain(gateway, profile)
+        await gateway.prepare_profile(profile)
+        request = ModelRequest(chain[0], messages, limits or Limits(), ids)
+        async for piece in model_reply(gateway, chain, request):
             pieces.append(piece)
     except Exception as exc:  # noqa: BLE001 - returned for the assertions
         return pieces, exc
@@ -174,7 +181,7 @@ async def test_cancelling_the_consumer_closes_the_upstream(make_gateway, fake_op
 
     async def consume() -> None:
         n = 0
-        async for _ in gw.stream("main", MESSAGES, frozenset()):
+        async for _ in gw.stream(ModelRequest(gw.target("main"), MESSAGES)):
             n += 1
             if n == 3:
                 got.set()
@@ -190,7 +197,7 @@ async def test_cancelling_the_consumer_closes_the_upstream(make_gateway, fake_op
 
 async def test_closing_the_iterator_closes_the_upstream(make_gateway, fake_openai) -> None:
     gw = make_gateway(main={"model": "endless"})
-    stream = gw.stream("main", MESSAGES, frozenset())
+    stream = gw.stream(ModelRequest(gw.target("main"), MESSAGES))
     async for piece in stream:
         if isinstance(piece, TextPiece):
             break

@@ -26,6 +26,7 @@ from sidecar.context.contract import (
     Rejected,
     RunSpec,
 )
+from sidecar.context.retry import retry_messages
 from sidecar.errors import ContextWindowExceeded, InvalidRequest
 from sidecar.llm.guard import check_outgoing
 from sidecar.projection import Projection
@@ -129,13 +130,12 @@ def test_context_engine_requests_never_leak(case: Case, kind: str, seed: int, bu
             check_outgoing(messages, prepared.engine_ids, moment=guard_moment)
             sent.append([dict(m) for m in messages])
             reply = _reply(rnd, aliases, spec, valid=attempt > 1)
-            try:
-                verdict = prepared.evaluate(reply, attempt)
-            except ContextWindowExceeded:
-                break  # the retry prompt did not fit a small budget; nothing was sent
-
+            verdict = prepared.evaluate(reply, attempt)
             if isinstance(verdict, Rejected):
-                messages = verdict.retry_messages
+                try:
+                    messages = retry_messages(ENGINE, prepared, verdict)
+                except ContextWindowExceeded:
+                    break  # the retry prompt did not fit a small budget; nothing was sent
                 continue
             assert isinstance(verdict, Accepted)
             if verdict.action is not None:

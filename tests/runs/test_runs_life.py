@@ -11,9 +11,9 @@ from fakes.runs_rig import drain
 from sidecar.config import RunsConfig, ScriptConfig
 from sidecar.context.contract import ActionOption, DecisionInput
 from sidecar.errors import InvalidChoice, ProviderRateLimited, ProviderTimeout, ProviderUnavailable, RevisionNotReached
-from sidecar.llm.events import ActionChosen, AttemptRejected, Finished, NotesChanged, Text, UsageReport
 from sidecar.llm.scripted import DEFAULT_REPLY
 from sidecar.llm.types import Limits
+from sidecar.runs.events import ActionChosen, AttemptRejected, Finished, NotesChanged, Text, UsageReport
 from sidecar.state.model import Event
 from sidecar.state.ops import RecordEvent
 

@@ -18,35 +18,51 @@ from sidecar.errors import (
     SessionNotFound,
     ShuttingDown,
 )
-from sidecar.llm.events import Started, Text
+from sidecar.runs.events import Started, Text
 
 
 def watch_concurrency(rig) -> dict:
-    """Wrap the gateway's stream to observe concurrency from the outside."""
+    """Wrap the gateway's calls to observe concurrency from the outside: a call is
+    active from its send until it is closed."""
     seen = {"active": 0, "max": 0, "actors_active": set(), "overlap": 0, "order": []}
-    original = rig.app.gateway.stream
+    original = rig.app.gateway.open
 
-    def stream(profile, messages, engine_ids, limits=None, **kw):
-        inner = original(profile, messages, engine_ids, limits, **kw)
-        actor = messages[-1]["content"].split("@@")[-1][:12]
+    def enter(actor: str) -> None:
+        if actor in seen["actors_active"]:
+            seen["overlap"] += 1
+        seen["actors_active"].add(actor)
+        seen["active"] += 1
+        seen["max"] = max(seen["max"], seen["active"])
+        seen["order"].append(actor)
 
-        async def wrapped():
-            if actor in seen["actors_active"]:
-                seen["overlap"] += 1
-            seen["actors_active"].add(actor)
-            seen["active"] += 1
-            seen["max"] = max(seen["max"], seen["active"])
-            seen["order"].append(actor)
-            try:
-                async for piece in inner:
-                    yield piece
-            finally:
-                seen["active"] -= 1
-                seen["actors_active"].discard(actor)
+    def leave(actor: str) -> None:
+        seen["active"] -= 1
+        seen["actors_active"].discard(actor)
 
-        return wrapped()
+    class Watched:
+        def __init__(self, call, actor: str) -> None:
+            self.call, self.actor, self.open = call, actor, True
 
-    rig.app.gateway.stream = stream
+        def __aiter__(self):
+            return self.call.__aiter__()
+
+        async def aclose(self) -> None:
+            if self.open:
+                self.open = False
+                leave(self.actor)
+            await self.call.aclose()
+
+    async def open_(request):
+        actor = request.messages[-1]["content"].split("@@")[-1][:12]
+        enter(actor)
+        try:
+            call = await original(request)
+        except BaseException:
+            leave(actor)
+            raise
+        return Watched(call, actor)
+
+    rig.app.gateway.open = open_
     return seen
 
 

@@ -1,28 +1,46 @@
-"""One run's model work: attempts (decisions may be rejected and retried with
-the context engine's retry messages), coalesced text, the verdict, usage.
+"""One run's model work: decision attempts (a rejected reply is retried with
+the context's retry messages), and under each attempt the calls: retries with
+backoff before the first token, then the plan's fallback chain. Text goes out
+coalesced and de-aliased; the verdict and usage follow.
 
-Scheduling, prompts and recording live in `sidecar.runs`; this module only
-turns a PreparedRun into events, keeping enough progress for the caller to
-record partial text when the run is cut short.
+After the first token nothing is retried: text already reached the game, so a
+failure ends the run with its status and the text stays valid. This module
+keeps enough `Progress` for the scheduler to record partial text when the run
+is cut short.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import random
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from sidecar.context.contract import Accepted, PreparedRun
-from sidecar.errors import InvalidChoice
+from sidecar.context.contract import Accepted
+from sidecar.context.prepared import Prepared
+from sidecar.context.retry import retry_messages
+from sidecar.errors import InvalidChoice, PrivacyLeakBlocked, SidecarError
 from sidecar.llm.coalesce import Coalescer, TextChunk
-from sidecar.llm.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport
-from sidecar.llm.gateway import ModelGateway
-from sidecar.llm.types import Completion, Limits, TextPiece
+from sidecar.llm.faults import is_retryable
+from sidecar.llm.types import Completion, ModelRequest, ModelTarget, TextPiece
 from sidecar.projection.dealias import Dealiaser, Piece
+from sidecar.runs.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport
+from sidecar.runs.plan import RunPlan
 
-__all__ = ["Progress", "execute"]
+if TYPE_CHECKING:
+    from sidecar.context.context_engine import ContextEngine
+    from sidecar.llm.gateway import ModelGateway
+
+__all__ = ["Progress", "run_attempts", "model_reply"]
+
+log = logging.getLogger("sidecar.runs")
+#: Backoff never waits longer than this between two calls.
+MAX_BACKOFF_S = 4.0
 
 
 @dataclass
@@ -62,7 +80,9 @@ class _Outbox:
     (docs/privacy.md). The coalescer cuts where its timing says; the de-aliaser
     holds back an alias the cut split, until the rest arrives."""
 
-    def __init__(self, coalesce_s: float, dealias: Dealiaser, emit: Callable[[RunEventValue], None], attempt: int):
+    def __init__(
+        self, coalesce_s: float, dealias: Dealiaser, emit: Callable[[RunEventValue], None], attempt: int
+    ) -> None:
         self._dealias = dealias
         self._emit = emit
         self._attempt = attempt
@@ -80,37 +100,36 @@ class _Outbox:
         self._hand_out(self._dealias.flush())
 
 
-async def execute(
-    gateway: ModelGateway,
-    prepared: PreparedRun,
+async def run_attempts(
+    plan: RunPlan,
+    prepared: Prepared,
     *,
-    profile: str,
-    limits: Limits,
-    max_attempts: int,
+    gateway: ModelGateway,
+    context: ContextEngine,
     coalesce_s: float,
     emit: Callable[[RunEventValue], None],
     progress: Progress,
 ) -> str:
     """Run attempts until one is accepted; returns the accepted reply.
 
-    Raises InvalidChoice after `max_attempts` rejections, or the mapped
+    Raises InvalidChoice after `plan.attempts` rejections, or the mapped
     provider error. Emits Text, AttemptRejected, ActionChosen, NotesChanged
-    and finally UsageReport.
+    and finally UsageReport. The plan's first profile must be prepared.
     """
-    messages = prepared.prompt.messages
-    moment = prepared.guard_moment
+    limits = plan.limits
     if limits.stop:
         # Stop sequences are game text bound for the model: projected like the prompt
         # (an engine ID in one becomes the alias the model would write).
         limits = msgspec.structs.replace(limits, stop=tuple(prepared.model_text(s) for s in limits.stop))
-    for attempt in range(1, max(1, max_attempts) + 1):
+    request = ModelRequest(plan.target, prepared.prompt.messages, limits, prepared.engine_ids, prepared.guard_moment)
+    for attempt in range(1, plan.attempts + 1):
         progress.attempt = attempt
         progress.parts = []
 
         outbox = _Outbox(coalesce_s, prepared.dealiaser(), emit, attempt)
         completion: Completion | None = None
         try:
-            async for piece in gateway.stream(profile, messages, prepared.engine_ids, limits, moment=moment):
+            async for piece in model_reply(gateway, plan.chain, request):
                 if isinstance(piece, TextPiece):
                     if progress.first_text_at is None:
                         progress.first_text_at = time.monotonic()
@@ -144,11 +163,52 @@ async def execute(
                 )
             )
             return reply
-        if attempt >= max_attempts:
+        if attempt >= plan.attempts:
             raise InvalidChoice(
                 f"no usable choice after {attempt} attempt(s): {verdict.reason}",
                 metadata={"attempts": str(attempt), "last_reason": verdict.reason[:200]},
             )
+        # Only when another attempt follows: the last rejection ends as INVALID_CHOICE.
+        messages = retry_messages(context, prepared, verdict)
         emit(AttemptRejected(attempt, verdict.reason))
-        messages = verdict.retry_messages
+        request = msgspec.structs.replace(request, messages=messages)
     raise AssertionError("unreachable")
+
+
+async def model_reply(
+    gateway: ModelGateway, chain: tuple[ModelTarget, ...], request: ModelRequest
+) -> AsyncIterator[TextPiece | Completion]:
+    """One reply to `request`: on `chain[0]` (already prepared), retried with backoff
+    before the first token while the fault is transient, then on each fallback in
+    turn. Closing the iterator closes the upstream at once."""
+    last_error: SidecarError | None = None
+    for index, target in enumerate(chain):
+        if index:
+            await gateway.prepare_profile(target.name)
+            request = msgspec.structs.replace(request, target=target)
+        profile = target.profile
+        for retry in range(profile.max_retries + 1):
+            if retry:
+                backoff = min(MAX_BACKOFF_S, profile.retry_backoff_s * 2 ** (retry - 1))
+                await asyncio.sleep(backoff * random.uniform(0.8, 1.2))
+            try:
+                call = await gateway.open(request)
+            except PrivacyLeakBlocked:
+                raise  # a bug, not a provider fault: no retry, no fallback
+            except SidecarError as exc:
+                last_error = exc
+                log.info(
+                    "model call failed before the first token",
+                    extra={"fields": {"profile": target.name, "attempt": retry + 1, "reason": exc.reason}},
+                )
+                if not is_retryable(exc):
+                    break
+                continue
+            try:
+                async for piece in call:
+                    yield piece
+                return
+            finally:
+                await call.aclose()
+    assert last_error is not None
+    raise last_error

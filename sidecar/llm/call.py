@@ -1,0 +1,243 @@
+"""One model call on any transport (sidecar/llm/routes.py): the first-token
+timeout, the relay of text, usage and cost, every failure mapped to a
+SidecarError, and the upstream closed at once however the call ends. Every
+transport yields `Chunk`s, so all of this is one code path.
+
+A call is opened in two steps so its caller can tell the two kinds of failure
+apart: `open_call` fails before the first token (a caller may retry or fall
+back: sidecar/runs/attempts.py does), iterating a `ModelCall` fails after it
+(text already reached the game; nothing may be retried).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+from sidecar.config import ModelProfile
+from sidecar.errors import ProviderTimeout, SidecarError
+from sidecar.llm.faults import map_exception
+from sidecar.llm.routes import Route
+from sidecar.llm.types import Chunk, Completion, Limits, ModelRequest, TextPiece
+
+__all__ = ["ModelCall", "Send", "DirectModel", "open_call", "request_body", "send_point"]
+
+log = logging.getLogger("sidecar.llm")
+
+#: Sends a request body on one transport (the leak guard runs inside, on exactly
+#: what leaves) and returns its stream of Chunks, which has `aclose()`.
+Send = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class DirectModel(Protocol):
+    """A model called in process (the embedded and the scripted one)."""
+
+    def astreaming(self, model: str, messages: list[Any], params: dict[str, Any]) -> AsyncIterator[Chunk]: ...
+
+
+def send_point(
+    route: Route, check: Callable[[Mapping[str, Any]], None], *, http: Any, litellm: Any, direct: DirectModel
+) -> Send:
+    """Where a request leaves, by route; each transport has its one send point and
+    returns a stream of Chunks with `aclose()`. The leak guard `check` sees exactly
+    what is sent: the HTTP body on sse, the whole request otherwise. `http` (the sse
+    transport's client) and `litellm` (the module) are needed only on their routes."""
+    if route.kind == "sse":
+        from sidecar.llm.sse import open_sse
+
+        async def via_sse(body: dict[str, Any]) -> Any:
+            return await open_sse(http, route, body, check=check)
+
+        return via_sse
+    if route.kind == "litellm":
+        from sidecar.llm.via_litellm import open_litellm
+
+        async def via_litellm(body: dict[str, Any]) -> Any:
+            check(body)
+            return await open_litellm(litellm, body)
+
+        return via_litellm
+
+    async def in_process(body: dict[str, Any]) -> Any:
+        check(body)
+        return direct.astreaming(body["model"], body["messages"], body)
+
+    return in_process
+
+
+def request_body(profile: ModelProfile, messages: list[dict[str, str]], limits: Limits) -> dict[str, Any]:
+    """The call, transport-neutral (litellm's kwargs; the other transports read their part)."""
+    kwargs: dict[str, Any] = {
+        "model": profile.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "temperature": profile.temperature if limits.temperature is None else limits.temperature,
+        "max_tokens": limits.max_output_tokens or profile.max_output_tokens,
+        "timeout": limits.total_timeout_s or profile.total_timeout_s,
+    }
+    if limits.stop:
+        kwargs["stop"] = list(limits.stop)
+    if profile.api_base:
+        kwargs["api_base"] = profile.api_base
+    if profile.api_key_env:
+        kwargs["api_key"] = os.environ.get(profile.api_key_env, "")
+    return kwargs
+
+
+#: model -> USD per (prompt, completion, cached) token, from litellm's price map on
+#: unit counts: litellm's cost path costs milliseconds a call, and prices are linear.
+_RATES: dict[str, tuple[float, float, float]] = {}
+_UNIT = 1_000_000
+
+
+def _cost(litellm: Any, route: Route, model: str, prompt: int, completion: int, cached: int) -> float:
+    """USD from litellm's price map; 0.0 for a model it cannot price (never an error),
+    for the embedded and scripted models, and while litellm is not loaded (a
+    configuration whose profiles do not need litellm never loads it: docs/runs.md)."""
+    if route.kind in ("local", "scripted") or litellm is None:
+        return 0.0
+    from sidecar.llm.via_litellm import price
+
+    rates = _RATES.get(model)
+    if rates is None:
+        try:
+            p = price(litellm, model, _UNIT, 0, 0) / _UNIT
+            c = price(litellm, model, 0, _UNIT, 0) / _UNIT
+            # A cached prompt token's price: all-cached prompt minus nothing.
+            k = price(litellm, model, _UNIT, 0, _UNIT) / _UNIT
+        except Exception:  # noqa: BLE001 - unpriced or unknown model
+            p = c = k = 0.0
+        rates = _RATES[model] = (p, c, k)
+    p, c, k = rates
+    return (prompt - cached) * p + cached * k + completion * c
+
+
+async def _aclose(upstream: Any) -> None:
+    if upstream is not None and hasattr(upstream, "aclose"):
+        try:
+            await upstream.aclose()
+        except Exception:  # noqa: BLE001 - the connection is being dropped anyway
+            log.debug("upstream close failed", exc_info=True)
+
+
+def _close_if_opened(call: asyncio.Future[Any]) -> None:
+    """Done-callback for an abandoned request: close the stream if it opened anyway."""
+    if not call.cancelled() and call.exception() is None:
+        asyncio.ensure_future(_aclose(call.result()))
+
+
+async def _abandon(call: asyncio.Future[Any], upstream: Any) -> None:
+    if upstream is not None:
+        await _aclose(upstream)
+    elif not call.done():
+        call.cancel()
+        call.add_done_callback(_close_if_opened)
+
+
+async def _first(send: Send, body: dict[str, Any], timeout: float, model: str) -> tuple[Any, Chunk]:
+    """Send and wait for the first chunk that says something (text, the end or usage).
+    Closes on failure."""
+    upstream = None
+    # Its own task: when we give up on it mid-flight, a stream it still returns is closed,
+    # never left holding a pooled connection.
+    call = asyncio.ensure_future(send(body))
+    try:
+        async with asyncio.timeout(timeout):
+            upstream = await asyncio.shield(call)
+            async for chunk in upstream:
+                if chunk.text or chunk.finish or chunk.usage:
+                    return upstream, chunk
+            return upstream, Chunk("", "stop")
+    except TimeoutError:
+        await _abandon(call, upstream)
+        raise ProviderTimeout(f"no first token from {model} within {timeout:g} s") from None
+    except BaseException:
+        await _abandon(call, upstream)
+        raise
+
+
+async def open_call(
+    request: ModelRequest, send: Send, *, count_tokens: Callable[[str], int], litellm: Any
+) -> ModelCall:
+    """Send `request` and wait for its first chunk, within the first-token timeout.
+
+    Raises the mapped SidecarError of a failure before the first token.
+    `count_tokens` counts the reply when the provider reports no usage; `litellm`
+    (the module, or None while not loaded) prices it."""
+    profile, limits = request.target.profile, request.limits
+    timeout = limits.first_token_timeout_s or profile.first_token_timeout_s
+    body = request_body(profile, request.messages, limits)
+    try:
+        upstream, first = await _first(send, body, timeout, profile.model)
+    except Exception as exc:  # (cancellation is a BaseException: it passes untouched)
+        mapped = map_exception(exc, provider=profile.model)
+        if mapped is exc:
+            raise
+        raise mapped from exc
+    return ModelCall(request, upstream, first, count_tokens, litellm)
+
+
+class ModelCall:
+    """An open call whose first chunk arrived: iterate it for TextPieces and then
+    one Completion (a failure ends it mapped); `aclose()` closes the upstream."""
+
+    def __init__(
+        self, request: ModelRequest, upstream: Any, first: Chunk, count: Callable[[str], int], litellm: Any
+    ) -> None:
+        self._target = request.target
+        self._upstream = upstream
+        self._first = first
+        self._count = count
+        self._litellm = litellm
+
+    def __aiter__(self) -> AsyncIterator[TextPiece | Completion]:
+        return self._relay()
+
+    async def aclose(self) -> None:
+        await _aclose(self._upstream)
+
+    async def _relay(self) -> AsyncIterator[TextPiece | Completion]:
+        """Everything from the first chunk on."""
+        first, upstream, model = self._first, self._upstream, self._target.profile.model
+        parts: list[str] = []
+        usage, finish = first.usage, first.finish
+        if first.text:
+            parts.append(first.text)
+            yield TextPiece(first.text)
+        try:
+            if not (finish and usage):
+                async for chunk in upstream:
+                    usage = chunk.usage or usage
+                    if chunk.text:
+                        parts.append(chunk.text)
+                        yield TextPiece(chunk.text)
+                    finish = chunk.finish or finish
+                    if finish and usage:
+                        # All we need: stop here. Draining to the end would make litellm
+                        # rebuild the whole response and run its logging (milliseconds a run).
+                        break
+        except (GeneratorExit, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            mapped: SidecarError = map_exception(exc, provider=model)
+            if mapped is exc:
+                raise
+            raise mapped from exc
+        if usage is None:
+            # The provider ignored include_usage: count with the profile's tokenizer.
+            completion = self._count("".join(parts)) if parts else 0
+            usage = (0, completion, 0)
+        prompt, completion, cached = usage
+        yield Completion(
+            finish_reason="length" if finish == "length" else "stop",
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cached_tokens=cached,
+            cost_usd=_cost(self._litellm, self._target.route, model, prompt, completion, cached),
+            profile=self._target.name,
+            model=model,
+        )

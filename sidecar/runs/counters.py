@@ -1,0 +1,84 @@
+"""Per-session run counters (runs, tokens, cost, errors by reason): kept in the
+session (`usage`, `errors_by_reason`, persisted with it) and reported by
+GetInfo(include_stats). Best effort: a session closed meanwhile counts nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from sidecar.errors import SidecarError
+from sidecar.runs.attempts import Progress
+from sidecar.state.model import ActorUsage, Session
+
+if TYPE_CHECKING:
+    from sidecar.state.store import SessionStore
+
+__all__ = ["RunCounters"]
+
+log = logging.getLogger("sidecar.runs")
+
+
+class RunCounters:
+    def __init__(self, store: SessionStore) -> None:
+        self._store = store
+
+    def _session(self, session_id: str) -> Session | None:
+        try:
+            return self._store.get(session_id)
+        except SidecarError:
+            return None
+
+    def usage(self, session_id: str, actor_id: str, progress: Progress) -> None:
+        """One run that reached the model, with what it used."""
+        session = self._session(session_id)
+        if session is None:
+            return
+        usage = session.usage.setdefault(actor_id, ActorUsage())
+        usage.runs += 1
+        usage.prompt_tokens += progress.prompt_tokens
+        usage.completion_tokens += progress.completion_tokens
+        usage.cached_tokens += progress.cached_tokens
+        usage.cost_usd += progress.cost_usd
+
+    def error(self, session_id: str, reason: str) -> None:
+        session = self._session(session_id)
+        if session is not None:
+            session.errors_by_reason[reason] = session.errors_by_reason.get(reason, 0) + 1
+
+    async def persist(self, session_id: str) -> None:
+        """Write the counters and transcripts through (the store's journal, when it has one)."""
+        if self._session(session_id) is None:
+            return
+        try:
+            await self._store.persist_extras(session_id)
+        except Exception:  # noqa: BLE001 - counters and transcripts are best effort here
+            log.warning("persist_extras failed", exc_info=True, extra={"fields": {"session_id": session_id}})
+
+    def stats(self, live: Iterable[tuple[str, bool]]) -> list[dict[str, Any]]:
+        """Per session: runs, tokens, cost, errors by reason (GetInfo). `live`: (session
+        ID, running) of every queued or running run."""
+        live = list(live)
+        out = []
+        for session_id in self._store.session_ids():
+            session = self._session(session_id)
+            if session is None:
+                continue
+            usage = list(session.usage.values())
+            out.append(
+                {
+                    "session_id": session_id,
+                    "revision": session.revision,
+                    "runs": sum(u.runs for u in usage),
+                    "prompt_tokens": sum(u.prompt_tokens for u in usage),
+                    "completion_tokens": sum(u.completion_tokens for u in usage),
+                    "cached_tokens": sum(u.cached_tokens for u in usage),
+                    "cost_usd": sum(u.cost_usd for u in usage),
+                    "errors_by_reason": dict(session.errors_by_reason),
+                    "queued": sum(1 for sid, running in live if not running and sid == session_id),
+                    "running": sum(1 for sid, running in live if running and sid == session_id),
+                }
+            )
+        return out
