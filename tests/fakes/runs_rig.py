@@ -3,6 +3,7 @@ gateway, with the scripted fake model of docs/runs.md), and `drain`."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, field
 
@@ -40,6 +41,12 @@ async def drain(handle: RunHandle) -> Outcome:
     except Exception as exc:  # noqa: BLE001 - inspected by the tests
         out.error = exc
     return out
+
+
+async def first_event(handle: RunHandle) -> object:
+    """The run's first event (Started once it holds a slot); `drain` gets the rest."""
+    async with asyncio.timeout(5):
+        return await anext(handle.events())
 
 
 @dataclass

@@ -4,13 +4,12 @@ OpenAI-compatible HTTP server on both transports (litellm, sse)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import grpc
 import pytest
 from fakes.openai_server import FakeOpenAI
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from waits import eventually
 
 from sidecar.client import SidecarClient, error_reason
 from sidecar.config import Config, ModelProfile, RunsConfig, ScriptConfig
@@ -157,7 +156,7 @@ async def test_queue_full_over_the_wire(make_server) -> None:
     first = client.agent.Run(narrate("hold #stall", actor_id="npc-0"))
     await first.read()  # started: it holds the only slot
     second = client.agent.Run(narrate("wait", actor_id="npc-1"))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: running.app.runs.stats()[0]["queued"] == 1, what="the second run is queued")
     events, err = await collect(client, narrate("no room", actor_id="npc-2"))
     assert err is not None and err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert error_reason(err) == "QUEUE_FULL" and info_of(err).metadata["queue_length"] == "1"
@@ -196,11 +195,7 @@ async def test_client_cancel_closes_the_upstream_http_stream(make_server, monkey
             if texts == 3:
                 break
         call.cancel()
-        for _ in range(400):  # the fake server notices the disconnect
-            if upstream.seen.disconnects:
-                break
-            await asyncio.sleep(0.005)
-        assert upstream.seen.disconnects, "the upstream HTTP stream was left open"
+        await eventually(lambda: upstream.seen.disconnects, what="the upstream HTTP stream is closed")
         assert upstream.seen.active == 0
 
 
