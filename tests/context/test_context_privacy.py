@@ -5,7 +5,8 @@ docs/privacy.md is the contract."""
 
 from __future__ import annotations
 
-from ctxhelpers import all_text, engine, prepare, tavern_session
+from ctxhelpers import all_text, engine, prepare
+from world import anchor_tavern
 
 from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput, Rejected, RunSpec
 from sidecar.llm.guard import check_outgoing
@@ -16,7 +17,7 @@ NPC = "npc-maerwyn-7"
 
 
 def test_a_coordinate_name_is_dropped_from_fields_and_scene_facts_alike() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     s.options.coordinate_fields = ["camera_origin", "patrol"]
     s.world.scene["camera_origin"] = Vec3(101.5, 202.5, 303.5)
     s.world.scene["patrol"] = [Vec3(7.25, 8.25, 9.25), Vec3(10.75, 11.75, 12.75)]
@@ -43,7 +44,7 @@ def _decision(session) -> RunSpec:
 
 
 def test_a_reply_naming_a_raw_engine_id_is_projected_before_the_retry() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     s.world.entities[LONG_ID] = Entity(id=LONG_ID, kind="character", name="Merchant", location_id="loc-tavern-01")
     p = prepare(engine(), s, _decision(s))
     for action in (LONG_ID, f"talk to {LONG_ID}", "npc-maerwyn-7"):
@@ -59,7 +60,7 @@ def test_a_reply_naming_a_raw_engine_id_is_projected_before_the_retry() -> None:
 
 
 def test_engine_ids_shaped_like_aliases_do_not_block_every_prompt() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     s.world.entities["npc_1"] = Entity(id="npc_1", kind="character", name="Odo", location_id="loc-tavern-01")
     s.world.entities["loc_2"] = Entity(id="loc_2", kind="location", name="Cellar")
     for spec in (
@@ -71,12 +72,12 @@ def test_engine_ids_shaped_like_aliases_do_not_block_every_prompt() -> None:
         rules = p.prompt.messages[0]["content"]
         assert "such as npc_2 or loc_3" in rules
     # A session without such IDs keeps the one shared text (the cached prefix).
-    plain = prepare(engine(), tavern_session(), RunSpec("s1", NPC, DialogueInput("Hello there.")))
+    plain = prepare(engine(), anchor_tavern(), RunSpec("s1", NPC, DialogueInput("Hello there.")))
     assert plain.prompt.messages[0]["content"].startswith(SYSTEM_RULES)
 
 
 def test_an_unfillable_slot_renders_as_the_generic_word() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     s.world.entities["loc-vault-9"] = Entity(
         id="loc-vault-9", kind="location", name="Hidden Vault", visibility=Visibility("hidden")
     )

@@ -4,7 +4,8 @@ and the model's prompt format counted in the budget."""
 
 from __future__ import annotations
 
-from ctxhelpers import all_text, count_messages, engine, prepare, tavern_session, tiktoken_counter
+from ctxhelpers import all_text, count_messages, engine, prepare, tiktoken_counter
+from world import anchor_tavern
 
 from sidecar.context.contract import DialogueInput, NarrateInput, RunSpec
 from sidecar.state.model import Entity, Event, Memory, Visibility
@@ -15,7 +16,7 @@ TAVERN = "loc-tavern-01"
 
 
 def _tavern_with_events(n: int, start_revision: int = 1):
-    s = tavern_session()
+    s = anchor_tavern()
     s.world.events.clear()
     for i in range(n):
         s.world.events.append(
@@ -117,7 +118,7 @@ def test_what_the_history_leaves_out_is_reported_background_first() -> None:
 
 
 def test_narrator_setting_is_the_same_whatever_the_event_involves() -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     systems = []
     for ids in ((PLAYER,), ("npc-guard-33", NPC), ("item-key-0042",), (PLAYER, "npc-guard-33")):
         p = prepare(eng, s, RunSpec("s1", "", NarrateInput("Something happens.", ids)))
@@ -130,7 +131,7 @@ def test_narrator_setting_is_the_same_whatever_the_event_involves() -> None:
 
 
 def test_focus_on_someone_described_in_the_setting_does_not_repeat_the_description() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     p = prepare(engine(), s, RunSpec("s1", "", NarrateInput("Aria stands.", (PLAYER,))))
     last = p.prompt.messages[-1]["content"]
     assert "Focus: player_1 (Aria) [hp: 12; max_hp: 20]" in last
@@ -141,7 +142,7 @@ def test_focus_on_someone_described_in_the_setting_does_not_repeat_the_descripti
 
 
 def test_memory_bank_holds_as_many_matching_memories_as_fit() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     for i in range(30):
         s.world.memories.append(Memory(actor_id=NPC, text=f"The silk trader number {i} cheated me.", revision=10 + i))
     s.world.memories.append(Memory(actor_id=NPC, text="Nothing to do with it.", revision=99))
@@ -158,7 +159,7 @@ def test_memory_bank_holds_as_many_matching_memories_as_fit() -> None:
 
 
 def test_a_crowd_past_the_cap_keeps_those_the_input_is_about() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     for i in range(40):
         s.world.entities[f"npc-extra-{i:03d}"] = Entity(
             id=f"npc-extra-{i:03d}",
@@ -212,7 +213,7 @@ def test_memory_block_keeps_what_it_held_and_recalls_the_inputs_best_in_the_vola
     """The memory block sits before the history: a new topic does not reshuffle it while
     what it holds is still relevant to the recent actions; the input's best memories it
     lacks come in the volatile block."""
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     for i in range(40):
         s.world.memories.append(Memory(actor_id=NPC, text=f"The silk bale {i} was damp.", revision=10 + i))
     s.world.memories.append(Memory(actor_id=NPC, text="The lighthouse keeper owes me money.", revision=90))
@@ -233,7 +234,7 @@ def test_memory_block_keeps_what_it_held_and_recalls_the_inputs_best_in_the_vola
 def test_a_newly_triggered_lore_card_waits_in_the_volatile_block() -> None:
     """A card triggered mid-dialogue would re-cache the whole history if it entered the
     system message: it waits in the volatile block, and the prefix holds."""
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     previous = None
     for turn, line in enumerate(["Evening.", "Busy night?", "Any word of the dragon?", "Go on."]):
         p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(line)))
@@ -250,7 +251,7 @@ def test_a_newly_triggered_lore_card_waits_in_the_volatile_block() -> None:
 
 
 def test_waiting_lore_joins_the_block_when_the_history_window_moves() -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     moved_with_card = False
     previous = None
     for turn in range(40):
