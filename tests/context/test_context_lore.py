@@ -6,14 +6,14 @@ import json
 import os
 
 from ctxhelpers import engine, prepare
-from world import anchor_tavern
+from world import World, anchor_tavern
 
 from sidecar.context.context_index import context_index
 from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.context.recall import rank_lore
 from sidecar.projection import Projection
 from sidecar.projection.session_index import index_for
-from sidecar.state.model import LoreCard, Visibility
+from sidecar.state.model import Visibility
 
 NPC = "npc-maerwyn-7"
 
@@ -25,7 +25,7 @@ def _rank(s, actions, window=4, previous=frozenset()):
 
 def test_ranked_by_recency_and_frequency_within_the_window() -> None:
     s = anchor_tavern()
-    s.world.lore["lore-wolf"] = LoreCard(id="lore-wolf", text="Wolves.", triggers=["wolf"])
+    World().lore("lore-wolf", "", "Wolves.", triggers=["wolf"]).onto(s)
     # Newest first: "seal" now, "wolf" three times before, "dragon" once, long ago.
     # Score = sum of 1/(1 + age): seal 1.0, wolf 1/2 + 1/3 + 1/4 = 1.08.
     actions = ["the seal", "a wolf", "another wolf", "wolf again", "the dragon"]

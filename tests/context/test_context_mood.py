@@ -7,7 +7,7 @@ import os
 
 import pytest
 from ctxhelpers import engine, prepare
-from world import anchor_tavern
+from world import World, anchor_tavern
 
 from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.errors import InvalidRequest
@@ -68,17 +68,15 @@ def _say(eng, s, text="Hello"):
 
 def test_moving_inside_a_region_does_not_rebuild_crossing_does() -> None:
     s, eng = anchor_tavern(), engine()
-    s.world.moods[NPC] = Pad(0.5, -0.2, 0.3)
+    World().mood(NPC, 0.5, -0.2, 0.3).onto(s)
     first = _say(eng, s)
     builds = eng.personas.builds
     assert "You are calm" in _mood_text(first)
-    s.world.moods[NPC] = Pad(0.9, -0.8, 0.1)  # still calm
-    s.revision += 1
+    World().mood(NPC, 0.9, -0.8, 0.1).onto(s)  # still calm
     again = _say(eng, s)
     assert eng.personas.builds == builds
     assert "You are calm" in _mood_text(again)
-    s.world.moods[NPC] = Pad(-0.7, 0.8, 0.6)  # angry
-    s.revision += 1
+    World().mood(NPC, -0.7, 0.8, 0.6).onto(s)  # angry
     angry = _say(eng, s)
     assert eng.personas.builds == builds + 1
     assert "You are furious" in _mood_text(angry)

@@ -6,12 +6,13 @@ docs/privacy.md is the contract."""
 from __future__ import annotations
 
 from ctxhelpers import all_text, engine, prepare
-from world import anchor_tavern
+from world import World, anchor_tavern
 
 from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput, Rejected, RunSpec
 from sidecar.llm.guard import check_outgoing
 from sidecar.prompts.system import SYSTEM_RULES
 from sidecar.state.model import Entity, Field, Vec3, Visibility
+from sidecar.state.ops import PatchEntity
 
 NPC = "npc-maerwyn-7"
 
@@ -19,10 +20,14 @@ NPC = "npc-maerwyn-7"
 def test_a_coordinate_name_is_dropped_from_fields_and_scene_facts_alike() -> None:
     s = anchor_tavern()
     s.options.coordinate_fields = ["camera_origin", "patrol"]
-    s.world.scene["camera_origin"] = Vec3(101.5, 202.5, 303.5)
-    s.world.scene["patrol"] = [Vec3(7.25, 8.25, 9.25), Vec3(10.75, 11.75, 12.75)]
-    s.world.entities[NPC].fields["camera_origin"] = Field(Vec3(404.5, 505.5, 606.5))
-    s.world.entities[NPC].fields["patrol"] = Field([Vec3(1.125, 2.125, 3.125)])
+    fields = {"camera_origin": Field(Vec3(404.5, 505.5, 606.5)), "patrol": Field([Vec3(1.125, 2.125, 3.125)])}
+    (
+        World()
+        .scene("camera_origin", Vec3(101.5, 202.5, 303.5))
+        .scene("patrol", [Vec3(7.25, 8.25, 9.25), Vec3(10.75, 11.75, 12.75)])
+        .add(PatchEntity(NPC, set_fields=fields))
+        .onto(s)
+    )
     text = all_text(prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("Where are we?"))).prompt.messages)
     assert "weather: rain" in text  # other scene facts stay
     for hidden in ("camera_origin", "patrol", "101.5", "404.5", "7.25", "10.75", "1.125"):
@@ -45,7 +50,7 @@ def _decision(session) -> RunSpec:
 
 def test_a_reply_naming_a_raw_engine_id_is_projected_before_the_retry() -> None:
     s = anchor_tavern()
-    s.world.entities[LONG_ID] = Entity(id=LONG_ID, kind="character", name="Merchant", location_id="loc-tavern-01")
+    World().entity(LONG_ID, "character", "Merchant", at="loc-tavern-01").onto(s)
     p = prepare(engine(), s, _decision(s))
     for action in (LONG_ID, f"talk to {LONG_ID}", "npc-maerwyn-7"):
         reply = f'I pick him. {{"action": "{action}", "message": "Now, {LONG_ID}!"}}'
