@@ -5,6 +5,7 @@ engine's caches for it (and only for it)."""
 from __future__ import annotations
 
 import pytest
+from world import World
 
 from sidecar.config import Config, ModelProfile, ScriptConfig
 from sidecar.context.contract import DialogueInput, RunSpec
@@ -12,8 +13,6 @@ from sidecar.runs import RunOptions
 from sidecar.runs.prompt import prepare_prompt
 from sidecar.server import build_app
 from sidecar.sessions import close_session
-from sidecar.state.model import Entity, Memory
-from sidecar.state.ops import RecordMemory, UpsertEntity
 from sidecar.v1 import agent_service_pb2 as apb
 
 
@@ -27,12 +26,14 @@ def narrate(text: str, session_id: str) -> apb.RunRequest:
 
 
 def _scene(npc: str) -> list:
-    return [
-        UpsertEntity(Entity(id="loc-1", kind="location", name="The Rusty Anchor")),
-        UpsertEntity(Entity(id=npc, kind="character", name="Maerwyn", location_id="loc-1")),
-        UpsertEntity(Entity(id="player-1", kind="player", name="Aria", location_id="loc-1")),
-        RecordMemory(Memory(actor_id=npc, text=f"{npc} owes Aria a favour.")),
-    ]
+    return (
+        World()
+        .entity("loc-1", "location", "The Rusty Anchor")
+        .entity(npc, "character", "Maerwyn", at="loc-1")
+        .entity("player-1", "player", "Aria", at="loc-1")
+        .memory(npc, f"{npc} owes Aria a favour.")
+        .ops
+    )
 
 
 async def _prompt_as_a_run(app, spec: RunSpec) -> None:

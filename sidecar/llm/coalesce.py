@@ -14,10 +14,11 @@ import asyncio
 import re
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 import msgspec
 
-__all__ = ["Coalescer", "TextChunk", "split_sentences"]
+__all__ = ["Clock", "Coalescer", "LoopClock", "TextChunk", "split_sentences"]
 
 _CLOSERS = "\"'”’)]»"
 #: Terminal punctuation (and closing quotes) followed by whitespace.
@@ -65,23 +66,45 @@ def ends_sentence(text: str, before: str = "") -> bool:
     return m is not None and _is_end(full, m.start())
 
 
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Clock(Protocol):
+    """What the coalescer needs of time: the hour, and a timer. Timing is this
+    module's behaviour, so tests drive it with a fake clock (exact flush points,
+    no sleeping); the sidecar uses `LoopClock`."""
+
+    def now(self) -> float: ...
+
+    def call_later(self, delay_s: float, callback: Callable[[], None]) -> Timer: ...
+
+
+class LoopClock:
+    """The real clock: monotonic time and the running event loop's timers."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def call_later(self, delay_s: float, callback: Callable[[], None]) -> Timer:
+        return asyncio.get_running_loop().call_later(delay_s, callback)
+
+
 class Coalescer:
     """Feed provider text in; `emit(chunk)` is called with coalesced chunks.
 
-    Runs on the event loop (the window timer is `loop.call_later`).
+    Runs on the event loop when `clock` is the default `LoopClock`.
     """
 
-    def __init__(
-        self, window_s: float, emit: Callable[[TextChunk], None], clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, window_s: float, emit: Callable[[TextChunk], None], clock: Clock | None = None) -> None:
         self.window_s = max(0.0, window_s)
         self._emit = emit
-        self._clock = clock
+        self._clock = clock or LoopClock()
         self._pending = ""
         #: The end of what was already sent: context for abbreviations.
         self._sent_tail = ""
         self._last_emit = float("-inf")
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
 
     @property
     def pending(self) -> str:
@@ -89,7 +112,7 @@ class Coalescer:
 
     def _send(self, text: str, sentence_end: bool) -> None:
         if text:
-            self._last_emit = self._clock()
+            self._last_emit = self._clock.now()
             self._sent_tail = (self._sent_tail + text)[-24:]
             self._emit(TextChunk(text, sentence_end))
 
@@ -100,7 +123,7 @@ class Coalescer:
 
     def _arm(self, delay: float) -> None:
         if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(max(0.0, delay), self._on_timer)
+            self._timer = self._clock.call_later(max(0.0, delay), self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -120,7 +143,7 @@ class Coalescer:
                 self._send(sentence, True)
         if not self._pending:
             return
-        now = self._clock()
+        now = self._clock.now()
         if ends_sentence(self._pending, self._sent_tail):
             self._arm(self.window_s)  # wait (at most a window) to see what follows
         elif self._timer is None and now - self._last_emit >= self.window_s:

@@ -12,22 +12,13 @@ import pytest
 from ctxhelpers import count_messages, engine, tiktoken_counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from world import World
 
 from sidecar.context.budget import REQUIRED_SHARE
 from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput, RunSpec
 from sidecar.context.layout import REQUIRED_ORDER
 from sidecar.errors import ContextWindowExceeded
-from sidecar.state.model import (
-    Entity,
-    Event,
-    Field,
-    LoreCard,
-    Memory,
-    Pad,
-    Session,
-    Story,
-    TranscriptEntry,
-)
+from sidecar.state.model import Session, TranscriptEntry
 
 VOCAB = (
     "dragon seal king river forest blade gold silver tower ghost wolf storm harbour merchant "
@@ -42,44 +33,32 @@ def _text(rng: random.Random, words: int) -> str:
 
 def _session(seed: int, n_entities: int, lore_words: int, history: int, memories: int, story_words: int) -> Session:
     rng = random.Random(seed)
-    s = Session(id=f"gen-{seed}")
-    w = s.world
-    w.entities["LOC_Hall_0001"] = Entity(id="LOC_Hall_0001", kind="location", name="Hall", description=_text(rng, 20))
-    w.entities["BP_Actor_C_0001"] = Entity(
-        id="BP_Actor_C_0001",
-        kind="character",
-        name="Actor",
-        location_id="LOC_Hall_0001",
-        fields={"hp": Field(rng.randint(0, 10)), "max_hp": Field(10)},
+    world = (
+        World()
+        .entity("LOC_Hall_0001", "location", "Hall", description=_text(rng, 20))
+        .entity("BP_Actor_C_0001", "character", "Actor", at="LOC_Hall_0001", hp=rng.randint(0, 10), max_hp=10)
+        .entity("PLAYER_0001", "player", "Hero", at="LOC_Hall_0001")
     )
-    w.entities["PLAYER_0001"] = Entity(id="PLAYER_0001", kind="player", name="Hero", location_id="LOC_Hall_0001")
     for i in range(n_entities):
-        eid = f"BP_Thing_C_{i:06d}"
-        w.entities[eid] = Entity(
-            id=eid,
-            kind=rng.choice(["character", "item", "other"]),
-            name=_text(rng, 2),
-            description=_text(rng, rng.randint(0, 60)),
-            location_id=rng.choice(["LOC_Hall_0001", ""]),
-        )
+        kind = rng.choice(["character", "item", "other"])
+        name, description = _text(rng, 2), _text(rng, rng.randint(0, 60))
+        world.entity(f"BP_Thing_C_{i:06d}", kind, name, description=description, at=rng.choice(["LOC_Hall_0001", ""]))
     for i in range(rng.randint(0, 12)):
-        w.events.append(
-            Event(text=f"BP_Thing_C_{i:06d} " + _text(rng, rng.randint(1, 40)), location_id="LOC_Hall_0001")
-        )
+        world.event(f"BP_Thing_C_{i:06d} " + _text(rng, rng.randint(1, 40)), at="LOC_Hall_0001")
     for i in range(rng.randint(0, 40)):
-        cid = f"LORE_{i:05d}"
-        w.lore[cid] = LoreCard(
-            id=cid, title=_text(rng, 2), text=_text(rng, rng.randint(1, lore_words)), triggers=[rng.choice(VOCAB)]
-        )
-    for i in range(memories):
-        w.memories.append(Memory(actor_id="BP_Actor_C_0001", text=_text(rng, rng.randint(1, 50)), revision=i))
-    w.moods["BP_Actor_C_0001"] = Pad(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1))
-    w.story = Story(
+        title, text = _text(rng, 2), _text(rng, rng.randint(1, lore_words))
+        world.lore(f"LORE_{i:05d}", title, text, triggers=[rng.choice(VOCAB)])
+    memory_texts = [_text(rng, rng.randint(1, 50)) for _ in range(memories)]
+    world.mood("BP_Actor_C_0001", rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1))
+    world.story(
         author_note=_text(rng, rng.randint(0, story_words)),
         plot_essentials=_text(rng, rng.randint(0, story_words)),
         instructions=_text(rng, rng.randint(0, story_words)),
         story_summary=_text(rng, rng.randint(0, story_words)),
     )
+    for text in memory_texts:  # one delta each: every memory a revision newer than the last
+        world.then().memory("BP_Actor_C_0001", text)
+    s = world.session(f"gen-{seed}")
     log = s.transcripts.setdefault("BP_Actor_C_0001", [])
     for i in range(history):
         log.append(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ctxhelpers import count_messages, engine, prepare, tavern_session
+from ctxhelpers import count_messages, engine, prepare
+from world import anchor_tavern
 
 from sidecar.context.contract import Accepted, ActionOption, DecisionInput, DialogueInput, Rejected, RunSpec
 from sidecar.context.retry import retry_messages
@@ -28,7 +29,7 @@ def test_last_json_object_wins_and_nested_objects_are_whole() -> None:
 
 
 def test_options_are_numbered_with_aliases_not_ids() -> None:
-    p = _decide(engine(), tavern_session())
+    p = _decide(engine(), anchor_tavern())
     last = p.prompt.messages[-1]["content"]
     assert "1. Run out of the tavern" in last
     assert "2. Attack (target: player_1)" in last
@@ -37,7 +38,7 @@ def test_options_are_numbered_with_aliases_not_ids() -> None:
 
 
 def test_scripted_sequence_rejects_then_accepts_and_retry_carries_reason() -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     p = _decide(eng, s)
     replies = [
         "I have no idea what to do.",
@@ -69,7 +70,7 @@ def test_scripted_sequence_rejects_then_accepts_and_retry_carries_reason() -> No
 
 
 def test_notes_kept_when_absent_cut_to_200_and_shown_escaped() -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     p = _decide(eng, s)
     p.record('{"action": 1, "notes": "first"}', interrupted=False, run_id="a")
     assert s.notes[NPC] == "first"
@@ -93,12 +94,12 @@ def test_notes_kept_when_absent_cut_to_200_and_shown_escaped() -> None:
 
 
 def test_non_decisions_always_accept() -> None:
-    p = prepare(engine(), tavern_session(), RunSpec("s1", NPC, DialogueInput("Hi")))
+    p = prepare(engine(), anchor_tavern(), RunSpec("s1", NPC, DialogueInput("Hi")))
     assert p.evaluate("anything at all", 1) == Accepted()
 
 
 def test_retry_messages_stay_within_budget() -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     budget = 900
     p = _decide(eng, s, budget)
     huge = "ramble " * 2000
@@ -110,7 +111,7 @@ def test_retry_messages_stay_within_budget() -> None:
 
 
 def test_retry_fits_even_when_the_budget_is_nearly_all_fixed_part() -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     full = _decide(eng, s, 10_000)
     fixed = sum(
         x.tokens

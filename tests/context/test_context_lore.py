@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import os
 
-from ctxhelpers import engine, prepare, tavern_session
+from ctxhelpers import engine, prepare
+from world import World, anchor_tavern
 
 from sidecar.context.context_index import context_index
 from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.context.recall import rank_lore
 from sidecar.projection import Projection
 from sidecar.projection.session_index import index_for
-from sidecar.state.model import LoreCard, Visibility
+from sidecar.state.model import Visibility
 
 NPC = "npc-maerwyn-7"
 
@@ -23,8 +24,8 @@ def _rank(s, actions, window=4, previous=frozenset()):
 
 
 def test_ranked_by_recency_and_frequency_within_the_window() -> None:
-    s = tavern_session()
-    s.world.lore["lore-wolf"] = LoreCard(id="lore-wolf", text="Wolves.", triggers=["wolf"])
+    s = anchor_tavern()
+    World().lore("lore-wolf", "", "Wolves.", triggers=["wolf"]).onto(s)
     # Newest first: "seal" now, "wolf" three times before, "dragon" once, long ago.
     # Score = sum of 1/(1 + age): seal 1.0, wolf 1/2 + 1/3 + 1/4 = 1.08.
     actions = ["the seal", "a wolf", "another wolf", "wolf again", "the dragon"]
@@ -38,7 +39,7 @@ def test_ranked_by_recency_and_frequency_within_the_window() -> None:
 
 
 def test_hidden_and_known_to_cards() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     s.world.lore["lore-dragon"].visibility = Visibility(level="hidden")
     s.world.lore["lore-seal"].visibility = Visibility(level="known_to", known_to=("someone-else",))
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("The dragon and the seal?")))
@@ -53,7 +54,7 @@ def test_lore_files_are_loaded_and_reloaded(tmp_path) -> None:
         '[[cards]]\nid = "kraken"\ntitle = "Kraken"\ntext = "A kraken guards the bay."\ntriggers = ["kraken"]\n'
     )
     eng = engine(lore_dir=str(lore))
-    s = tavern_session()
+    s = anchor_tavern()
     p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Is there a kraken?")))
     assert "A kraken guards the bay." in p.prompt.messages[0]["content"]
     (lore / "more.json").write_text(json.dumps([{"id": "eel", "text": "Giant eels.", "triggers": ["eel"]}]))

@@ -6,7 +6,8 @@ import json
 import os
 
 import pytest
-from ctxhelpers import engine, prepare, tavern_session
+from ctxhelpers import engine, prepare
+from world import World, anchor_tavern
 
 from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.errors import InvalidRequest
@@ -66,18 +67,16 @@ def _say(eng, s, text="Hello"):
 
 
 def test_moving_inside_a_region_does_not_rebuild_crossing_does() -> None:
-    s, eng = tavern_session(), engine()
-    s.world.moods[NPC] = Pad(0.5, -0.2, 0.3)
+    s, eng = anchor_tavern(), engine()
+    World().mood(NPC, 0.5, -0.2, 0.3).onto(s)
     first = _say(eng, s)
     builds = eng.personas.builds
     assert "You are calm" in _mood_text(first)
-    s.world.moods[NPC] = Pad(0.9, -0.8, 0.1)  # still calm
-    s.revision += 1
+    World().mood(NPC, 0.9, -0.8, 0.1).onto(s)  # still calm
     again = _say(eng, s)
     assert eng.personas.builds == builds
     assert "You are calm" in _mood_text(again)
-    s.world.moods[NPC] = Pad(-0.7, 0.8, 0.6)  # angry
-    s.revision += 1
+    World().mood(NPC, -0.7, 0.8, 0.6).onto(s)  # angry
     angry = _say(eng, s)
     assert eng.personas.builds == builds + 1
     assert "You are furious" in _mood_text(angry)
@@ -87,7 +86,7 @@ def test_moving_inside_a_region_does_not_rebuild_crossing_does() -> None:
 
 
 def test_hp_bucket_change_rebuilds_and_shows(tmp_path) -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     s.world.personas[NPC].inline.hp_descriptions = [HpDescription(0.3, "You are dying."), HpDescription(1.0, "Fine.")]
     s.world.personas[NPC].inline.situational_modifiers = []
     assert "Fine." in _mood_text(_say(eng, s))
@@ -106,7 +105,7 @@ def _write(path, data: dict) -> None:
 def test_editing_a_template_file_changes_the_next_prompt(tmp_path) -> None:
     path = tmp_path / "maerwyn.json"
     _write(path, {"identityBlock": "You are {npcName} the FIRST.", "moodModifiers": {"calm": "Serene."}})
-    s, eng = tavern_session(), engine(str(tmp_path))
+    s, eng = anchor_tavern(), engine(str(tmp_path))
     s.world.personas[NPC] = PersonaBinding(actor_id=NPC, template_name="maerwyn")
     one = _say(eng, s)
     assert "You are Maerwyn the FIRST." in one.prompt.messages[0]["content"]
@@ -128,7 +127,7 @@ def test_toml_templates_and_bad_names(tmp_path) -> None:
         'identity = "You are {npcName}, a guard."\ninviolable_rules = ["Never open the gate."]\n'
         '[mood_modifiers]\ncalm = "Bored."\n'
     )
-    s, eng = tavern_session(), engine(str(tmp_path))
+    s, eng = anchor_tavern(), engine(str(tmp_path))
     s.world.personas[NPC] = PersonaBinding(actor_id=NPC, template_name="guard")
     p = _say(eng, s)
     assert "INVIOLABLE: Never open the gate." in p.prompt.messages[0]["content"]

@@ -5,24 +5,30 @@ docs/privacy.md is the contract."""
 
 from __future__ import annotations
 
-from ctxhelpers import all_text, engine, prepare, tavern_session
+from ctxhelpers import all_text, engine, prepare
+from world import World, anchor_tavern
 
 from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput, Rejected, RunSpec
 from sidecar.context.retry import retry_messages
 from sidecar.llm.guard import check_outgoing
 from sidecar.prompts.system import SYSTEM_RULES
 from sidecar.state.model import Entity, Field, Vec3, Visibility
+from sidecar.state.ops import PatchEntity
 
 NPC = "npc-maerwyn-7"
 
 
 def test_a_coordinate_name_is_dropped_from_fields_and_scene_facts_alike() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     s.options.coordinate_fields = ["camera_origin", "patrol"]
-    s.world.scene["camera_origin"] = Vec3(101.5, 202.5, 303.5)
-    s.world.scene["patrol"] = [Vec3(7.25, 8.25, 9.25), Vec3(10.75, 11.75, 12.75)]
-    s.world.entities[NPC].fields["camera_origin"] = Field(Vec3(404.5, 505.5, 606.5))
-    s.world.entities[NPC].fields["patrol"] = Field([Vec3(1.125, 2.125, 3.125)])
+    fields = {"camera_origin": Field(Vec3(404.5, 505.5, 606.5)), "patrol": Field([Vec3(1.125, 2.125, 3.125)])}
+    (
+        World()
+        .scene("camera_origin", Vec3(101.5, 202.5, 303.5))
+        .scene("patrol", [Vec3(7.25, 8.25, 9.25), Vec3(10.75, 11.75, 12.75)])
+        .add(PatchEntity(NPC, set_fields=fields))
+        .onto(s)
+    )
     text = all_text(prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("Where are we?"))).prompt.messages)
     assert "weather: rain" in text  # other scene facts stay
     for hidden in ("camera_origin", "patrol", "101.5", "404.5", "7.25", "10.75", "1.125"):
@@ -44,8 +50,8 @@ def _decision(session) -> RunSpec:
 
 
 def test_a_reply_naming_a_raw_engine_id_is_projected_before_the_retry() -> None:
-    s = tavern_session()
-    s.world.entities[LONG_ID] = Entity(id=LONG_ID, kind="character", name="Merchant", location_id="loc-tavern-01")
+    s = anchor_tavern()
+    World().entity(LONG_ID, "character", "Merchant", at="loc-tavern-01").onto(s)
     eng = engine()
     p = prepare(eng, s, _decision(s))
     for action in (LONG_ID, f"talk to {LONG_ID}", "npc-maerwyn-7"):
@@ -62,7 +68,7 @@ def test_a_reply_naming_a_raw_engine_id_is_projected_before_the_retry() -> None:
 
 
 def test_engine_ids_shaped_like_aliases_do_not_block_every_prompt() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     s.world.entities["npc_1"] = Entity(id="npc_1", kind="character", name="Odo", location_id="loc-tavern-01")
     s.world.entities["loc_2"] = Entity(id="loc_2", kind="location", name="Cellar")
     for spec in (
@@ -74,12 +80,12 @@ def test_engine_ids_shaped_like_aliases_do_not_block_every_prompt() -> None:
         rules = p.prompt.messages[0]["content"]
         assert "such as npc_2 or loc_3" in rules
     # A session without such IDs keeps the one shared text (the cached prefix).
-    plain = prepare(engine(), tavern_session(), RunSpec("s1", NPC, DialogueInput("Hello there.")))
+    plain = prepare(engine(), anchor_tavern(), RunSpec("s1", NPC, DialogueInput("Hello there.")))
     assert plain.prompt.messages[0]["content"].startswith(SYSTEM_RULES)
 
 
 def test_an_unfillable_slot_renders_as_the_generic_word() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     s.world.entities["loc-vault-9"] = Entity(
         id="loc-vault-9", kind="location", name="Hidden Vault", visibility=Visibility("hidden")
     )

@@ -4,30 +4,25 @@ and the model's prompt format counted in the budget."""
 
 from __future__ import annotations
 
-from ctxhelpers import all_text, count_messages, engine, prepare, tavern_session, tiktoken_counter
+from ctxhelpers import all_text, count_messages, engine, prepare, tiktoken_counter
+from world import HIDDEN, World, anchor_tavern
 
 from sidecar.context.contract import DialogueInput, NarrateInput, RunSpec
-from sidecar.state.model import Entity, Event, Memory, Visibility
+from sidecar.state.model import Memory
 
 NPC = "npc-maerwyn-7"
 PLAYER = "player-one-1"
 TAVERN = "loc-tavern-01"
 
 
-def _tavern_with_events(n: int, start_revision: int = 1):
-    s = tavern_session()
+def _tavern_with_events(n: int):
+    """The anchor tavern with only these `n` events, one delta (revision) each."""
+    s = anchor_tavern()
     s.world.events.clear()
+    world = World()
     for i in range(n):
-        s.world.events.append(
-            Event(
-                text=f"Tavern event {i:02d}: a patron spills ale.",
-                location_id=TAVERN,
-                entity_ids=[PLAYER] if i % 2 else [],
-                revision=start_revision + i,
-            )
-        )
-    s.revision = start_revision + n
-    return s
+        world.then().event(f"Tavern event {i:02d}: a patron spills ale.", at=TAVERN, about=[PLAYER] if i % 2 else [])
+    return world.onto(s)
 
 
 def _left_out(prompt, section: str, kind: str) -> int:
@@ -40,10 +35,9 @@ def _left_out(prompt, section: str, kind: str) -> int:
 def test_every_perceivable_event_reaches_the_history_when_it_fits() -> None:
     s = _tavern_with_events(50)
     # One the actor cannot perceive: elsewhere, involving nobody it sees.
-    s.world.entities["loc-far-02"] = Entity(id="loc-far-02", kind="location", name="Far away")
-    s.world.events.append(Event(text="A secret meeting far away.", location_id="loc-far-02", revision=60))
-    s.world.events.append(Event(text="Hidden plotting.", visibility=Visibility(level="hidden"), revision=61))
-    s.revision = 62
+    far = World().entity("loc-far-02", "location", "Far away")
+    far.then().event("A secret meeting far away.", at="loc-far-02")
+    far.then().event("Hidden plotting.", visibility=HIDDEN).onto(s)
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("What happened tonight?")), budget=7680)
     text = all_text(p.prompt.messages)
     assert all(f"Tavern event {i:02d}" in text for i in range(50))
@@ -63,8 +57,7 @@ def test_events_and_turns_interleave_in_order_and_each_turn_extends_the_last() -
     for turn in range(6):
         if turn % 2:
             # The game reports something while the dialogue goes on.
-            s.world.events.append(Event(text=f"Thunder number {turn}.", location_id=TAVERN, revision=s.revision + 1))
-            s.revision += 1
+            World().event(f"Thunder number {turn}.", at=TAVERN).onto(s)
         p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(f"Line {turn}?")))
         msgs = p.prompt.messages
         if previous is not None:
@@ -81,8 +74,7 @@ def test_events_and_turns_interleave_in_order_and_each_turn_extends_the_last() -
 def test_narrated_event_appears_once() -> None:
     s, eng = _tavern_with_events(2), engine()
     text = "The guard drops his spear."
-    s.world.events.append(Event(text=text, location_id=TAVERN, entity_ids=["npc-guard-33"], revision=s.revision + 1))
-    s.revision += 1
+    World().event(text, at=TAVERN, about=["npc-guard-33"]).onto(s)
     p = prepare(eng, s, RunSpec("s1", "", NarrateInput(text, ("npc-guard-33",))))
     p.record("Clang.", interrupted=False, run_id="n1")
     q = prepare(eng, s, RunSpec("s1", "", NarrateInput("Silence.", ("npc-guard-33",))))
@@ -92,11 +84,10 @@ def test_narrated_event_appears_once() -> None:
 def test_what_the_history_leaves_out_is_reported_background_first() -> None:
     s = _tavern_with_events(40)
     # Background: visible (no place, involves a visible character) but involving neither the actor nor a player.
+    rumours = World()
     for i in range(10):
-        s.world.events.append(
-            Event(text=f"Background rumour {i}.", entity_ids=["npc-guard-33"], revision=s.revision + 1 + i)
-        )
-    s.revision += 11
+        rumours.then().event(f"Background rumour {i}.", about=["npc-guard-33"])
+    rumours.onto(s)
     whole = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("And?")), budget=8000)
     assert "Background rumour 3" in all_text(whole.prompt.messages) and whole.prompt.left_out == []
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("And?")), budget=1100)
@@ -117,7 +108,7 @@ def test_what_the_history_leaves_out_is_reported_background_first() -> None:
 
 
 def test_narrator_setting_is_the_same_whatever_the_event_involves() -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     systems = []
     for ids in ((PLAYER,), ("npc-guard-33", NPC), ("item-key-0042",), (PLAYER, "npc-guard-33")):
         p = prepare(eng, s, RunSpec("s1", "", NarrateInput("Something happens.", ids)))
@@ -130,7 +121,7 @@ def test_narrator_setting_is_the_same_whatever_the_event_involves() -> None:
 
 
 def test_focus_on_someone_described_in_the_setting_does_not_repeat_the_description() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     p = prepare(engine(), s, RunSpec("s1", "", NarrateInput("Aria stands.", (PLAYER,))))
     last = p.prompt.messages[-1]["content"]
     assert "Focus: player_1 (Aria) [hp: 12; max_hp: 20]" in last
@@ -141,10 +132,10 @@ def test_focus_on_someone_described_in_the_setting_does_not_repeat_the_descripti
 
 
 def test_memory_bank_holds_as_many_matching_memories_as_fit() -> None:
-    s = tavern_session()
+    memories = World()
     for i in range(30):
-        s.world.memories.append(Memory(actor_id=NPC, text=f"The silk trader number {i} cheated me.", revision=10 + i))
-    s.world.memories.append(Memory(actor_id=NPC, text="Nothing to do with it.", revision=99))
+        memories.then().memory(NPC, f"The silk trader number {i} cheated me.")
+    s = memories.then().memory(NPC, "Nothing to do with it.").onto(anchor_tavern())
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("Any news of the silk trader?")), budget=4000)
     last = all_text(p.prompt.messages)
     assert sum(f"silk trader number {i} cheated" in last for i in range(30)) == 30
@@ -158,15 +149,11 @@ def test_memory_bank_holds_as_many_matching_memories_as_fit() -> None:
 
 
 def test_a_crowd_past_the_cap_keeps_those_the_input_is_about() -> None:
-    s = tavern_session()
+    crowd = World()
     for i in range(40):
-        s.world.entities[f"npc-extra-{i:03d}"] = Entity(
-            id=f"npc-extra-{i:03d}",
-            kind="character",
-            name=f"Patron{i}",
-            description="A sailor." if i != 37 else "A one-eyed smuggler.",
-            location_id=TAVERN,
-        )
+        description = "A sailor." if i != 37 else "A one-eyed smuggler."
+        crowd.entity(f"npc-extra-{i:03d}", "character", f"Patron{i}", description=description, at=TAVERN)
+    s = crowd.onto(anchor_tavern())
     eng = engine()
     p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Who is Patron35, and where is the smuggler?")))
     setting = p.prompt.messages[0]["content"]
@@ -212,7 +199,7 @@ def test_memory_block_keeps_what_it_held_and_recalls_the_inputs_best_in_the_vola
     """The memory block sits before the history: a new topic does not reshuffle it while
     what it holds is still relevant to the recent actions; the input's best memories it
     lacks come in the volatile block."""
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     for i in range(40):
         s.world.memories.append(Memory(actor_id=NPC, text=f"The silk bale {i} was damp.", revision=10 + i))
     s.world.memories.append(Memory(actor_id=NPC, text="The lighthouse keeper owes me money.", revision=90))
@@ -233,7 +220,7 @@ def test_memory_block_keeps_what_it_held_and_recalls_the_inputs_best_in_the_vola
 def test_a_newly_triggered_lore_card_waits_in_the_volatile_block() -> None:
     """A card triggered mid-dialogue would re-cache the whole history if it entered the
     system message: it waits in the volatile block, and the prefix holds."""
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     previous = None
     for turn, line in enumerate(["Evening.", "Busy night?", "Any word of the dragon?", "Go on."]):
         p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(line)))
@@ -250,7 +237,7 @@ def test_a_newly_triggered_lore_card_waits_in_the_volatile_block() -> None:
 
 
 def test_waiting_lore_joins_the_block_when_the_history_window_moves() -> None:
-    s, eng = tavern_session(), engine()
+    s, eng = anchor_tavern(), engine()
     moved_with_card = False
     previous = None
     for turn in range(40):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from ctxhelpers import engine, prepare, tavern_session
+from ctxhelpers import engine, prepare
+from world import anchor_tavern
 
 from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.context.transcripts import read_page
@@ -20,7 +21,7 @@ def _talk(s, turns: int) -> None:
 
 
 def test_pages_chain_to_the_end() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     _talk(s, 5)
     seen, cursor = [], ""
     while True:
@@ -35,13 +36,13 @@ def test_pages_chain_to_the_end() -> None:
 
 
 def test_appends_keep_cursors_valid_replacement_makes_them_stale() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     _talk(s, 3)
     page = read_page(s, NPC, 2, "")
     _talk(s, 1)  # appending is fine
     assert read_page(s, NPC, 2, page.next_cursor).entries[0][0] == 2
     # An import replaces the transcript: same length, different entries.
-    fresh = tavern_session()
+    fresh = anchor_tavern()
     _talk(fresh, 4)
     s.transcripts[NPC] = fresh.transcripts[NPC]
     with pytest.raises(InvalidCursor, match="stale"):
@@ -49,12 +50,12 @@ def test_appends_keep_cursors_valid_replacement_makes_them_stale() -> None:
 
 
 def test_foreign_and_garbage_cursors() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     _talk(s, 3)
     cursor = read_page(s, NPC, 1, "").next_cursor
     with pytest.raises(InvalidCursor, match="another"):
         read_page(s, "", 1, cursor)
-    other = tavern_session("s2")
+    other = anchor_tavern("s2")
     _talk(other, 3)
     with pytest.raises(InvalidCursor, match="another"):
         read_page(other, NPC, 1, cursor)
@@ -64,7 +65,7 @@ def test_foreign_and_garbage_cursors() -> None:
 
 
 def test_bad_page_size_and_unknown_actor() -> None:
-    s = tavern_session()
+    s = anchor_tavern()
     with pytest.raises(InvalidRequest):
         read_page(s, NPC, 501, "")
     with pytest.raises(InvalidRequest):

@@ -7,12 +7,12 @@ import os
 import grpc
 import pytest
 from ctxhelpers import all_text
+from world import World
 
 from sidecar.client import error_reason
 from sidecar.config import Config, ModelProfile
 from sidecar.context.contract import DialogueInput, RunSpec
 from sidecar.v1 import agent_service_pb2 as pb
-from sidecar.v1 import state_pb2, types_pb2
 
 # litellm's lazy imports warn about pydantic TypedDicts; third-party noise, not ours (the
 # project turns warnings into errors, and that one would fail the run it happens in).
@@ -33,31 +33,21 @@ def _config() -> Config:
     )
 
 
-def _entity(eid: str, kind: int, name: str, location: str = "", **fields: int) -> state_pb2.DeltaOp:
-    ent = state_pb2.Entity(
-        id=eid,
-        kind=kind,
-        name=name,
-        location_id=location,
-        description=f"{name}, standing near {TAVERN}." if location else "A tavern.",
+def _tavern(**npc_fields: int) -> World:
+    """The tavern, Maerwyn in it, angry. Descriptions name engine IDs (they must not leak)."""
+    return (
+        World()
+        .entity(TAVERN, "location", "The Rusty Anchor", description="A tavern.")
+        .entity(NPC, "character", "Maerwyn", at=TAVERN, description=f"Maerwyn, standing near {TAVERN}.", **npc_fields)
+        .mood(NPC, -0.8, 0.9, 0.5)
     )
-    for k, v in fields.items():
-        ent.fields[k].value.int_value = v
-    return state_pb2.DeltaOp(upsert_entity=state_pb2.UpsertEntityOp(entity=ent))
 
 
 async def _world(client, session_id: str) -> int:
     opened = await client.open_session(session_id)
-    ops = [
-        _entity(TAVERN, types_pb2.ENTITY_KIND_LOCATION, "The Rusty Anchor"),
-        _entity(NPC, types_pb2.ENTITY_KIND_CHARACTER, "Maerwyn", TAVERN, hp=30, max_hp=30),
-        _entity(PLAYER, types_pb2.ENTITY_KIND_PLAYER, "Aria", TAVERN),
-        state_pb2.DeltaOp(
-            set_mood=state_pb2.SetMoodOp(actor_id=NPC, pad=types_pb2.Pad(pleasure=-0.8, arousal=0.9, dominance=0.5))
-        ),
-    ]
-    reply = await client.apply_deltas(session_id, opened.revision, ops)
-    return reply.revision
+    world = _tavern(hp=30, max_hp=30)
+    world.entity(PLAYER, "player", "Aria", at=TAVERN, description=f"Aria, standing near {TAVERN}.")
+    return await world.send(client, session_id, opened.revision)
 
 
 def _dialogue(session_id: str, text: str, **kw) -> pb.PreviewPromptRequest:
@@ -229,17 +219,7 @@ async def test_template_edits_and_mood_changes_reach_the_next_preview(make_serve
     server = await make_server(config)
     client = server.client
     opened = await client.open_session("w5", budget_tokens=1500)
-    ops = [
-        _entity(TAVERN, types_pb2.ENTITY_KIND_LOCATION, "The Rusty Anchor"),
-        _entity(NPC, types_pb2.ENTITY_KIND_CHARACTER, "Maerwyn", TAVERN),
-        state_pb2.DeltaOp(
-            set_mood=state_pb2.SetMoodOp(actor_id=NPC, pad=types_pb2.Pad(pleasure=-0.8, arousal=0.9, dominance=0.5))
-        ),
-        state_pb2.DeltaOp(
-            set_persona=state_pb2.SetPersonaOp(persona=state_pb2.PersonaBinding(actor_id=NPC, template_name="merchant"))
-        ),
-    ]
-    revision = (await client.apply_deltas("w5", opened.revision, ops)).revision
+    revision = await _tavern().persona(NPC, template="merchant").send(client, "w5", opened.revision)
     one = await client.agent.PreviewPrompt(_dialogue("w5", "hi"))
     assert one.budget_tokens == 1500
     assert "You are Maerwyn, VERSION ONE." in one.messages[0].content
@@ -247,10 +227,7 @@ async def test_template_edits_and_mood_changes_reach_the_next_preview(make_serve
     path.write_text('identity = "You are {npcName}, VERSION TWO."\n[mood_modifiers]\ncalm = "Serene."\n')
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    calm = state_pb2.DeltaOp(
-        set_mood=state_pb2.SetMoodOp(actor_id=NPC, pad=types_pb2.Pad(pleasure=0.7, arousal=-0.4, dominance=0.1))
-    )
-    await client.apply_deltas("w5", revision, [calm])
+    await World().mood(NPC, 0.7, -0.4, 0.1).send(client, "w5", revision)  # calm now
     two = await client.agent.PreviewPrompt(_dialogue("w5", "hi"))
     assert "You are Maerwyn, VERSION TWO." in two.messages[0].content
     assert "Serene." in two.messages[-1].content and "Seething." not in two.messages[-1].content
@@ -262,12 +239,9 @@ async def test_preview_reports_what_the_history_left_out(make_server) -> None:
     server = await make_server(_config())
     client = server.client
     revision = await _world(client, "w5")
-    for i in range(30):
-        event = state_pb2.GameEvent(text=f"Patron {i} orders ale.", entity_ids=[PLAYER], location_id=TAVERN)
-        reply = await client.apply_deltas(
-            "w5", revision, [state_pb2.DeltaOp(record_event=state_pb2.RecordEventOp(event=event))]
-        )
-        revision = reply.revision
+    for i in range(30):  # one delta each
+        patron = World().event(f"Patron {i} orders ale.", about=[PLAYER], at=TAVERN)
+        revision = await patron.send(client, "w5", revision)
     whole = await client.agent.PreviewPrompt(_dialogue("w5", "Busy night?"))
     text = all_text([{"role": m.role, "content": m.content} for m in whole.messages])
     assert all(f"Patron {i} orders ale." in text for i in range(30))

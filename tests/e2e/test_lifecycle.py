@@ -11,7 +11,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import grpc
@@ -19,6 +18,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from launchers import SidecarCommand
+from waits import eventually, eventually_blocking
 
 from sidecar.client import (
     ExitedBeforeHandshake,
@@ -39,15 +39,6 @@ pytestmark = pytest.mark.timeout(60)
 EXIT_WAIT_S = 5.0
 
 
-
-
-def _wait_gone(pid: int, timeout: float = EXIT_WAIT_S) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not process_alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 async def test_handshake_token_and_getinfo(sidecar_cmd: SidecarCommand) -> None:
@@ -133,13 +124,8 @@ async def test_shutdown_rpc_drains_and_exits(sidecar_cmd: SidecarCommand) -> Non
     await sidecar.client.sidecar.Shutdown(sidecar_pb.ShutdownRequest(reason="test"))
     code = await asyncio.wait_for(sidecar.proc.wait(), EXIT_WAIT_S)
     assert code == 0 and not sock_dir.exists()
-    assert "shutdown requested" in sidecar.stderr_tail() or await _stderr_has(sidecar, "shutdown requested")
+    await eventually(lambda: "shutdown requested" in sidecar.stderr_tail(), what="the shutdown is logged")
     await sidecar.close()
-
-
-async def _stderr_has(sidecar: SidecarProcess, text: str) -> bool:
-    await asyncio.sleep(0.2)
-    return text in sidecar.stderr_tail()
 
 
 def test_missing_magic_exits_2_with_a_clear_message(sidecar_cmd: SidecarCommand) -> None:
@@ -197,7 +183,7 @@ def test_parent_killed_with_sigkill_takes_the_sidecar_along(extra: list[str], tm
     assert process_alive(pid) and sock_dir.exists()
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
-    assert _wait_gone(pid), "sidecar outlived its parent"
+    eventually_blocking(lambda: not process_alive(pid), EXIT_WAIT_S, what="the sidecar exits with its parent")
     assert not sock_dir.exists()
 
 

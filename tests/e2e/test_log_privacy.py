@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from world import World
 
 from sidecar.client import SidecarProcess
 from sidecar.v1 import agent_service_pb2 as apb
-from sidecar.v1 import state_pb2
-from sidecar.v1 import types_pb2 as tpb
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
@@ -30,10 +29,7 @@ async def test_prompts_stay_out_of_logs_below_debug(tmp_path: Path, level: str |
     args = ["--config", str(config), *(["--log-level", level] if level else [])]
     async with await SidecarProcess.launch(args, on_stderr=lines.append) as sidecar:
         opened = await sidecar.client.open_session("g1")
-        goblin = state_pb2.Entity(id=GOBLIN, kind=tpb.ENTITY_KIND_CHARACTER, name="Grub")
-        await sidecar.client.apply_deltas(
-            "g1", opened.revision, [state_pb2.DeltaOp(upsert_entity=state_pb2.UpsertEntityOp(entity=goblin))]
-        )
+        await World().entity(GOBLIN, "character", "Grub").send(sidecar.client, "g1", opened.revision)
         request = apb.RunRequest(
             session_id="g1", narrate=apb.NarrateInput(text=f"{GOBLIN}: {MARKER}", entity_ids=[GOBLIN])
         )

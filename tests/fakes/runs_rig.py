@@ -3,8 +3,11 @@ gateway, with the scripted fake model of docs/runs.md), and `drain`."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, field
+
+from world import crowd
 
 from sidecar.app import App
 from sidecar.config import Config, ModelProfile, RunsConfig, ScriptConfig
@@ -12,8 +15,6 @@ from sidecar.context import ContextEngine
 from sidecar.context.contract import NarrateInput, RunInput, RunSpec
 from sidecar.llm import ModelGateway
 from sidecar.runs import RunHandle, RunOptions, RunScheduler
-from sidecar.state.model import Entity
-from sidecar.state.ops import UpsertEntity
 from sidecar.state.store import SessionStore
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -42,6 +43,12 @@ async def drain(handle: RunHandle) -> Outcome:
     return out
 
 
+async def first_event(handle: RunHandle) -> object:
+    """The run's first event (Started once it holds a slot); `drain` gets the rest."""
+    async with asyncio.timeout(5):
+        return await anext(handle.events())
+
+
 @dataclass
 class RunsRig:
     app: App
@@ -51,11 +58,9 @@ class RunsRig:
         return self.app.runs  # type: ignore[return-value]
 
     async def session(self, session_id: str = "s1", actors: int = 0) -> None:
+        """Open a session holding `actors` characters (tests/world.py's `crowd`)."""
         await self.app.store.open(session_id)  # type: ignore[attr-defined]
-        if actors:
-            ops = [UpsertEntity(Entity(id=f"actor-{i:03d}", kind="character", name=f"Actor{i}")) for i in range(actors)]
-            session = self.app.store.get(session_id)  # type: ignore[attr-defined]
-            await self.app.store.apply(session_id, session.revision, f"add-{session_id}", ops)  # type: ignore[attr-defined]
+        await crowd(actors).apply_to(self.app.store, session_id)
 
     def submit(
         self,

@@ -7,6 +7,7 @@ import concurrent.futures
 import threading
 
 import pytest
+from waits import eventually
 
 from sidecar.config import Config, ContextConfig, LocalModelConfig, ModelProfile
 from sidecar.errors import InvalidRequest, ModelUnavailable, ProfileNotFound
@@ -16,11 +17,23 @@ from sidecar.llm.routes import resolve
 LITELLM_PROFILE = {"cloud": ModelProfile(model="anthropic/claude-x", transport="litellm")}
 
 
+class WatchedFuture(concurrent.futures.Future):
+    """The litellm future, counting who waits on it (asyncio.wrap_future adds a callback)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiters = 0
+
+    def add_done_callback(self, fn) -> None:  # type: ignore[no-untyped-def]
+        self.waiters += 1
+        super().add_done_callback(fn)
+
+
 def unstarted(config: Config | None = None) -> ModelGateway:
     """A gateway whose background loading the test finishes by hand."""
     gateway = ModelGateway(config or Config(profiles=dict(LITELLM_PROFILE), default_profile="cloud"))
     gateway._threads = [threading.Thread()]  # start() becomes a no-op
-    gateway._litellm = concurrent.futures.Future()
+    gateway._litellm = WatchedFuture()
     return gateway
 
 
@@ -29,9 +42,9 @@ async def test_a_cancelled_waiter_does_not_break_the_others() -> None:
     gateway._warm.set_result(None)
     first = asyncio.create_task(gateway.prepare_profile("cloud"))
     second = asyncio.create_task(gateway.prepare_profile("cloud"))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: gateway._litellm.waiters == 2, what="both runs wait for litellm")
     first.cancel()  # e.g. a run cancelled while litellm was still importing
-    await asyncio.sleep(0.01)
+    await eventually(first.done)
     assert not gateway._litellm.cancelled()
     assert not gateway.ready
     gateway._litellm.set_result(object())
@@ -43,7 +56,7 @@ async def test_a_failed_import_is_model_unavailable_for_every_waiter() -> None:
     gateway = unstarted()
     gateway._warm.set_result(None)
     waiters = [asyncio.create_task(gateway.prepare_profile("cloud")) for _ in range(3)]
-    await asyncio.sleep(0.01)
+    await eventually(lambda: gateway._litellm.waiters == 3, what="every run waits for litellm")
     gateway._litellm.set_exception(ImportError("no litellm"))
     for waiter in waiters:
         with pytest.raises(ModelUnavailable):

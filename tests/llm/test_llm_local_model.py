@@ -9,14 +9,13 @@ import os
 
 import pytest
 from fakes.runs_rig import build_rig, drain
+from world import World
 
 from sidecar.context.contract import DialogueInput
 from sidecar.errors import RunCancelled
 from sidecar.llm.local import format_prompt
 from sidecar.llm.types import Limits, ModelRequest
 from sidecar.runs.events import Text, UsageReport
-from sidecar.state.model import Entity
-from sidecar.state.ops import UpsertEntity
 
 pytest.importorskip("llama_cpp")
 pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -26,17 +25,12 @@ pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(300
 async def rig():
     rig = build_rig(model="local/gemma3-270m", context_window=8192, max_output_tokens=60, temperature=0.7)
     await rig.session()
-    await rig.app.store.apply(
-        "s1",
-        0,
-        "scene",
-        [
-            UpsertEntity(Entity(id="inn", kind="location", name="Sleepy Boar Inn", description="A warm tavern.")),
-            UpsertEntity(Entity(id="pc", kind="player", name="Aria", description="A traveller.", location_id="inn")),
-            UpsertEntity(
-                Entity(id="bob", kind="character", name="Bob", description="The innkeeper.", location_id="inn")
-            ),
-        ],
+    await (
+        World()
+        .entity("inn", "location", "Sleepy Boar Inn", description="A warm tavern.")
+        .entity("pc", "player", "Aria", at="inn", description="A traveller.")
+        .entity("bob", "character", "Bob", at="inn", description="The innkeeper.")
+        .apply_to(rig.app.store, "s1")
     )
     yield rig
     await rig.runs.aclose()

@@ -10,6 +10,7 @@ import asyncio
 
 import pytest
 from fakes.openai_server import FakeOpenAI, chunk_text
+from waits import eventually
 
 from sidecar.errors import (
     ContentFiltered,
@@ -167,14 +168,6 @@ async def test_leak_guard_blocks_before_anything_is_sent(make_gateway, fake_open
     assert fake_openai.seen.requests == []
 
 
-async def _wait_disconnect(server: FakeOpenAI, timeout_s: float = 2.0) -> bool:
-    for _ in range(int(timeout_s / 0.005)):
-        if server.seen.disconnects:
-            return True
-        await asyncio.sleep(0.005)
-    return False
-
-
 async def test_cancelling_the_consumer_closes_the_upstream(make_gateway, fake_openai) -> None:
     gw = make_gateway(main={"model": "endless"})
     got = asyncio.Event()
@@ -191,7 +184,7 @@ async def test_cancelling_the_consumer_closes_the_upstream(make_gateway, fake_op
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await _wait_disconnect(fake_openai), "the endless stream was never closed upstream"
+    await eventually(lambda: fake_openai.seen.disconnects, what="the endless stream is closed upstream")
     assert fake_openai.seen.active == 0
 
 
@@ -202,4 +195,4 @@ async def test_closing_the_iterator_closes_the_upstream(make_gateway, fake_opena
         if isinstance(piece, TextPiece):
             break
     await stream.aclose()
-    assert await _wait_disconnect(fake_openai)
+    await eventually(lambda: fake_openai.seen.disconnects, what="the stream is closed upstream")

@@ -26,7 +26,13 @@ from sidecar.lifecycle import ListenSpec
 from sidecar.server import SidecarServer
 from sidecar.v1 import agent_service_pb2 as apb
 
+from waits import eventually
+
 WITH_LITELLM = sys.argv[1] == "with"
+
+
+async def ready(client):
+    return (await client.get_info()).llm_ready
 
 
 async def main():
@@ -54,12 +60,8 @@ async def main():
                     "finished": events[-1].HasField("finished"),
                     "completion_tokens": events[-2].usage.completion_tokens,
                 }
-            for _ in range(3000):  # llm_ready once the background loading is over
-                info = await client.get_info()
-                if info.llm_ready:
-                    break
-                await asyncio.sleep(0.01)
-            out["llm_ready"] = info.llm_ready
+            # llm_ready once the background loading is over (litellm's import can take long)
+            out["llm_ready"] = await eventually(lambda: ready(client), timeout=60, what="llm_ready")
             out["litellm_imported"] = "litellm" in sys.modules
             out["fake_requests"] = len(fake.seen.requests)
             await client.close()

@@ -2,7 +2,7 @@
 IDs are distinctive strings (GUIDs, Unreal blueprint names, asset paths with
 slashes, Cyrillic), so a plain substring search finds any that leaks, and whose
 game-supplied text (names, descriptions, tags, field values, events, lore,
-inputs) is full of those IDs."""
+inputs) is full of those IDs. Each world is built with tests/world.py's `World`."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ import random
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
-from projworld import upsert
+from world import World
 
-from sidecar.config import StateLimits
 from sidecar.state import ops as o
-from sidecar.state.apply import apply_ops
 from sidecar.state.model import (
     Entity,
     EntityRef,
@@ -111,7 +109,7 @@ def cases(draw) -> Case:
         coordinate_fields=["pos", "cell"],
         exposed_coordinate_fields=draw(st.lists(st.sampled_from(["pos", "cell"]), unique=True)),
     )
-    s = Session(id=draw(guid), options=options)
+    session_id = draw(guid)
     hidden_values: list[str] = []
     entities = []
     for eid in ids:
@@ -141,7 +139,6 @@ def cases(draw) -> Case:
                 visibility=vis,
             )
         )
-    upsert(s, *entities)
     extra: list[o.Op] = []
 
     def text_for(vis: Visibility) -> str:
@@ -198,8 +195,8 @@ def cases(draw) -> Case:
         )
         slots = {"secret": _text(rnd, ids), "npcName": rnd.choice(["", rnd.choice(ids)])}
         extra.append(o.SetPersona(PersonaBinding(actor_id=actor, inline=template, slots=slots)))
-    if extra:
-        apply_ops(s, extra, s.revision + 1, StateLimits())
+    # As a game sends it: the entities in one delta, the rest in the next.
+    s = World().entities(*entities).then().add(*extra).session(session_id, options)
     return Case(
         session=s,
         actor_id=draw(st.one_of(st.just(""), st.sampled_from(ids))),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from projworld import apply, render, tavern_world, upsert
+from minirender import render
+from world import World, apply, leak_tavern
 
 from sidecar.errors import UnknownEntity
 from sidecar.projection import Projection
@@ -14,7 +15,7 @@ from sidecar.state.model import AliasTable, Entity, Session, SessionOptions
 
 
 def test_kind_aliases_count_per_kind():
-    s = tavern_world()
+    s = leak_tavern()
     a = s.aliases.by_id
     assert a["/Game/Maps/World.World"] == "loc_1"
     assert a["LOC_Tavern_0001"] == "loc_2"
@@ -26,21 +27,21 @@ def test_kind_aliases_count_per_kind():
 
 
 def test_alias_survives_replacement_and_removal_and_is_never_reused():
-    s = tavern_world()
+    s = leak_tavern()
     goblin = s.world.entities["BP_Goblin_C_2147483647"]
-    upsert(s, Entity(id=goblin.id, kind="character", name="Renamed"))
+    World().entity(goblin.id, "character", "Renamed").onto(s)
     assert Projection(s, "").alias(goblin.id) == "npc_1"
     apply(s, o.RemoveEntity(goblin.id))
     with pytest.raises(UnknownEntity):
         Projection(s, "").alias(goblin.id)
-    upsert(s, Entity(id="BP_Orc_C_0000000001", kind="character"))
+    World().entity("BP_Orc_C_0000000001", "character").onto(s)
     assert s.aliases.by_id["BP_Orc_C_0000000001"] == "npc_4"  # npc_1 is not handed out again
-    upsert(s, Entity(id=goblin.id, kind="character"))
+    World().entity(goblin.id, "character").onto(s)
     assert s.aliases.by_id[goblin.id] == "npc_1"  # back, with its old alias
 
 
 def test_same_inputs_give_the_same_prompt_bytes():
-    one, two = tavern_world(), tavern_world()
+    one, two = leak_tavern(), leak_tavern()
     assert one.aliases == two.aliases
     for actor in ("", "BP_Goblin_C_2147483647", "9b2d5c1e-hero-0000-0000-000000000001"):
         named = ["BP_Goblin_C_2147483647"] if not actor else []
@@ -50,13 +51,13 @@ def test_same_inputs_give_the_same_prompt_bytes():
 
 
 def test_export_then_import_keeps_aliases_and_prompts():
-    s = tavern_world(SessionOptions(alias_mode="display_name"))
+    s = leak_tavern(SessionOptions(alias_mode="display_name"))
     back = import_blob(export_blob(s))
     assert back.aliases == s.aliases
     actor = "BP_Goblin_C_2147483647"
     assert render(Projection(back, actor), "hello") == render(Projection(s, actor), "hello")
     # New entities after import continue the counters instead of reusing numbers.
-    upsert(back, Entity(id="BP_Orc_C_0000000001", kind="character", name="Grub"))
+    World().entity("BP_Orc_C_0000000001", "character", "Grub").onto(back)
     assert back.aliases.by_id["BP_Orc_C_0000000001"] not in s.aliases.by_alias
 
 
@@ -72,10 +73,10 @@ def test_kind_alias_skips_text_that_is_an_engine_id():
 
 def test_late_engine_id_equal_to_an_issued_alias_is_mapped_by_table_not_blocked():
     s = Session(id="s")
-    upsert(s, Entity(id="GUID-aaaa-0001", kind="character", location_id="LOC-room-0001"))
-    upsert(s, Entity(id="LOC-room-0001", kind="location"))
+    # The location arrives one delta after the character that stands in it.
+    World().entity("GUID-aaaa-0001", "character", at="LOC-room-0001").then().entity("LOC-room-0001", "location").onto(s)
     # Now the game adds an entity whose engine ID is the text of an issued alias.
-    upsert(s, Entity(id="npc_1", kind="character", location_id="LOC-room-0001"))
+    World().entity("npc_1", "character", at="LOC-room-0001").onto(s)
     p = Projection(s, "GUID-aaaa-0001")
     assert p.alias("GUID-aaaa-0001") == "npc_1"
     assert p.alias("npc_1") == "npc_2"

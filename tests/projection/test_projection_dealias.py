@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from projworld import apply, tavern_world
+from world import apply, leak_tavern
 
 from sidecar.projection import Projection
 from sidecar.projection.dealias import Dealiaser, Piece
@@ -110,7 +110,7 @@ def test_whole_text() -> None:
 
 def test_what_an_alias_reads_as_for_the_game() -> None:
     """Projection.display, the de-aliaser's lookup, on a world built by the state engine."""
-    s = tavern_world()
+    s = leak_tavern()
     apply(s, o.UpsertEntity(Entity(id="BP_Rat_C_0000000555", kind="character", location_id="LOC_Tavern_0001")))
     by_id = s.aliases.by_id
     p = Projection(s, "BP_Goblin_C_2147483647")

@@ -6,7 +6,8 @@ import logging
 import uuid
 
 import pytest
-from projworld import render, tavern_world
+from minirender import render
+from world import leak_tavern
 
 from sidecar.errors import PrivacyLeakBlocked
 from sidecar.llm.guard import check_outgoing
@@ -17,7 +18,7 @@ GOBLIN = "BP_Goblin_C_2147483647"
 
 
 def test_projected_prompt_passes_and_raw_id_is_blocked(caplog):
-    s = tavern_world()
+    s = leak_tavern()
     p = Projection(s, GOBLIN)
     messages = render(p, f"{GOBLIN} looks around")
     check_outgoing(messages, p.engine_ids)  # nothing raised: the projection did its job
@@ -44,7 +45,7 @@ def test_projected_prompt_passes_and_raw_id_is_blocked(caplog):
     ],
 )
 def test_every_kind_of_id_is_caught(leak):
-    s = tavern_world()
+    s = leak_tavern()
     ids = Projection(s, "").engine_ids | {"save-slot-7f3a"}
     with pytest.raises(PrivacyLeakBlocked):
         check_outgoing([{"role": "user", "content": leak}], ids)

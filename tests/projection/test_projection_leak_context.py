@@ -168,12 +168,12 @@ def test_context_engine_requests_never_leak(case: Case, kind: str, seed: int, bu
 # persona template text reached prompts without Projection.text. Kept as a focused check.
 @pytest.mark.parametrize("what", ["player_text", "persona_template"])
 def test_player_text_and_persona_templates_are_projected(what: str):
-    from projworld import apply, tavern_world
+    from world import apply, leak_tavern
 
     from sidecar.state import ops as o
     from sidecar.state.model import PersonaBinding, PersonaTemplate
 
-    s = tavern_world()
+    s = leak_tavern()
     goblin, chest = "BP_Goblin_C_2147483647", "BP_Chest_C_0000000777"
     text = "Hello there"
     if what == "player_text":

@@ -1,7 +1,7 @@
 """Property: whatever the world and the input, no engine ID, tick, timeline or
 hidden value reaches a request, and every alias maps back to a real engine ID.
 
-Driven here by the minimal renderer of `projworld.render` (Projection output
+Driven here by the minimal renderer of `minirender.render` (Projection output
 only); test_projection_leak_context.py drives the real context engine."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from leakworld import Case, all_engine_ids, cases, hidden_actor
-from projworld import render
+from minirender import render
 
 from sidecar.errors import InvalidRequest
 from sidecar.llm.guard import check_outgoing

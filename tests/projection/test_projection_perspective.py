@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from projworld import HIDDEN, PRIVATE, apply, known_to, render, tavern_world
+from minirender import render
+from world import HIDDEN, PRIVATE, apply, known_to, leak_tavern
 
 from sidecar.errors import InvalidRequest, UnknownEntity
 from sidecar.projection import AliasRejected, Projection
@@ -43,7 +44,7 @@ def prompt(p: Projection) -> str:
 
 
 def test_what_each_actor_perceives():
-    s = tavern_world()
+    s = leak_tavern()
     assert visible(Projection(s, GOBLIN)) == {GOBLIN, TAVERN, WORLD, HERO, CHEST, THIEVES, CULT}
     # The hero also perceives what it carries; the cult is known only to the goblin.
     assert visible(Projection(s, HERO)) == {HERO, TAVERN, WORLD, GOBLIN, CHEST, RING, THIEVES}
@@ -58,14 +59,14 @@ def test_what_each_actor_perceives():
 
 
 def test_visible_entities_and_can_see_agree():
-    s = tavern_world()
+    s = leak_tavern()
     for actor in (GOBLIN, HERO, WOLF, ""):
         p = Projection(s, actor)
         assert {e.id for e in s.world.entities.values() if p.can_see(e)} == visible(p)
 
 
 def test_npc_in_another_location_appears_only_where_it_should():
-    s = tavern_world()
+    s = leak_tavern()
     wolf = s.aliases.by_id[WOLF]
     assert wolf in prompt(Projection(s, WOLF))
     assert wolf not in prompt(Projection(s, GOBLIN))
@@ -80,7 +81,7 @@ def test_npc_in_another_location_appears_only_where_it_should():
 
 
 def test_hidden_field_appears_nowhere():
-    s = tavern_world()
+    s = leak_tavern()
     for actor in (GOBLIN, HERO, WOLF, ""):
         named = [GOBLIN] if actor in ("", WOLF) else []
         assert "secretly the king" not in prompt(Projection(s, actor, named_ids=named))
@@ -88,7 +89,7 @@ def test_hidden_field_appears_nowhere():
 
 
 def test_private_and_known_to_fields():
-    s = tavern_world()
+    s = leak_tavern()
     goblin = s.world.entities[GOBLIN]
     assert Projection(s, GOBLIN).fields(goblin) == {
         "hp": "12",
@@ -105,7 +106,7 @@ def test_private_and_known_to_fields():
 
 
 def test_hidden_and_private_entities_stay_out_even_when_named():
-    s = tavern_world()
+    s = leak_tavern()
     spy = s.aliases.by_id[SPY]
     for actor in (GOBLIN, HERO, ""):
         p = Projection(s, actor, named_ids=[SPY])
@@ -117,7 +118,7 @@ def test_hidden_and_private_entities_stay_out_even_when_named():
 
 
 def test_coordinate_fields_and_moment_are_suppressed_unless_exposed():
-    s = tavern_world(SessionOptions(coordinate_fields=["position"]))
+    s = leak_tavern(SessionOptions(coordinate_fields=["position"]))
     goblin = s.world.entities[GOBLIN]
     p = Projection(s, GOBLIN)
     assert "position" not in p.fields(goblin)
@@ -136,7 +137,7 @@ def test_coordinate_fields_and_moment_are_suppressed_unless_exposed():
 
 
 def test_value_text_renders_references_as_aliases_or_generic_words():
-    s = tavern_world()
+    s = leak_tavern()
     p = Projection(s, GOBLIN)
     assert p.value_text(EntityRef(HERO)) == "player_1"
     assert p.value_text(EntityRef(WOLF)) == "someone"
@@ -147,14 +148,14 @@ def test_value_text_renders_references_as_aliases_or_generic_words():
 
 
 def test_field_names_and_refs_are_projected():
-    s = tavern_world()
+    s = leak_tavern()
     apply(s, o.PatchEntity(GOBLIN, set_fields={f"debt_to_{WOLF}": Field(EntityRef(WOLF))}))
     fields = Projection(s, GOBLIN).fields(s.world.entities[GOBLIN])
     assert fields["debt_to_someone"] == "someone"
 
 
 def test_events_relations_lore():
-    s = tavern_world()
+    s = leak_tavern()
     apply(
         s,
         o.RecordEvent(Event(text="a fight", location_id=TAVERN)),
@@ -186,7 +187,7 @@ def test_events_relations_lore():
 
 
 def test_resolve_maps_back_and_rejects():
-    s = tavern_world()
+    s = leak_tavern()
     p = Projection(s, GOBLIN)
     assert p.resolve("player_1") == HERO
     assert p.resolve(" item_1 ") == CHEST
@@ -212,7 +213,7 @@ def test_resolve_maps_back_and_rejects():
 
 
 def test_unknown_actor_or_named_entity():
-    s = tavern_world()
+    s = leak_tavern()
     with pytest.raises(UnknownEntity):
         Projection(s, "nobody-0001")
     with pytest.raises(UnknownEntity):
@@ -222,7 +223,7 @@ def test_unknown_actor_or_named_entity():
 
 
 def test_index_follows_revisions():
-    s = tavern_world()
+    s = leak_tavern()
     assert WOLF not in visible(Projection(s, GOBLIN))
     apply(s, o.PatchEntity(WOLF, location_id=TAVERN))
     assert WOLF in visible(Projection(s, GOBLIN))
@@ -232,7 +233,7 @@ def test_index_follows_revisions():
 def test_a_prompt_touches_only_what_is_near_not_the_whole_world(monkeypatch):
     # Structural, not timed: with the location index, one actor's view looks at its
     # surroundings only, so its cost does not grow with the session.
-    s = tavern_world()
+    s = leak_tavern()
     apply(s, *(o.UpsertEntity(Entity(id=f"BP_Far_C_{i:07d}", location_id=FOREST)) for i in range(2000)))
     calls = 0
     original = Projection.can_see

@@ -4,7 +4,8 @@ import that swaps the world at the same revision."""
 
 from __future__ import annotations
 
-from projworld import render, tavern_world
+from minirender import render
+from world import leak_tavern
 
 from sidecar.config import StateLimits
 from sidecar.projection import Projection
@@ -20,7 +21,7 @@ async def _store_with_tavern(mode: str = "kind"):
     store = SessionStore(StateLimits())
     await store.start()
     await store.open("save-slot-1", SessionOptions(alias_mode=mode))
-    world = tavern_world().world
+    world = leak_tavern().world
     await store.apply("save-slot-1", 0, "d1", o.world_to_ops(world))
     return store
 
@@ -44,7 +45,7 @@ async def test_no_stale_view_after_import_overwrite_at_the_same_revision():
     store = await _store_with_tavern()
     s = store.get("save-slot-1")
     assert "Grub" in render(Projection(s, GOBLIN))[0]["content"]
-    other = tavern_world()
+    other = leak_tavern()
     other.world.entities[GOBLIN].name = "Snaga"
     other.world.entities["BP_Wolf_C_0000000042"].location_id = "LOC_Tavern_0001"  # the wolf came in
     other.revision = s.revision  # same revision, same entity count: only the content differs
@@ -78,7 +79,7 @@ async def test_journal_replay_reproduces_aliases(tmp_path):
         store = SessionStore(StateLimits(), state_dir)
         await store.start()
         await store.open("slot", SessionOptions(alias_mode=mode))
-        world = tavern_world().world
+        world = leak_tavern().world
         ops = o.world_to_ops(world)
         await store.apply("slot", 0, "d1", ops[:5])
         await store.apply("slot", 1, "d2", ops[5:])

@@ -10,10 +10,12 @@ import re
 from typing import Any
 
 import pytest
+from world import HIDDEN, World
 
 from sidecar.config import Config, ModelProfile
+from sidecar.state.model import EntityRef, Field, Moment, Vec3
 from sidecar.v1 import agent_service_pb2 as pb
-from sidecar.v1 import state_pb2, types_pb2
+from sidecar.v1 import types_pb2
 
 pytestmark = pytest.mark.filterwarnings("ignore:Items .* are using the .ReadOnly. qualifier:UserWarning")
 
@@ -30,62 +32,30 @@ SECRET = "SECRET-gm-note-0001"
 
 _ALIAS = re.compile(r"\b(?:npc|player|loc|item|thing|faction)_\d+\b")
 
-K = types_pb2
 
-
-def _vis(level: int, *known: str) -> types_pb2.Visibility:
-    return types_pb2.Visibility(level=level, known_to=list(known))
-
-
-def _upsert(
-    eid: str,
-    kind: int,
-    name: str,
-    location: str = "",
-    vis: types_pb2.Visibility | None = None,
-    description: str = "",
-    **fields: types_pb2.FieldValue,
-) -> state_pb2.DeltaOp:
-    ent = state_pb2.Entity(id=eid, kind=kind, name=name, location_id=location, description=description)
-    if vis is not None:
-        ent.visibility.CopyFrom(vis)
-    for k, v in fields.items():
-        ent.fields[k].CopyFrom(v)
-    return state_pb2.DeltaOp(upsert_entity=state_pb2.UpsertEntityOp(entity=ent))
-
-
-def _world() -> list[state_pb2.DeltaOp]:
-    hidden = _vis(K.VISIBILITY_LEVEL_HIDDEN)
-    return [
-        _upsert(TAVERN, K.ENTITY_KIND_LOCATION, "The Rusty Anchor"),
-        _upsert(FOREST, K.ENTITY_KIND_LOCATION, "Dark Forest"),
-        _upsert(WOLF, K.ENTITY_KIND_CHARACTER, "Wolf", FOREST),
-        _upsert(CHEST, K.ENTITY_KIND_ITEM, "Chest", TAVERN),
-        _upsert(
+def _world() -> World:
+    moment = Moment(timeline=MOMENT.timeline, tick=MOMENT.tick, calendar=MOMENT.calendar)
+    return (
+        World()
+        .entity(TAVERN, "location", "The Rusty Anchor")
+        .entity(FOREST, "location", "Dark Forest")
+        .entity(WOLF, "character", "Wolf", at=FOREST)
+        .entity(CHEST, "item", "Chest", at=TAVERN)
+        .entity(
             NPC,
-            K.ENTITY_KIND_CHARACTER,
+            "character",
             "Grub",
-            TAVERN,
+            at=TAVERN,
             description=f"A goblin who owes {WOLF} money.",
-            hp=types_pb2.FieldValue(value=types_pb2.Value(int_value=12)),
-            position=types_pb2.FieldValue(value=types_pb2.Value(vector_value=types_pb2.Vec3(x=1, y=2, z=3))),
-            gm_note=types_pb2.FieldValue(value=types_pb2.Value(string_value=SECRET), visibility=hidden),
-            rival=types_pb2.FieldValue(value=types_pb2.Value(entity_ref=WOLF)),
-        ),
-        _upsert(PLAYER, K.ENTITY_KIND_PLAYER, "Aria", TAVERN, description=f"Carries {CHEST}."),
-        _upsert(SPY, K.ENTITY_KIND_CHARACTER, "Spy", TAVERN, vis=hidden),
-        state_pb2.DeltaOp(
-            record_event=state_pb2.RecordEventOp(
-                event=state_pb2.GameEvent(
-                    text=f"{PLAYER} slams {CHEST} shut",
-                    entity_ids=[PLAYER, CHEST],
-                    actor_id=PLAYER,
-                    location_id=TAVERN,
-                    moment=MOMENT,
-                )
-            )
-        ),
-    ]
+            hp=12,
+            position=Vec3(1, 2, 3),
+            gm_note=Field(SECRET, HIDDEN),
+            rival=EntityRef(WOLF),
+        )
+        .entity(PLAYER, "player", "Aria", at=TAVERN, description=f"Carries {CHEST}.")
+        .entity(SPY, "character", "Spy", at=TAVERN, visibility=HIDDEN)
+        .event(f"{PLAYER} slams {CHEST} shut", about=[PLAYER, CHEST], actor=PLAYER, at=TAVERN, moment=moment)
+    )
 
 
 @pytest.fixture
@@ -122,7 +92,7 @@ async def test_runs_over_the_wire_leak_nothing(make_server, recorded) -> None:
     server = await make_server(config)
     client = server.client
     opened = await client.open_session("save-slot-7f3a", coordinate_fields=["position"])
-    await client.apply_deltas("save-slot-7f3a", opened.revision, _world())
+    await _world().send(client, "save-slot-7f3a", opened.revision)
     session = server.app.store.get("save-slot-7f3a")
     spy_alias = session.aliases.by_id[SPY]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from fakes.runs_rig import drain
+from waits import eventually
 
 from sidecar.config import RunsConfig, ScriptConfig
 from sidecar.context.contract import ActionOption, DecisionInput
@@ -123,11 +124,11 @@ async def test_min_revision_waits_for_the_delta(make_rig) -> None:
     store = rig.app.store
     handle = rig.submit("after the event", min_revision=1)
 
-    async def apply_soon():
-        await asyncio.sleep(0.05)
+    async def apply_once_the_run_waits():
+        await eventually(lambda: store._slots["s1"].waiters, what="the run waits for revision 1")
         await store.apply("s1", 0, "d1", [RecordEvent(Event(text="The bridge collapses."))])
 
-    out, _ = await asyncio.gather(drain(handle), apply_soon())
+    out, _ = await asyncio.gather(drain(handle), apply_once_the_run_waits())
     assert out.error is None and out.events[0].revision == 1
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from fakes.runs_rig import drain
+from fakes.runs_rig import drain, first_event
 
 from sidecar.config import RunsConfig, ScriptConfig
 from sidecar.errors import (
@@ -122,7 +122,7 @@ async def test_urgent_runs_start_first_but_never_overtake_their_own_actor(make_r
         order.append(name)
         return out
 
-    await asyncio.sleep(0.05)
+    assert isinstance(await first_event(blocker), Started)  # it holds the only slot; the rest wait
     await rig.runs.cancel(blocker.run_id)
     results = await asyncio.gather(
         note("a1", a1), note("b1", b1), note("c1", c1), note("urgent0", blocked_urgent), drain(blocker)
@@ -175,7 +175,9 @@ async def test_cancel_session_cancels_only_that_session(make_rig) -> None:
     h1 = rig.submit("x #stall", session_id="s1")
     h2 = rig.submit("y #stall", session_id="s1")
     h3 = rig.submit("z", session_id="s2")
-    await asyncio.sleep(0.02)
+    # h1 runs; h2 waits behind it (same actor); s2's run takes the other slot.
+    for running in (h1, h3):
+        assert isinstance(await first_event(running), Started)
     assert await rig.runs.cancel_session("s1") == 2
     r1, r2, r3 = await asyncio.gather(drain(h1), drain(h2), drain(h3))
     assert isinstance(r1.error, RunCancelled) and isinstance(r2.error, RunCancelled)
@@ -187,7 +189,7 @@ async def test_shutdown_cancels_everything_and_refuses_new_runs(make_rig) -> Non
     rig = make_rig()
     await rig.session()
     h = rig.submit("x #stall")
-    await asyncio.sleep(0.02)
+    assert isinstance(await first_event(h), Started)  # shut down while it runs
     await rig.runs.aclose()
     assert isinstance((await drain(h)).error, ShuttingDown)
     with pytest.raises(ShuttingDown):

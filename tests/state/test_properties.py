@@ -11,13 +11,13 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from world import World
 from worldgen import PlainModel, batch_strategy, world_as_model
 
 from sidecar.config import StateLimits
 from sidecar.errors import SidecarError
-from sidecar.state import ops as o
 from sidecar.state.apply import apply_ops
-from sidecar.state.model import Entity, Session, SessionOptions
+from sidecar.state.model import Session, SessionOptions
 from sidecar.state.store import SessionStore
 from sidecar.state.validate import validate_batch
 
@@ -41,9 +41,10 @@ def _try(session: Session, batch) -> bool:
 def test_random_batches_match_the_plain_model(data) -> None:
     session = Session(id="s")
     model = PlainModel(max_events=LIMITS.max_events, max_memories=LIMITS.max_memories)
-    seed = [
-        o.UpsertEntity(Entity(id=f"e{i}", kind=k)) for i, k in enumerate(["location", "character", "item", "player"])
-    ]
+    world = World()
+    for i, kind in enumerate(["location", "character", "item", "player"]):
+        world.entity(f"e{i}", kind)
+    seed = world.ops
     assert model.apply(seed) and _try(session, seed)
     most = 0
     for _ in range(data.draw(st.integers(1, 25), label="batches")):

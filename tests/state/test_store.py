@@ -10,6 +10,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from waits import eventually
 
 from sidecar.config import StateLimits
 from sidecar.errors import (
@@ -106,9 +107,12 @@ async def test_a_rejected_batch_leaves_the_session_unchanged(store: SessionStore
 async def test_wait_for_revision(store: SessionStore) -> None:
     await store.open("g")
     waiter = asyncio.create_task(store.wait_for_revision("g", 2, 5.0))
+    waiting = store._slots["g"].waiters
+    await eventually(lambda: len(waiting) == 1, what="the waiter is registered")
     await store.apply("g", 0, "", [])
-    await asyncio.sleep(0)
-    assert not waiter.done()
+    # Revision 1 is not enough: the waiter is still registered and its future untouched
+    # (waking happens inside apply, so this holds or fails now, with no waiting).
+    assert len(waiting) == 1 and not waiting[0][1].done() and not waiter.done()
     await store.apply("g", 1, "", [])
     await asyncio.wait_for(waiter, 1.0)
     await store.wait_for_revision("g", 1, 0.0)  # already there
@@ -116,7 +120,7 @@ async def test_wait_for_revision(store: SessionStore) -> None:
         await store.wait_for_revision("g", 9, 0.01)
     assert info.value.metadata["current_revision"] == "2"
     closing = asyncio.create_task(store.wait_for_revision("g", 9, 5.0))
-    await asyncio.sleep(0)
+    await eventually(lambda: len(waiting) == 1, what="the second waiter is registered")
     await store.close("g")
     with pytest.raises(SessionNotFound):
         await closing

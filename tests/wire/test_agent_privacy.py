@@ -8,12 +8,11 @@ from __future__ import annotations
 import pytest
 from fakes.openai_server import FakeOpenAI
 from test_agent_run import collect
+from world import World
 
 from sidecar.client import error_reason
 from sidecar.config import Config, ModelProfile, ScriptConfig
 from sidecar.v1 import agent_service_pb2 as apb
-from sidecar.v1 import state_pb2
-from sidecar.v1 import types_pb2 as tpb
 
 TAVERN = "/Game/Maps/Tavern.Tavern_0001"
 GOBLIN = "BP_Goblin_C_2147483647"
@@ -21,17 +20,14 @@ HERO = "9b2d5c1e-hero-0000-0000-000000000001"
 LONG_ID = "BP_Merchant_C_2147483647_PersistentLevel_0001"
 
 
-def _upsert(eid: str, kind: int, name: str, location: str = "") -> state_pb2.DeltaOp:
-    entity = state_pb2.Entity(id=eid, kind=kind, name=name, location_id=location)
-    return state_pb2.DeltaOp(upsert_entity=state_pb2.UpsertEntityOp(entity=entity))
-
-
-#: Aliases by order of arrival: loc_1, npc_1, player_1.
-WORLD = [
-    _upsert(TAVERN, tpb.ENTITY_KIND_LOCATION, "The Rusty Anchor"),
-    _upsert(GOBLIN, tpb.ENTITY_KIND_CHARACTER, "Grub", TAVERN),
-    _upsert(HERO, tpb.ENTITY_KIND_PLAYER, "Zoë", TAVERN),
-]
+def tavern() -> World:
+    """Aliases by order of arrival: loc_1, npc_1, player_1."""
+    return (
+        World()
+        .entity(TAVERN, "location", "The Rusty Anchor")
+        .entity(GOBLIN, "character", "Grub", at=TAVERN)
+        .entity(HERO, "player", "Zoë", at=TAVERN)
+    )
 
 
 def scripted(*replies: str, chunk_chars: int = 0) -> Config:
@@ -40,9 +36,9 @@ def scripted(*replies: str, chunk_chars: int = 0) -> Config:
     return Config(profiles={"fake": profile}, default_profile="fake")
 
 
-async def _session(running, world=WORLD) -> None:
+async def _session(running, world: World | None = None) -> None:
     opened = await running.client.open_session("g1")
-    await running.client.apply_deltas("g1", opened.revision, world)
+    await (world or tavern()).send(running.client, "g1", opened.revision)
 
 
 @pytest.mark.parametrize("transport", ["litellm", "sse"])
@@ -70,7 +66,7 @@ async def test_a_reply_naming_a_raw_engine_id_is_retried(make_server) -> None:
     bad = f'I choose {{"action": "{LONG_ID}", "message": "Greetings, {LONG_ID}."}}'
     good = 'Fine. {"action": 2, "message": "Farewell, npc_2.", "notes": "npc_2 still owes me."}'
     running = await make_server(scripted(bad, good))
-    await _session(running, [*WORLD, _upsert(LONG_ID, tpb.ENTITY_KIND_CHARACTER, "Merchant", TAVERN)])
+    await _session(running, tavern().entity(LONG_ID, "character", "Merchant", at=TAVERN))
     decision = apb.DecisionInput(
         situation="A customer waits.",
         options=[apb.ActionOption(action_id="act.trade", label="Trade"),
@@ -92,10 +88,7 @@ async def test_a_reply_naming_a_raw_engine_id_is_retried(make_server) -> None:
 
 async def test_engine_ids_shaped_like_aliases_can_run(make_server) -> None:
     running = await make_server(scripted("The room is quiet."))
-    await _session(running, [
-        _upsert("loc_2", tpb.ENTITY_KIND_LOCATION, "Cellar"),
-        _upsert("npc_1", tpb.ENTITY_KIND_CHARACTER, "Odo", "loc_2"),
-    ])
+    await _session(running, World().entity("loc_2", "location", "Cellar").entity("npc_1", at="loc_2", name="Odo"))
     for request in (
         apb.RunRequest(session_id="g1", actor_id="npc_1", dialogue=apb.DialogueInput(text="Hello?")),
         apb.RunRequest(session_id="g1", narrate=apb.NarrateInput(text="Odo sneezes.", entity_ids=["npc_1"])),

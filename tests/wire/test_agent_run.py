@@ -4,20 +4,18 @@ OpenAI-compatible HTTP server on both transports (litellm, sse)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import grpc
 import pytest
 from fakes.openai_server import FakeOpenAI
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from waits import eventually
+from world import World
 
 from sidecar.client import SidecarClient, error_reason
 from sidecar.config import Config, ModelProfile, RunsConfig, ScriptConfig
 from sidecar.llm.scripted import DEFAULT_REPLY
 from sidecar.v1 import agent_service_pb2 as apb
-from sidecar.v1 import state_pb2 as spb
-from sidecar.v1 import types_pb2 as tpb
 
 
 def scripted_config(runs: RunsConfig | None = None, **profile: object) -> Config:
@@ -142,22 +140,14 @@ async def test_queue_full_over_the_wire(make_server) -> None:
     running = await make_server(scripted_config(runs=RunsConfig(max_concurrent=1, max_queue=1)))
     client = running.client
     await client.open_session("g1")
-    await client.apply_deltas(
-        "g1",
-        0,
-        [
-            spb.DeltaOp(
-                upsert_entity=spb.UpsertEntityOp(
-                    entity=spb.Entity(id=f"npc-{i}", kind=tpb.ENTITY_KIND_CHARACTER, name=f"N{i}")
-                )
-            )
-            for i in range(3)
-        ],
-    )
+    world = World()
+    for i in range(3):
+        world.entity(f"npc-{i}", "character", f"N{i}")
+    await world.send(client, "g1", 0)
     first = client.agent.Run(narrate("hold #stall", actor_id="npc-0"))
     await first.read()  # started: it holds the only slot
     second = client.agent.Run(narrate("wait", actor_id="npc-1"))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: running.app.runs.stats()[0]["queued"] == 1, what="the second run is queued")
     events, err = await collect(client, narrate("no room", actor_id="npc-2"))
     assert err is not None and err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert error_reason(err) == "QUEUE_FULL" and info_of(err).metadata["queue_length"] == "1"
@@ -196,11 +186,7 @@ async def test_client_cancel_closes_the_upstream_http_stream(make_server, monkey
             if texts == 3:
                 break
         call.cancel()
-        for _ in range(400):  # the fake server notices the disconnect
-            if upstream.seen.disconnects:
-                break
-            await asyncio.sleep(0.005)
-        assert upstream.seen.disconnects, "the upstream HTTP stream was left open"
+        await eventually(lambda: upstream.seen.disconnects, what="the upstream HTTP stream is closed")
         assert upstream.seen.active == 0
 
 

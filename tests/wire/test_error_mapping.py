@@ -14,13 +14,14 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
+from world import World
 
 from sidecar.client import error_reason
 from sidecar.config import Config, ModelProfile, ScriptConfig
 from sidecar.servicers.agent_service import AgentServicer
 from sidecar.servicers.session_service import SessionServicer
 from sidecar.servicers.sidecar_service import SidecarServicer
-from sidecar.v1 import agent_service_pb2, session_service_pb2, sidecar_service_pb2, state_pb2
+from sidecar.v1 import agent_service_pb2, session_service_pb2, sidecar_service_pb2
 from sidecar.v1 import agent_service_pb2 as apb
 
 GARBAGE = b"\xff\xff\xff"  # an unfinished varint tag: no message type parses it
@@ -166,8 +167,7 @@ async def test_run_failing_after_text_ends_internal_with_its_reason(
     server = await make_server(Config(profiles={"fake": profile}, default_profile="fake"))
     client = server.client
     await client.open_session("s")
-    await client.apply_deltas("s", 0, [state_pb2.DeltaOp(upsert_entity=state_pb2.UpsertEntityOp(
-        entity=state_pb2.Entity(id="hero", kind=1, name="Hero")))])
+    await World().entity("hero", "character", "Hero").send(client, "s", 0)
     got = []
     with pytest.raises(grpc.aio.AioRpcError) as info:
         async for event in client.run(apb.RunRequest(session_id="s", narrate=apb.NarrateInput(text="Go."))):

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+from world import World
+
 from sidecar.config import Config, ContextConfig, ModelProfile, RunsConfig, ScriptConfig
 from sidecar.v1 import agent_service_pb2 as apb
-from sidecar.v1 import state_pb2 as spb
-from sidecar.v1 import types_pb2 as tpb
 
 WINDOW, RESERVE = 4096, 512
 
@@ -25,8 +25,7 @@ async def test_preview_uses_the_actor_profile_and_the_run_budget_rule(make_serve
     running = await make_server(_config())
     client = running.client
     opened = await client.open_session("p1")
-    npc = spb.Entity(id="npc-7", kind=tpb.ENTITY_KIND_CHARACTER, name="Hero")
-    await client.apply_deltas("p1", opened.revision, [spb.DeltaOp(upsert_entity=spb.UpsertEntityOp(entity=npc))])
+    await World().entity("npc-7", "character", "Hero").send(client, "p1", opened.revision)
 
     def preview(actor: str, budget: int = 0) -> apb.PreviewPromptRequest:
         run = apb.RunRequest(session_id="p1", actor_id=actor, narrate=apb.NarrateInput(text="Dawn breaks."),
