@@ -47,6 +47,8 @@ MAX_RECALL = 2
 #: A trimmed part smaller than this is not worth its header: it is dropped instead.
 MIN_TRIM_TOKENS = 12
 SEP = "\n\n"
+#: Why the recalled memories are left out of a prompt that sends waiting lore behind a dialogue line.
+RECALL_YIELDS = "a lore card enters with this line; the recall returns next turn"
 
 
 @dataclass
@@ -62,6 +64,8 @@ class Fitted:
     #: Lore cards or memories wait outside the stable blocks (see layout.build_layout).
     deferred: bool = False
     has_history: bool = False
+    #: The waiting lore the volatile block sent (its text, its card keys), if any.
+    entering: tuple[str, frozenset[str]] | None = None
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -109,7 +113,11 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     if deferred is not None:
         lore_used += _fit_cards(deferred, lore_allow - lore_used, count)
     memory_used = _fit_cards(memory, _step(dynamic * MEMORY_SHARE), count) if memory is not None else 0
-    if recall is not None:
+    if recall is not None and deferred is not None and deferred.text and layout.said:
+        # Lore enters the history behind this line (layout.Entered), sent once and uncached:
+        # this one turn the recall gives way, so the turn's new tokens stay near the others'.
+        recall.body, recall.dropped, recall.reason = [], True, RECALL_YIELDS
+    elif recall is not None:
         # The input's best memories the block does not hold, a few, in the volatile block.
         held = {k for k, _ in memory.body} if memory is not None and memory.text else set()
         wanted = [(key, text) for key, text in recall.body if key not in held][:MAX_RECALL]
@@ -217,11 +225,17 @@ def _finish(
             shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
             missing = layout.memory_unranked + sum(1 for k in layout.memory_matches if k not in shown)
             if missing:
-                left_out.append(LeftOut("memory", "memory", missing, "relevant to the input; memory share full"))
+                recall = parts.get("memory_recall")
+                why = RECALL_YIELDS if recall is not None and recall.reason == RECALL_YIELDS else "memory share full"
+                left_out.append(LeftOut("memory", "memory", missing, f"relevant to the input; {why}"))
             memory = parts.get("memory")
             held = memory.shown_keys if memory is not None and memory.text else frozenset()
+            waiting = parts.get("lore_new")
+            entering = (waiting.text, frozenset(k for k, _ in waiting.body)) if waiting and waiting.text else None
             prompt = Prompt(messages, sections, budget, total, left_out)
-            return Fitted(prompt, window.start_in_layout(start), keys, held, deferred=layout.deferred)
+            return Fitted(
+                prompt, window.start_in_layout(start), keys, held, deferred=layout.deferred, entering=entering
+            )
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
         if start < len(window.items):

@@ -9,9 +9,25 @@ neither module reaches into the other for them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from sidecar.context.contract import LeftOut
 from sidecar.context.window import HistoryItem
+
+
+class Entered(NamedTuple):
+    """Lore cards that entered the history with a dialogue line: the volatile block
+    that sent them opened with the line, so the history renders the line's entry as
+    line + lore text and that prefix is cached from the next turn on (docs/context.md,
+    Lore cards)."""
+
+    #: Index of the line's transcript entry.
+    entry: int
+    #: The line as sent (the entry must still render so, or the cards wait again).
+    said: str
+    #: The `## Lore` text sent after it.
+    text: str
+    cards: frozenset[str]
 
 
 @dataclass
@@ -23,7 +39,7 @@ class Part:
     tier: str
     header: str
     #: Lines (mode "lines"), one paragraph (mode "text"), cards or memories as (key, text) (mode "cards").
-    body: list = field(default_factory=list)
+    body: list[Any] = field(default_factory=list)
     #: "core" | "text" | "lines" | "cards".
     mode: str = "core"
     text: str = ""
@@ -38,7 +54,7 @@ class Part:
     #: Mode "cards": what joins two cards.
     sep: str = "\n\n"
     #: Keys of the entries the prompt holds (memory parts).
-    shown_keys: frozenset = frozenset()
+    shown_keys: frozenset[tuple[int, str]] = frozenset()
 
     def full(self) -> str:
         if self.mode == "cards":
@@ -68,3 +84,7 @@ class Layout:
     memory_matches: list[tuple[int, str]] = field(default_factory=list)
     #: Memories matching the input beyond those ranked (left out: more than the share can hold).
     memory_unranked: int = 0
+    #: Lore that entered the history with an earlier line and is in `history` with it.
+    entered: tuple[Entered, ...] = ()
+    #: This turn's dialogue line as the volatile block opens with it ("" for other inputs).
+    said: str = ""
