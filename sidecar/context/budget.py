@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from sidecar.context.contract import LeftOut, Prompt, PromptSection
 from sidecar.context.parts import Layout, Part
-from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, messages_tokens, trim_lines, trim_text
+from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, trim_lines, trim_text
 from sidecar.context.window import Window, window_start
 from sidecar.errors import ContextWindowExceeded
 
@@ -132,7 +132,7 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     # A window that has to start anew starts within the history's own share, so it still
     # has room to grow when lore and memory later take the shares they leave today.
     own = int(dynamic * (HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY))
-    start = window_start(window.items, window.sticky, history_allow, count, min(own, history_allow))
+    start = window_start(window.items, window.costs, window.sticky, history_allow, min(own, history_allow))
     fitted = _finish(layout, window, parts, start, budget, count)
     fitted.window_moved = window.sticky is None or start != window.sticky
     fitted.has_history = bool(layout.history)
@@ -213,8 +213,11 @@ def _finish(
     layout: Layout, window: Window, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]
 ) -> Fitted:
     while True:
-        messages, sections = _render(layout, window, parts, start, count)
-        total = messages_tokens(messages, count) + layout.framing_tokens
+        messages, sections = _render(layout, window, parts, start)
+        # Each message counted whole; the history's were counted once (Window.costs).
+        outer = messages[0]["content"], messages[-1]["content"]
+        total = sum(map(count, outer)) + 2 * MESSAGE_OVERHEAD + REPLY_PRIMING + layout.framing_tokens
+        total += sum(window.costs[start:])
         if total <= budget:
             lore = parts.get("lore")
             keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
@@ -257,7 +260,7 @@ def _finish(
 
 
 def _render(
-    layout: Layout, window: Window, parts: dict[str, Part], start: int, count: Callable[[str], int]
+    layout: Layout, window: Window, parts: dict[str, Part], start: int
 ) -> tuple[list[dict[str, str]], list[PromptSection]]:
     sections: list[PromptSection] = []
     messages: list[dict[str, str]] = []
@@ -285,7 +288,7 @@ def _render(
         sections.append(
             PromptSection(
                 "history",
-                sum(count(h.content) + MESSAGE_OVERHEAD for h in shown),
+                sum(window.costs[start:]),
                 len(messages),
                 "dynamic",
                 trimmed=bool(dropped and shown),

@@ -8,6 +8,7 @@ text and notes are escaped quoted strings (`sidecar.prompts.escape.quote`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -147,6 +148,12 @@ def _cards(proj: Projection, cards: list[LoreCard]) -> list[tuple[str, str]]:
     return [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
 
 
+@functools.lru_cache(maxsize=256)
+def _words_of(actions: tuple[str, ...]) -> frozenset[str]:
+    """Words of the recent actions: the same transcript lines every turn of a dialogue."""
+    return frozenset().union(*(words(a) for a in actions)) - STOPWORDS
+
+
 def focus_of(spec: RunSpec) -> list[str]:
     """The entities the scene's fast layer details: the run's focus, plus what the input is about."""
     focus = list(spec.focus_ids)
@@ -263,8 +270,9 @@ def build_layout(
         # Stable layout: the block sits before the history and keeps what it held while it
         # is still relevant to the recent actions; the input's best it lacks are recalled
         # in the volatile block (docs/context.md, "Memory bank").
-        recent = frozenset().union(*(words(a) for a in actions)) - STOPWORDS
         previous = sticky.memories if stable else frozenset()
+        # Only a block to keep needs the recent actions' words.
+        recent = _words_of(tuple(actions[1:])) | _words_of((query,)) if previous else frozenset()
         # The share (25% of at most the budget) holds at most this many lines of 10+ tokens.
         most = max(8, budget // 40)
         block, found, unranked = rank_memories(cidx, spec.actor_id, query, recent, previous, not defer, most)

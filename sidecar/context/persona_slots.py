@@ -38,13 +38,14 @@ def persona_text(
     if actor is not None:
         slots["npcName"] = one_line(proj.text(actor.name)) or proj.alias(actor.id)
         slots["npcDescription"] = game_text(proj, actor.description)
-        role = proj.fields(actor).get("role")
+        fields = proj.fields(actor)
+        role = fields.get("role")
         if role:
             slots["role"] = one_line(role)
         here = world.entities.get(actor.location_id) if actor.location_id else None
         if here is not None and proj.can_see(here):
             slots["location"] = one_line(proj.text(here.name)) or proj.alias(here.id)
-        hp, max_hp = proj.fields(actor).get("hp"), proj.fields(actor).get("max_hp")
+        hp, max_hp = fields.get("hp"), fields.get("max_hp")
         if hp is not None and max_hp is not None:
             slots["currentHp"] = f"{hp}/{max_hp}"
     slots["lastEvent"] = last_event

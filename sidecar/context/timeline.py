@@ -120,7 +120,12 @@ class TimelineCache:
         self._lock = threading.Lock()
 
     def get(
-        self, session: Session, proj: Projection, cidx: ContextIndex, rendered: list[HistoryItem], named: tuple[str, ...]
+        self,
+        session: Session,
+        proj: Projection,
+        cidx: ContextIndex,
+        rendered: list[HistoryItem],
+        named: tuple[str, ...],
     ) -> Timeline:
         # The session ID first in both keys: forget() drops a closed session's entries.
         key = (session.id, id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)
