@@ -226,7 +226,8 @@ def _finish(
                 if part.omitted and part.omitted[1]:
                     left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
             shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
-            missing = layout.memory_unranked + sum(1 for k in layout.memory_matches if k not in shown)
+            matches = layout.memory_matches
+            missing = layout.memory_unranked + len(matches) - sum(map(shown.__contains__, matches))
             if missing:
                 recall = parts.get("memory_recall")
                 why = RECALL_YIELDS if recall is not None and recall.reason == RECALL_YIELDS else "memory share full"
@@ -296,6 +297,6 @@ def _render(
                 reason=reason,
             )
         )
-    messages.extend({"role": h.role, "content": h.content} for h in shown)
+    messages += [{"role": h.role, "content": h.content} for h in shown]
     emit(layout.final, "user")
     return messages, sections

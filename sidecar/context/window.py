@@ -65,10 +65,10 @@ class Window:
         return self.origin[start] if start < len(self.origin) else self.size
 
     def left_out(self, start: int) -> list[LeftOut]:
-        older = self.items[:start]
+        kinds = [h.kind for h in self.items[:start]]
         out = []
         for kind, label in (("transcript", "transcript_entry"), ("event", "world_event")):
-            n = sum(1 for h in older if h.kind == kind)
+            n = kinds.count(kind)
             if n:
                 out.append(LeftOut("history", label, n, "older than what the history share holds"))
         if self.background:
