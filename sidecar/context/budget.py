@@ -114,8 +114,7 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
         lore_used += _fit_cards(deferred, lore_allow - lore_used, count)
     memory_used = _fit_cards(memory, _step(dynamic * MEMORY_SHARE), count) if memory is not None else 0
     if recall is not None and deferred is not None and deferred.text and layout.said:
-        # Lore enters the history behind this line (layout.Entered), sent once and uncached:
-        # this one turn the recall gives way, so the turn's new tokens stay near the others'.
+        # Lore enters the history with this line (parts.Entered): this one turn the recall gives way.
         recall.body, recall.dropped, recall.reason = [], True, RECALL_YIELDS
     elif recall is not None:
         # The input's best memories the block does not hold, a few, in the volatile block.
@@ -236,10 +235,8 @@ def _finish(
             held = memory.shown_keys if memory is not None and memory.text else frozenset()
             waiting = parts.get("lore_new")
             entering = (waiting.text, frozenset(k for k, _ in waiting.body)) if waiting and waiting.text else None
-            prompt = Prompt(messages, sections, budget, total, left_out)
-            return Fitted(
-                prompt, window.start_in_layout(start), keys, held, deferred=layout.deferred, entering=entering
-            )
+            prompt, at = Prompt(messages, sections, budget, total, left_out), window.start_in_layout(start)
+            return Fitted(prompt, at, keys, held, deferred=layout.deferred, entering=entering)
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
         if start < len(window.items):
@@ -260,9 +257,10 @@ def _finish(
             )
 
 
-def _render(
-    layout: Layout, window: Window, parts: dict[str, Part], start: int
-) -> tuple[list[dict[str, str]], list[PromptSection]]:
+Rendered = tuple[list[dict[str, str]], list[PromptSection]]
+
+
+def _render(layout: Layout, window: Window, parts: dict[str, Part], start: int) -> Rendered:
     sections: list[PromptSection] = []
     messages: list[dict[str, str]] = []
 

@@ -25,7 +25,8 @@ from sidecar.context.contract import (
     TokenCounter,
 )
 from sidecar.context.history import HistoryCache
-from sidecar.context.layout import LayoutInputs, Sticky, build_layout, focus_of, input_text, named_ids
+from sidecar.context.input_parts import focus_of, input_text, named_ids
+from sidecar.context.layout import LayoutInputs, Sticky, build_layout
 from sidecar.context.lorefiles import LoreFiles
 from sidecar.context.parts import Entered, Layout
 from sidecar.context.persona_slots import persona_text
@@ -66,7 +67,7 @@ class _Cached:
     history_start: int | None
     lore_keys: frozenset[str]
     memory_keys: frozenset[tuple[int, str]]
-    #: Lore in the history with its line (layout.Entered), oldest first.
+    #: Lore in the history with its line (parts.Entered), oldest first.
     entered: tuple[Entered, ...]
     #: The session index it was built from: identity check against id() reuse.
     base: object
@@ -92,7 +93,7 @@ class ContextEngine:
         self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
         #: Same key -> memory keys of the last prompt's memory block (kept while relevant).
         self._memories: dict[tuple[str, int, str], frozenset[tuple[int, str]]] = {}
-        #: Same key -> lore in the history with its line (layout.Entered).
+        #: Same key -> lore in the history with its line (parts.Entered).
         self._entered: dict[tuple[str, int, str], tuple[Entered, ...]] = {}
         self._prompts: OrderedDict[tuple[object, ...], _Cached] = OrderedDict()
         self.scenes = SceneCache(_PROMPT_CACHE_SIZE)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from sidecar.context.budget import LORE_SHARE, MAX_RECALL, REQUIRED_SHARE, SEP
 from sidecar.context.context_index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
-from sidecar.context.contract import DecisionInput, DescribeInput, DialogueInput, LeftOut, NarrateInput, RunSpec
-from sidecar.context.history import render_entry
+from sidecar.context.contract import LeftOut, RunSpec
+from sidecar.context.input_parts import input_part, input_text, said_part
 from sidecar.context.parts import Entered, Layout, Part
 from sidecar.context.recall import LORE_STICKY, rank_lore, rank_memories
 from sidecar.context.select import SceneLines, Shown, game_text
@@ -24,8 +24,8 @@ from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line, quote
 from sidecar.prompts.persona import PersonaText
-from sidecar.prompts.system import DECISION_FORMAT, system_rules
-from sidecar.state.model import LoreCard, Memory, Session, TranscriptEntry
+from sidecar.prompts.system import system_rules
+from sidecar.state.model import LoreCard, Memory, Session
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class LayoutInputs:
     stable_setting: bool
 
 
-__all__ = ["build_layout", "focus_of", "input_text", "named_ids", "Entered", "LayoutInputs", "REQUIRED_ORDER", "Sticky"]
+__all__ = ["build_layout", "Entered", "LayoutInputs", "REQUIRED_ORDER", "Sticky"]
 
 REQUIRED_ORDER = [
     "author_note",
@@ -70,80 +70,6 @@ REQUIRED_ORDER = [
 ]
 
 
-def named_ids(spec: RunSpec) -> list[str]:
-    """Engine IDs the input names: the projection makes them perceivable."""
-    named = list(spec.focus_ids)
-    inp = spec.input
-    if isinstance(inp, NarrateInput):
-        named.extend(inp.entity_ids)
-    elif isinstance(inp, DialogueInput):
-        if inp.speaker_id:
-            named.append(inp.speaker_id)
-    elif isinstance(inp, DecisionInput):
-        named.extend(o.target_id for o in inp.options if o.target_id)
-    elif isinstance(inp, DescribeInput):
-        named.append(inp.entity_id)
-    return named
-
-
-def input_text(spec: RunSpec) -> str:
-    """The input's words, for lore triggers and memory relevance."""
-    inp = spec.input
-    if isinstance(inp, DialogueInput | NarrateInput):
-        return inp.text
-    if isinstance(inp, DecisionInput):
-        return " ".join([inp.situation, *(o.label for o in inp.options)])
-    if isinstance(inp, DescribeInput):
-        return inp.aspect
-    return ""
-
-
-def _input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextIndex, session: Session) -> Part:
-    inp = spec.input
-    ents = session.world.entities
-    me = shown.ref(proj, spec.actor_id) if spec.actor_id else "the narrator"
-    if isinstance(inp, DialogueInput):
-        # The line itself opens the volatile block (`_said`); this only asks for the answer.
-        return Part("input", "final", "volatile", "## Input", [f"Answer as {me}, in character."])
-    if isinstance(inp, NarrateInput):
-        lines = [f"Narrate what happens: {game_text(proj, inp.text)}"]
-        involved = [shown.ref(proj, e) for e in inp.entity_ids]
-        if involved:
-            lines.append("Involved: " + ", ".join(involved))
-        return Part("input", "final", "volatile", "## Input", lines)
-    if isinstance(inp, DecisionInput):
-        lines = []
-        if inp.situation.strip():
-            lines.append(f"Situation: {game_text(proj, inp.situation)}")
-        lines.append(f"Choose what {me} does. Options:")
-        for i, opt in enumerate(inp.options, 1):
-            target = f" (target: {shown.ref(proj, opt.target_id)})" if opt.target_id else ""
-            lines.append(f"{i}. {one_line(proj.text(opt.label)) or 'option ' + str(i)}{target}")
-        lines.append(f"End your reply with {DECISION_FORMAT}, N being the option number (1 to {len(inp.options)}).")
-        return Part("input", "final", "volatile", "## Decision", lines)
-    assert isinstance(inp, DescribeInput)
-    subject = ents[inp.entity_id]
-    label = shown.label(proj, subject) if proj.can_see(subject) else shown.ref(proj, inp.entity_id)
-    aspect = f", focusing on its {one_line(proj.text(inp.aspect))}" if inp.aspect.strip() else ""
-    return Part("input", "final", "volatile", "## Input", [f"Describe {label} as {me} perceives it{aspect}."])
-
-
-def _said(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextIndex) -> Part | None:
-    """A dialogue line, rendered exactly as its transcript entry will render in the
-    history (`history.render_entry`), opening the volatile block: the next turn's
-    prompt then repeats these tokens at the same place, so they are cached once sent
-    instead of sent twice (docs/context.md, Prompt layout)."""
-    inp = spec.input
-    if not isinstance(inp, DialogueInput):
-        return None
-    # The speaker `Prepared.record` will write.
-    speaker = inp.speaker_id or (cidx.player_ids[0] if cidx.player_ids else "")
-    if speaker:
-        shown.ref(proj, speaker)
-    line = render_entry(proj, TranscriptEntry(role="player", text=inp.text, speaker_id=speaker))
-    return Part("said", "final", "volatile", "", [line.content])
-
-
 def _cards(proj: Projection, cards: list[LoreCard]) -> list[tuple[str, str]]:
     return [(c.id, f"### {one_line(proj.text(c.title)) or 'Note'}\n{game_text(proj, c.text)}") for c in cards]
 
@@ -152,17 +78,6 @@ def _cards(proj: Projection, cards: list[LoreCard]) -> list[tuple[str, str]]:
 def _words_of(actions: tuple[str, ...]) -> frozenset[str]:
     """Words of the recent actions: the same transcript lines every turn of a dialogue."""
     return frozenset().union(*(words(a) for a in actions)) - STOPWORDS
-
-
-def focus_of(spec: RunSpec) -> list[str]:
-    """The entities the scene's fast layer details: the run's focus, plus what the input is about."""
-    focus = list(spec.focus_ids)
-    if isinstance(spec.input, DescribeInput):
-        focus.insert(0, spec.input.entity_id)
-    elif isinstance(spec.input, NarrateInput):
-        # The entities an event involves are what its narration is about.
-        focus.extend(e for e in spec.input.entity_ids if e not in focus)
-    return focus
 
 
 def _with_entered(timeline: Timeline, entered: tuple[Entered, ...]) -> tuple[list[HistoryItem], list[Entered]]:
@@ -256,7 +171,7 @@ def build_layout(
     )
     if stable:
         system.append(setting_part)
-    said = _said(spec, proj, shown, cidx)
+    said = said_part(spec, proj, shown, cidx)
     # The line first, then a waiting card: what the history repeats next turn (`Entered`).
     final = [said] if said is not None else []
     final.append(deferred if stable else setting_part)
@@ -289,7 +204,7 @@ def build_layout(
     notes = session.notes.get(spec.actor_id, "")
     if notes:
         final.append(Part("notes", "final", "volatile", "## Your notes", [quote(proj.text(notes))]))
-    final.append(_input_part(spec, proj, shown, cidx, session))
+    final.append(input_part(spec, proj, shown, cidx, session))
 
     layout = Layout(
         system=[p for p in system if p.body],

@@ -44,7 +44,7 @@ class Timeline:
     newest_event: str = ""
     #: The last few perceivable events, oldest first (lore triggers).
     recent_events: tuple[str, ...] = ()
-    #: Index in `items` of each transcript entry's turn (`layout.Entered` finds its line by it).
+    #: Index in `items` of each transcript entry's turn (`parts.Entered` finds its line by it).
     entry_at: tuple[int, ...] = ()
 
 

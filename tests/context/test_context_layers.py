@@ -12,7 +12,18 @@ import pytest
 import sidecar.context as context_pkg
 from sidecar.context.layout import build_layout
 
-STAGES = ["select", "recall", "timeline", "window", "layout", "budget", "parts", "persona_slots", "selection_caches"]
+STAGES = [
+    "select",
+    "recall",
+    "timeline",
+    "window",
+    "layout",
+    "input_parts",
+    "budget",
+    "parts",
+    "persona_slots",
+    "selection_caches",
+]
 
 
 def _imports(module: str) -> set[str]:
