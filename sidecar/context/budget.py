@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from sidecar.context.contract import LeftOut, Prompt, PromptSection
 from sidecar.context.parts import Layout, Part
-from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, messages_tokens, trim_lines, trim_text
+from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, trim_lines, trim_text
 from sidecar.context.window import Window, window_start
 from sidecar.errors import ContextWindowExceeded
 
@@ -47,6 +47,8 @@ MAX_RECALL = 2
 #: A trimmed part smaller than this is not worth its header: it is dropped instead.
 MIN_TRIM_TOKENS = 12
 SEP = "\n\n"
+#: Why the recalled memories are left out of a prompt that sends waiting lore behind a dialogue line.
+RECALL_YIELDS = "a lore card enters with this line; the recall returns next turn"
 
 
 @dataclass
@@ -62,6 +64,8 @@ class Fitted:
     #: Lore cards or memories wait outside the stable blocks (see layout.build_layout).
     deferred: bool = False
     has_history: bool = False
+    #: The waiting lore the volatile block sent (its text, its card keys), if any.
+    entering: tuple[str, frozenset[str]] | None = None
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -109,7 +113,10 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     if deferred is not None:
         lore_used += _fit_cards(deferred, lore_allow - lore_used, count)
     memory_used = _fit_cards(memory, _step(dynamic * MEMORY_SHARE), count) if memory is not None else 0
-    if recall is not None:
+    if recall is not None and deferred is not None and deferred.text and layout.said:
+        # Lore enters the history with this line (parts.Entered): this one turn the recall gives way.
+        recall.body, recall.dropped, recall.reason = [], True, RECALL_YIELDS
+    elif recall is not None:
         # The input's best memories the block does not hold, a few, in the volatile block.
         held = {k for k, _ in memory.body} if memory is not None and memory.text else set()
         wanted = [(key, text) for key, text in recall.body if key not in held][:MAX_RECALL]
@@ -124,7 +131,7 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     # A window that has to start anew starts within the history's own share, so it still
     # has room to grow when lore and memory later take the shares they leave today.
     own = int(dynamic * (HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY))
-    start = window_start(window.items, window.sticky, history_allow, count, min(own, history_allow))
+    start = window_start(window.items, window.costs, window.sticky, history_allow, min(own, history_allow))
     fitted = _finish(layout, window, parts, start, budget, count)
     fitted.window_moved = window.sticky is None or start != window.sticky
     fitted.has_history = bool(layout.history)
@@ -205,8 +212,11 @@ def _finish(
     layout: Layout, window: Window, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]
 ) -> Fitted:
     while True:
-        messages, sections = _render(layout, window, parts, start, count)
-        total = messages_tokens(messages, count) + layout.framing_tokens
+        messages, sections = _render(layout, window, parts, start)
+        # Each message counted whole; the history's were counted once (Window.costs).
+        outer = messages[0]["content"], messages[-1]["content"]
+        total = sum(map(count, outer)) + 2 * MESSAGE_OVERHEAD + REPLY_PRIMING + layout.framing_tokens
+        total += sum(window.costs[start:])
         if total <= budget:
             lore = parts.get("lore")
             keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
@@ -215,13 +225,18 @@ def _finish(
                 if part.omitted and part.omitted[1]:
                     left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
             shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
-            missing = layout.memory_unranked + sum(1 for k in layout.memory_matches if k not in shown)
+            matches = layout.memory_matches
+            missing = layout.memory_unranked + len(matches) - sum(map(shown.__contains__, matches))
             if missing:
-                left_out.append(LeftOut("memory", "memory", missing, "relevant to the input; memory share full"))
+                recall = parts.get("memory_recall")
+                why = RECALL_YIELDS if recall is not None and recall.reason == RECALL_YIELDS else "memory share full"
+                left_out.append(LeftOut("memory", "memory", missing, f"relevant to the input; {why}"))
             memory = parts.get("memory")
             held = memory.shown_keys if memory is not None and memory.text else frozenset()
-            prompt = Prompt(messages, sections, budget, total, left_out)
-            return Fitted(prompt, window.start_in_layout(start), keys, held, deferred=layout.deferred)
+            waiting = parts.get("lore_new")
+            entering = (waiting.text, frozenset(k for k, _ in waiting.body)) if waiting and waiting.text else None
+            prompt, at = Prompt(messages, sections, budget, total, left_out), window.start_in_layout(start)
+            return Fitted(prompt, at, keys, held, deferred=layout.deferred, entering=entering)
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
         if start < len(window.items):
@@ -242,9 +257,10 @@ def _finish(
             )
 
 
-def _render(
-    layout: Layout, window: Window, parts: dict[str, Part], start: int, count: Callable[[str], int]
-) -> tuple[list[dict[str, str]], list[PromptSection]]:
+Rendered = tuple[list[dict[str, str]], list[PromptSection]]
+
+
+def _render(layout: Layout, window: Window, parts: dict[str, Part], start: int) -> Rendered:
     sections: list[PromptSection] = []
     messages: list[dict[str, str]] = []
 
@@ -271,7 +287,7 @@ def _render(
         sections.append(
             PromptSection(
                 "history",
-                sum(count(h.content) + MESSAGE_OVERHEAD for h in shown),
+                sum(window.costs[start:]),
                 len(messages),
                 "dynamic",
                 trimmed=bool(dropped and shown),
@@ -279,6 +295,6 @@ def _render(
                 reason=reason,
             )
         )
-    messages.extend({"role": h.role, "content": h.content} for h in shown)
+    messages += [{"role": h.role, "content": h.content} for h in shown]
     emit(layout.final, "user")
     return messages, sections

@@ -19,27 +19,29 @@ import msgspec
 
 from sidecar.config import Config
 from sidecar.context.budget import SEP, Fitted, fit
-from sidecar.context.context_index import ContextIndex, context_index, memory_key
+from sidecar.context.context_index import ContextIndex, context_index
 from sidecar.context.contract import (
     Prompt,
     RunSpec,
     TokenCounter,
 )
 from sidecar.context.history import HistoryCache
-from sidecar.context.layout import Sticky, build_layout, named_ids
+from sidecar.context.input_parts import focus_of, input_text, named_ids
+from sidecar.context.layout import LayoutInputs, Sticky, build_layout
 from sidecar.context.lorefiles import LoreFiles
-from sidecar.context.parts import Layout
+from sidecar.context.parts import Entered, Layout
+from sidecar.context.persona_slots import persona_text
 from sidecar.context.prepared import Prepared
-from sidecar.context.select import SceneLines, Shown, scene_lines
+from sidecar.context.select import Shown
+from sidecar.context.selection_caches import MemoryLineCache, SceneCache
 from sidecar.context.timeline import TimelineCache
 from sidecar.context.tokens import CountCache
 from sidecar.errors import InvalidRequest
 from sidecar.projection import Projection
 from sidecar.projection.session_index import index_for
-from sidecar.prompts.escape import one_line
 from sidecar.prompts.persona import PersonaRenderer
 from sidecar.prompts.templates import TemplateStore
-from sidecar.state.model import Entity, Memory, Session
+from sidecar.state.model import Session
 
 __all__ = ["ContextEngine", "resolve_budget"]
 
@@ -66,6 +68,8 @@ class _Cached:
     history_start: int | None
     lore_keys: frozenset[str]
     memory_keys: frozenset[tuple[int, str]]
+    #: Lore in the history with its line (parts.Entered), oldest first.
+    entered: tuple[Entered, ...]
     #: The session index it was built from: identity check against id() reuse.
     base: object
 
@@ -90,10 +94,11 @@ class ContextEngine:
         self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
         #: Same key -> memory keys of the last prompt's memory block (kept while relevant).
         self._memories: dict[tuple[str, int, str], frozenset[tuple[int, str]]] = {}
+        #: Same key -> lore in the history with its line (parts.Entered).
+        self._entered: dict[tuple[str, int, str], tuple[Entered, ...]] = {}
         self._prompts: OrderedDict[tuple[object, ...], _Cached] = OrderedDict()
-        #: -> (base index, lines, aliases shown, query).
-        self._scenes: OrderedDict[tuple[object, ...], tuple[object, SceneLines, frozenset[str], str]] = OrderedDict()
-        self._memory_lines: OrderedDict[tuple[object, ...], tuple[object, dict[tuple[int, str], str]]] = OrderedDict()
+        self.scenes = SceneCache(_PROMPT_CACHE_SIZE)
+        self.memory_lines = MemoryLineCache()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
         self.builds = 0
         self.cache_hits = 0
@@ -126,6 +131,7 @@ class ContextEngine:
             self._sticky.get(sticky_key),
             self._lore.get(sticky_key, frozenset()),
             self._memories.get(sticky_key, frozenset()),
+            self._entered.get(sticky_key, ()),
         )
         persona_version = self._persona_version(session, spec.actor_id)
         key = (
@@ -156,13 +162,23 @@ class ContextEngine:
             entry = cached
         else:
             cidx = context_index(session, base)
-            fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold=False)
-            if fitted.deferred and fitted.window_moved:
+            inputs = self._inputs(session, spec, proj, cidx)
+            fitted, shown, layout = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, inputs)
+            folded = (fitted.deferred or bool(sticky.entered)) and fitted.window_moved
+            if folded:
                 # The history re-caches this turn anyway: waiting lore and memories join the blocks.
-                fitted, shown = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, fold=True)
+                fitted, shown, layout = self._fit(
+                    session, spec, proj, cidx, sticky, budget, count, framing, inputs, fold=True
+                )
             self.builds += 1
             start = fitted.history_start if fitted.has_history else None
-            entry = _Cached(fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, fitted.memory_keys, base)
+            entered = () if folded or fitted.window_moved else layout.entered
+            if fitted.entering is not None and layout.said and not folded:
+                index = len(session.transcripts.get(spec.actor_id, ()))
+                entered = (*entered, Entered(index, layout.said, *fitted.entering))
+            entry = _Cached(
+                fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, fitted.memory_keys, entered, base
+            )
             with self._lock:
                 self._prompts[key] = entry
                 while len(self._prompts) > _PROMPT_CACHE_SIZE:
@@ -171,6 +187,26 @@ class ContextEngine:
             # A run remembers what its prompt held (also when a preview built it first).
             self._remember(sticky_key, entry)
         return Prepared(session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
+
+    def _inputs(self, session: Session, spec: RunSpec, proj: Projection, cidx: ContextIndex) -> LayoutInputs:
+        """What the layout needs from the caches, looked up once per build."""
+        named = tuple(sorted(named_ids(spec)))
+        actor = session.world.entities.get(spec.actor_id) if spec.actor_id else None
+        rendered = self.history.items(session, proj, cidx.base)
+        # The actor's transcript and the world events it perceived, in order (docs/context.md).
+        timeline = self.timelines.get(session, proj, cidx, rendered, named)
+        persona = persona_text(self.templates, self.personas, session, proj, actor, timeline.newest_event)
+        moment = proj.moment_text(spec.moment)
+        scene, aliases = self.scenes.get(session, proj, cidx, actor, focus_of(spec), moment, named, input_text(spec))
+        return LayoutInputs(
+            timeline,
+            persona,
+            scene,
+            aliases,
+            self.memory_lines.get(cidx, proj, named),
+            self.lore_files.matcher,
+            self.config.context.stable_setting,
+        )
 
     def _fit(
         self,
@@ -182,12 +218,13 @@ class ContextEngine:
         budget: int,
         count: Callable[[str], int],
         framing: str,
-        fold: bool,
-    ) -> tuple[Fitted, Shown]:
-        layout, shown = build_layout(self, session, spec, proj, cidx, sticky, budget, fold)
+        inputs: LayoutInputs,
+        fold: bool = False,
+    ) -> tuple[Fitted, Shown, Layout]:
+        layout, shown = build_layout(session, spec, proj, cidx, sticky, budget, inputs, fold)
         # +1: where the format joins it to the system text, tokens may not split the same way.
         layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
-        return fit(layout, budget, count), shown
+        return fit(layout, budget, count), shown, layout
 
     def _remember(self, sticky_key: tuple[str, int, str], entry: _Cached) -> None:
         with self._lock:
@@ -196,61 +233,15 @@ class ContextEngine:
                 self._sticky.clear()
                 self._lore.clear()
                 self._memories.clear()
+                self._entered.clear()
             if entry.history_start is not None:
                 self._sticky[sticky_key] = entry.history_start
             self._lore[sticky_key] = entry.lore_keys
             self._memories[sticky_key] = entry.memory_keys
-
-    def scene_for(
-        self,
-        session: Session,
-        proj: Projection,
-        cidx: ContextIndex,
-        shown: Shown,
-        actor: Entity | None,
-        focus: list[str],
-        moment_text: str,
-        named: tuple[str, ...],
-        query: str,
-    ) -> SceneLines:
-        """`select.scene_lines`, cached per revision, actor, focus and moment (and the
-        input, only when it ranked a crowd): the scene is the costliest selection and
-        rarely changes within a dialogue."""
-        key = (session.id, id(cidx.base), proj.actor_id, tuple(focus), moment_text, named)
-        hit = self._scenes.get(key)
-        if hit is not None and hit[0] is cidx.base and (not hit[1].ranked_by_input or hit[3] == query):
-            shown.aliases.update(hit[2])
-            return hit[1]
-        mine = Shown()
-        lines = scene_lines(session, proj, cidx, mine, actor, focus, moment_text, query)
-        shown.aliases.update(mine.aliases)
-        with self._lock:
-            self._scenes[key] = (cidx.base, lines, frozenset(mine.aliases), query)
-            while len(self._scenes) > _PROMPT_CACHE_SIZE:
-                self._scenes.popitem(last=False)
-        return lines
-
-    def memory_lines(self, cidx: ContextIndex, proj: Projection, named: tuple[str, ...]) -> Callable[[Memory], str]:
-        """Renders a memory as its prompt line, memoized per revision, actor and named
-        IDs: the memory bank ranks hundreds of candidates per prompt."""
-        key = (proj.session.id, id(cidx.base), proj.actor_id, named)
-        with self._lock:
-            hit = self._memory_lines.get(key)
-            if hit is None or hit[0] is not cidx.base:
-                hit = (cidx.base, {})
-                self._memory_lines[key] = hit
-                while len(self._memory_lines) > 64:
-                    self._memory_lines.popitem(last=False)
-        lines = hit[1]
-
-        def line(mem: Memory) -> str:
-            k = memory_key(mem)
-            text = lines.get(k)
-            if text is None:
-                text = lines[k] = f"- {one_line(proj.text(mem.text))}"
-            return text
-
-        return line
+            if entry.entered:
+                self._entered[sticky_key] = entry.entered
+            else:
+                self._entered.pop(sticky_key, None)
 
     def _persona_version(self, session: Session, actor_id: str) -> str:
         binding = session.world.personas.get(actor_id)
@@ -268,16 +259,18 @@ class ContextEngine:
                     del cache[k]
         self.history.forget(session_id)
         self.timelines.forget(session_id)
+        self.scenes.forget(session_id)
+        self.memory_lines.forget(session_id)
 
     def cached_entries(self) -> int:
         """How many entries all per-session caches hold (tests and benchmarks read it)."""
         with self._lock:
             held = sum(len(c) for c in self._per_session())
-        return held + len(self.history) + len(self.timelines)
+        return held + len(self.history) + len(self.timelines) + len(self.scenes) + len(self.memory_lines)
 
     def _per_session(self) -> tuple[MutableMapping[Any, Any], ...]:
         # Every key starts with the session ID (the value types differ: Any).
-        return (self._sticky, self._lore, self._memories, self._prompts, self._scenes, self._memory_lines)
+        return (self._sticky, self._lore, self._memories, self._entered, self._prompts)
 
 
 def _copy(prompt: Prompt) -> Prompt:

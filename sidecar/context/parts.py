@@ -9,10 +9,25 @@ neither module reaches into the other for them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from sidecar.context.contract import LeftOut
 from sidecar.context.window import HistoryItem
+
+
+class Entered(NamedTuple):
+    """Lore cards that entered the history with a dialogue line: the volatile block
+    that sent them opened with the line, so the history renders the line's entry as
+    line + lore text and that prefix is cached from the next turn on (docs/context.md,
+    Lore cards)."""
+
+    #: Index of the line's transcript entry.
+    entry: int
+    #: The line as sent (the entry must still render so, or the cards wait again).
+    said: str
+    #: The `## Lore` text sent after it.
+    text: str
+    cards: frozenset[str]
 
 
 @dataclass
@@ -69,3 +84,7 @@ class Layout:
     memory_matches: list[tuple[int, str]] = field(default_factory=list)
     #: Memories matching the input beyond those ranked (left out: more than the share can hold).
     memory_unranked: int = 0
+    #: Lore that entered the history with an earlier line and is in `history` with it.
+    entered: tuple[Entered, ...] = ()
+    #: This turn's dialogue line as the volatile block opens with it ("" for other inputs).
+    said: str = ""

@@ -220,14 +220,17 @@ def scene_lines(
             scene.append("Focus: " + shown.label(proj, ent) + _state(proj, ent))
         else:
             scene.append("Focus: " + _detail(proj, shown, ent))
+    # The volatile block names by alias whom the stable part already labels (the identity
+    # gives the actor's handle, the setting the player's name): sent every turn, uncached.
     if actor is not None:
         own = _fields_text(proj, actor)
-        scene.append(f"You are {shown.label(proj, actor)}" + (f" [{own}]" if own else ""))
+        scene.append(f"You are {shown.ref(proj, actor.id)}" + (f" [{own}]" if own else ""))
     for player in players:
         if player.id in done or (actor is not None and player.id == actor.id):
             continue
         own = _fields_text(proj, player)
-        scene.append(f"Player: {shown.label(proj, player)}" + (f" [{own}]" if own else ""))
+        who = shown.ref(proj, player.id) if player.id in described else shown.label(proj, player)
+        scene.append(f"Player: {who}" + (f" [{own}]" if own else ""))
     return out
 
 

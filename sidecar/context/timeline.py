@@ -7,10 +7,10 @@ new events both carry the newest revision, so the timeline only grows at its
 end and each turn's prompt still extends the previous one's prefix.
 
 The newest perceivable event, when nothing of the actor's happened after it,
-is the prompt's "last event" (volatile block) and not yet in the timeline; once
-the actor's next entries follow it, it takes its place in the timeline, which
-again is an append. A world event repeated by the actor's own transcript (a
-narration of that very event) appears once, as the transcript's.
+is the timeline's last item, right before the volatile block: the next turn's
+line and reply follow it, so that turn's prompt extends this one. A world event
+repeated by the actor's own transcript (a narration of that very event) appears
+once, as the transcript's.
 
 Relevance: an event that involves the actor or a player, or happened where the
 actor is, is relevant; any other perceivable event is background and is the
@@ -40,12 +40,12 @@ RECENT_EVENTS = 3
 @dataclass(frozen=True)
 class Timeline:
     items: list[HistoryItem]
-    #: The newest perceivable event when it is newer than all of the actor's entries ("" if none).
-    last_event: str = ""
     #: The newest perceivable event in any case (the persona's {lastEvent} slot).
     newest_event: str = ""
     #: The last few perceivable events, oldest first (lore triggers).
     recent_events: tuple[str, ...] = ()
+    #: Index in `items` of each transcript entry's turn (`parts.Entered` finds its line by it).
+    entry_at: tuple[int, ...] = ()
 
 
 class _Seen(NamedTuple):
@@ -81,7 +81,7 @@ def build_timeline(session: Session, proj: Projection, events: list[_Seen], rend
     """Merge the actor's rendered transcript with the events it perceives (`_events`)."""
     entries = session.transcripts.get(proj.actor_id, [])
     if not events:
-        return Timeline(rendered)
+        return Timeline(rendered, entry_at=tuple(range(len(rendered))))
     newest = events[-1].line
     recent = tuple(e.line for e in events[-RECENT_EVENTS:])
     # The actor's own record of an event (a narration of it) stands for the world's.
@@ -91,20 +91,22 @@ def build_timeline(session: Session, proj: Projection, events: list[_Seen], rend
             told[entry.text] = max(told.get(entry.text, -1), entry.revision)
     if told:
         events = [e for e in events if told.get(e.event.text, -1) < e.event.revision]
-    last_event = ""
-    newest_entry = entries[-1].revision if entries else -1
-    if events and events[-1].event.revision > newest_entry:
-        last_event = events[-1].line
-        events = events[:-1]
     items: list[HistoryItem] = []
+    entry_at: list[int] = []
     i = 0
     for entry, item in zip(entries, rendered, strict=False):
         while i < len(events) and events[i].event.revision <= entry.revision:
             items.append(events[i].item)
             i += 1
+        entry_at.append(len(items))
         items.append(item)
     items.extend(e.item for e in events[i:])
-    return Timeline(items, last_event, newest, recent)
+    newest_entry = entries[-1].revision if entries else -1
+    if i < len(events) and events[-1].event.revision > newest_entry and not items[-1].relevant:
+        # What the actor is about to react to is never set aside as background.
+        last = items[-1]
+        items[-1] = HistoryItem(last.role, last.content, last.kind, relevant=True)
+    return Timeline(items, newest, recent, tuple(entry_at))
 
 
 class TimelineCache:

@@ -37,6 +37,8 @@ class Window:
     items when the whole does not fit the share (background events go first)."""
 
     items: list[HistoryItem]
+    #: Tokens of each item as a message (content + MESSAGE_OVERHEAD), counted once per prompt.
+    costs: list[int]
     #: Index in `layout.history` of each item.
     origin: list[int]
     #: The previous window's start, as an index into `items`.
@@ -48,26 +50,25 @@ class Window:
 
     @classmethod
     def of(cls, items: list[HistoryItem], sticky: int | None, allow: int, count: Callable[[str], int]) -> Window:
-        origin = list(range(len(items)))
-        background = 0
-        if any(not h.relevant for h in items):
-            total = sum(count(h.content) + MESSAGE_OVERHEAD for h in items)
-            if total > allow:
-                origin = [i for i in origin if items[i].relevant]
-                background = len(items) - len(origin)
+        costs = [count(h.content) + MESSAGE_OVERHEAD for h in items]
+        if sum(costs) <= allow or all(h.relevant for h in items):
+            return cls(items, costs, list(range(len(items))), sticky, 0, len(items))
+        origin = [i for i, h in enumerate(items) if h.relevant]
         if sticky is not None:
             sticky = bisect.bisect_left(origin, sticky)
-        return cls([items[i] for i in origin], origin, sticky, background, len(items))
+        kept = cls([items[i] for i in origin], [costs[i] for i in origin], origin, sticky, 0, len(items))
+        kept.background = len(items) - len(origin)
+        return kept
 
     def start_in_layout(self, start: int) -> int:
         """`start` as an index into layout.history (the sticky state is kept in those)."""
         return self.origin[start] if start < len(self.origin) else self.size
 
     def left_out(self, start: int) -> list[LeftOut]:
-        older = self.items[:start]
+        kinds = [h.kind for h in self.items[:start]]
         out = []
         for kind, label in (("transcript", "transcript_entry"), ("event", "world_event")):
-            n = sum(1 for h in older if h.kind == kind)
+            n = kinds.count(kind)
             if n:
                 out.append(LeftOut("history", label, n, "older than what the history share holds"))
         if self.background:
@@ -82,24 +83,16 @@ class Window:
         return out
 
 
-def window_start(
-    items: list[HistoryItem], sticky: int | None, allow: int, count: Callable[[str], int], share: int
-) -> int:
+def window_start(items: list[HistoryItem], costs: list[int], sticky: int | None, allow: int, share: int) -> int:
     """First history index to include: the newest entry always (when it fits at all),
     the previous window's start while everything since still fits, else a new
     start that leaves room to grow."""
     n = len(items)
     if n == 0:
         return 0
-    costs = [0] * n
-
-    def cost(i: int) -> int:
-        if not costs[i]:
-            costs[i] = count(items[i].content) + MESSAGE_OVERHEAD
-        return costs[i]
-
+    cost = costs.__getitem__
     if sticky is not None and 0 <= sticky < n:
-        total = sum(cost(i) for i in range(sticky, n))
+        total = sum(costs[sticky:])
         if total <= allow:
             return sticky
     # A new window (none before, or it must move) holds everything when that fits the

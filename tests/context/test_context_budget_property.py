@@ -101,7 +101,7 @@ def test_no_prompt_is_ever_over_budget(seed, n_entities, lore_words, history, me
     except ContextWindowExceeded:
         # Only when the fixed part alone (system rules, persona, mood, input...) cannot fit.
         p = ENGINE.prepare(s, spec, count_tokens=count, budget_tokens=10**6, preview=True)
-        fixed = {"system_rules", "identity", "inviolable", "mood", "last_event", "notes", "input"}
+        fixed = {"system_rules", "identity", "inviolable", "mood", "said", "notes", "input"}
         core = sum(x.tokens for x in p.prompt.sections if x.name in fixed) + 13
         assert core > budget * 0.9
         return

@@ -116,7 +116,7 @@ def test_retry_fits_even_when_the_budget_is_nearly_all_fixed_part() -> None:
     fixed = sum(
         x.tokens
         for x in full.prompt.sections
-        if x.name in {"system_rules", "identity", "inviolable", "mood", "last_event", "input"}
+        if x.name in {"system_rules", "identity", "inviolable", "mood", "input"}
     )
     for budget in range(fixed + 14, fixed + 140, 9):
         p = _decide(eng, s, budget)

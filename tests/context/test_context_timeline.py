@@ -42,10 +42,9 @@ def test_every_perceivable_event_reaches_the_history_when_it_fits() -> None:
     text = all_text(p.prompt.messages)
     assert all(f"Tavern event {i:02d}" in text for i in range(50))
     assert "secret meeting" not in text and "Hidden plotting" not in text
-    # In order, as history turns, with the newest one as the last event (nothing of the actor's follows it).
+    # In order, as history turns, the newest last, right before the volatile block.
     history = [m["content"] for m in p.prompt.messages[1:-1]]
-    assert history == [f"Event: Tavern event {i:02d}: a patron spills ale." for i in range(49)]
-    assert "## Last event\n- Tavern event 49" in p.prompt.messages[-1]["content"]
+    assert history == [f"Event: Tavern event {i:02d}: a patron spills ale." for i in range(50)]
     assert "## Earlier events" not in text
     assert p.prompt.left_out == []
     assert count_messages(p.prompt.messages) == p.prompt.prompt_tokens <= 7680
@@ -217,23 +216,46 @@ def test_memory_block_keeps_what_it_held_and_recalls_the_inputs_best_in_the_vola
 # -- item 6: what a turn brings stays out of the cached prefix ---------------------------------
 
 
-def test_a_newly_triggered_lore_card_waits_in_the_volatile_block() -> None:
+def test_a_newly_triggered_lore_card_enters_the_history_behind_its_line() -> None:
     """A card triggered mid-dialogue would re-cache the whole history if it entered the
-    system message: it waits in the volatile block, and the prefix holds."""
+    system message: it is sent once, right after the line that triggered it, and from
+    the next turn on the history holds it there, so each prompt extends the last."""
     s, eng = anchor_tavern(), engine()
+    s.world.events.clear()  # a new world event opens the next turn instead of the line
     previous = None
-    for turn, line in enumerate(["Evening.", "Busy night?", "Any word of the dragon?", "Go on."]):
+    card = "## Lore\n### The Dragon\nA red dragon sleeps"
+    for turn, line in enumerate(["Evening.", "Busy night?", "Any word of the dragon?", "Go on.", "And then?"]):
         p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(line)))
         msgs = p.prompt.messages
         if previous is not None:
             assert msgs[: len(previous) - 1] == previous[:-1], turn
-        if turn >= 2:
-            assert "A red dragon sleeps" not in msgs[0]["content"]
-            assert "## Lore\n### The Dragon\nA red dragon sleeps" in msgs[-1]["content"]
+            # What the last prompt sent after its history opens this one's new turn.
+            said = msgs[len(previous) - 1]["content"]
+            assert previous[-1]["content"].startswith(said + "\n\n"), turn
+        assert "A red dragon sleeps" not in msgs[0]["content"]
+        sections = {x.name: x for x in p.prompt.sections}
+        if turn == 2:
+            assert msgs[-1]["content"].startswith('player_1 says: "Any word of the dragon?"\n\n' + card)
+            # The one turn a card is sent uncached, the recall gives way (and says so).
+            assert "lore_new" in sections and "This brings to mind" not in msgs[-1]["content"]
+            assert any("lore card enters" in x.reason for x in p.prompt.left_out if x.section == "memory")
+        if turn > 2:
+            assert card not in msgs[-1]["content"] and "lore_new" not in sections
+            assert any(m["content"].startswith('player_1 says: "Any word of the dragon?"\n\n' + card) for m in msgs)
         previous = msgs
         p.record(f"Reply {turn}.", interrupted=False, run_id=str(turn))
-    names = [x.name for x in p.prompt.sections]
-    assert "lore_new" in names and "lore" not in names
+
+
+def test_lore_sent_with_a_line_that_was_never_recorded_waits_again() -> None:
+    """The run failed before recording: the history has no such line, so the card is sent again."""
+    s, eng = anchor_tavern(), engine()
+    for turn, line in enumerate(["Evening.", "Busy night?"]):
+        prepare(eng, s, RunSpec("s1", NPC, DialogueInput(line))).record(f"R{turn}.", interrupted=False, run_id="r")
+    first = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Any word of the dragon?")))
+    assert "A red dragon sleeps" in first.prompt.messages[-1]["content"]
+    again = prepare(eng, s, RunSpec("s1", NPC, DialogueInput("Hello? The dragon?")))
+    assert again.prompt.messages[-1]["content"].startswith('player_1 says: "Hello? The dragon?"\n\n## Lore\n')
+    assert all("A red dragon sleeps" not in m["content"] for m in again.prompt.messages[:-1])
 
 
 def test_waiting_lore_joins_the_block_when_the_history_window_moves() -> None:

@@ -1,0 +1,69 @@
+"""The actor's persona for one prompt: which template binds it, the slot values
+(through the projection), the mood tag, HP bucket and situational modifiers,
+rendered by the shared PersonaRenderer (docs/context.md, Personas and mood).
+"""
+
+from __future__ import annotations
+
+from sidecar.context.select import game_text
+from sidecar.projection import Projection
+from sidecar.prompts.escape import one_line
+from sidecar.prompts.mood import condition_holds, hp_description, hp_fraction, pad_to_tag
+from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC, PersonaInputs, PersonaRenderer, PersonaText
+from sidecar.prompts.templates import TemplateStore
+from sidecar.state.model import Entity, PersonaTemplate, Session
+
+__all__ = ["persona_text"]
+
+
+def persona_text(
+    templates: TemplateStore,
+    personas: PersonaRenderer,
+    session: Session,
+    proj: Projection,
+    actor: Entity | None,
+    last_event: str,
+) -> PersonaText:
+    world = session.world
+    binding = world.personas.get(proj.actor_id)
+    template: PersonaTemplate = DEFAULT_NPC if actor is not None else DEFAULT_NARRATOR
+    version = "default-npc" if actor is not None else "default-narrator"
+    slots: dict[str, str] = {}
+    if binding is not None:
+        if binding.inline is not None:
+            template, version = binding.inline, f"inline:{hash(repr(binding.inline))}"
+        elif binding.template_name:
+            loaded = templates.get(binding.template_name)
+            template, version = loaded.template, loaded.version
+    if actor is not None:
+        slots["npcName"] = one_line(proj.text(actor.name)) or proj.alias(actor.id)
+        slots["npcDescription"] = game_text(proj, actor.description)
+        fields = proj.fields(actor)
+        role = fields.get("role")
+        if role:
+            slots["role"] = one_line(role)
+        here = world.entities.get(actor.location_id) if actor.location_id else None
+        if here is not None and proj.can_see(here):
+            slots["location"] = one_line(proj.text(here.name)) or proj.alias(here.id)
+        hp, max_hp = fields.get("hp"), fields.get("max_hp")
+        if hp is not None and max_hp is not None:
+            slots["currentHp"] = f"{hp}/{max_hp}"
+    slots["lastEvent"] = last_event
+    if binding is not None:
+        for k, v in binding.slots.items():
+            slots[k] = one_line(proj.text(v))
+    fraction = hp_fraction(actor)
+    bucket, hp_text = hp_description(template.hp_descriptions, fraction)
+    situational = tuple(m.text for m in template.situational_modifiers if condition_holds(m.condition, actor))
+    return personas.render(
+        PersonaInputs(
+            actor_key=f"{id(session)}:{proj.actor_id}",
+            template=template,
+            template_version=version,
+            slots=tuple(sorted(slots.items())),
+            mood_tag=pad_to_tag(world.moods.get(proj.actor_id)) if actor is not None else "neutral",
+            hp_bucket=bucket,
+            hp_text=hp_text,
+            situational=situational,
+        )
+    )
