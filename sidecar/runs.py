@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from sidecar import runtrace
 from sidecar.config import Config
 from sidecar.context.contract import DecisionInput, PreparedRun, RunSpec
 from sidecar.errors import (
@@ -298,10 +299,12 @@ class RunScheduler:
         app, spec, opts = self.app, handle.spec, handle.options
         assert handle.slot is not None
         await handle.slot
+        runtrace.mark("slot")
         started = time.monotonic()
         gateway = app.gateway
         session, prepared, prompt_build_ms = await prepare_prompt(app, spec, handle.profile, opts.min_revision)
         handle.prepared = prepared
+        runtrace.mark("prompt")
         model = gateway.profile(handle.profile).model  # type: ignore[attr-defined]
         emit(Started(spec.session_id, spec.actor_id, handle.profile, model, session.revision))
         attempts = 1

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from sidecar import runtrace
 from sidecar.context.contract import Accepted, PreparedRun
 from sidecar.errors import InvalidChoice
 from sidecar.llm.coalesce import Coalescer, TextChunk
@@ -73,6 +74,7 @@ class _Outbox:
 
     def _hand_out(self, piece: Piece | None) -> None:
         if piece is not None:
+            runtrace.mark("emitted")
             self._emit(Text(piece.text, piece.sentence_end, self._attempt, piece.mentions))
 
     def flush(self) -> None:

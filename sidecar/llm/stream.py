@@ -16,6 +16,7 @@ import random
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sidecar import runtrace
 from sidecar.errors import PrivacyLeakBlocked, ProviderTimeout, SidecarError
 from sidecar.llm.faults import is_retryable, map_exception
 from sidecar.llm.routes import Route
@@ -141,6 +142,7 @@ async def _open(
     transport on exactly what it sends."""
     timeout = limits.first_token_timeout_s or profile.first_token_timeout_s
     upstream = None
+    runtrace.mark("send")
     # Its own task: when we give up on it mid-flight, a stream it still returns is closed,
     # never left holding a pooled connection.
     call = asyncio.ensure_future(_send(gateway, route, _request(profile, messages, limits), check))
@@ -220,6 +222,7 @@ async def _relay(
     usage, finish = first.usage, first.finish
     if first.text:
         parts.append(first.text)
+        runtrace.mark("relayed")
         yield TextPiece(first.text)
     try:
         if not (finish and usage):

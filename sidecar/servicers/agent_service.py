@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from sidecar import runtrace
 from sidecar.app import App
 from sidecar.errors import InvalidRequest, RunCancelled
 from sidecar.llm import events as ev
@@ -120,20 +121,30 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):
         self.app = app
 
     async def Run(self, request: pb.RunRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RunResponse]:
+        runtrace.mark("servicer")
         run_id = request.run_id or uuid.uuid4().hex
         if len(run_id) > 128:
             raise InvalidRequest("run_id is longer than 128 characters")
         spec = run_spec_from_proto(request, run_id)
         options = run_options_from_proto(request, context.time_remaining())
         handle = self.app.runs.submit(spec, options)  # type: ignore[attr-defined]
+        runtrace.mark("submitted")
+        tracing = runtrace.enabled()
         seq = 0
         try:
             async for value in handle.events():
                 seq += 1
-                yield event_to_proto(run_id, seq, value)
+                response = event_to_proto(run_id, seq, value)
+                if tracing and isinstance(value, ev.Text):
+                    runtrace.mark("proto")
+                    yield response
+                    runtrace.mark("written")
+                else:
+                    yield response
         finally:
             # Client cancelled or the deadline passed: stop the model now.
             handle.cancel(RunCancelled(f"run {run_id!r}: the client went away"))
+            runtrace.finish(run_id)
 
     async def CancelRun(self, request: pb.CancelRunRequest, context: grpc.aio.ServicerContext) -> pb.CancelRunResponse:
         if not request.run_id:
