@@ -74,24 +74,46 @@ async def test_abbreviations_and_initials_do_not_end_sentences() -> None:
 
 async def test_a_trailing_full_stop_waits_for_the_next_character() -> None:
     c, out, clock = make()
-    c.feed("Pi is 3.")
-    assert out == []  # ambiguous: held (at most a window)
+    c.feed("Well")
+    clock.now += 1.0
+    c.feed(", pi is 3.")
+    assert out == [TextChunk("Well")]  # ambiguous: held (at most a window)
     c.feed("14 exactly")
     c.flush()
     assert all(not x.sentence_end for x in out)
+    assert "".join(x.text for x in out) == "Well, pi is 3.14 exactly"
+
+    c2, out2, clock2 = make()
+    c2.feed("So")
+    clock2.now += 1.0
+    c2.feed(" it ends.")
+    c2.feed(" Next")
+    assert out2[1] == TextChunk(" it ends.", True)
+
+
+async def test_the_first_words_never_wait_for_the_timer_only_an_ambiguous_stop_does() -> None:
+    c, out, _ = make()
+    c.feed("Pi is 3.")
+    # Sent before feed returned (no timer ran): only the full stop waits to be told apart.
+    assert out == [TextChunk("Pi is 3", False)]
+    c.feed("14 exactly")
+    c.flush()
     assert "".join(x.text for x in out) == "Pi is 3.14 exactly"
+    assert all(not x.sentence_end for x in out)
 
     c2, out2, _ = make()
     c2.feed("It ends.")
     c2.feed(" Next")
-    assert out2[0] == TextChunk("It ends.", True)
+    assert out2 == [TextChunk("It ends", False), TextChunk(".", True)]
 
 
 async def test_a_trailing_full_stop_is_taken_as_an_end_when_the_window_closes() -> None:
-    c, out, _ = make(window_s=0.01)
-    c.feed("It ends.")
+    c, out, clock = make(window_s=0.01)
+    c.feed("So")
+    clock.now += 1.0
+    c.feed(" it ends.")
     await asyncio.sleep(0.08)
-    assert out == [TextChunk("It ends.", True)]
+    assert out == [TextChunk("So"), TextChunk(" it ends.", True)]
 
 
 async def test_flush_marks_a_final_sentence() -> None:
