@@ -44,9 +44,13 @@ async def _run(make_server, monkeypatch: pytest.MonkeyPatch, run_ids: list[str])
             assert kinds[-1] == "finished"
 
 
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 async def test_a_traced_run_marks_every_stage_once_in_order(make_server, monkeypatch, trace_file: Path) -> None:
     await _run(make_server, monkeypatch, ["traced-1", "traced-2"])
-    records = [json.loads(line) for line in trace_file.read_text().splitlines()]
+    records = _records(trace_file)
     assert [r["run_id"] for r in records] == ["traced-1", "traced-2"]
     for record in records:
         marks = record["marks"]
@@ -61,5 +65,5 @@ async def test_nothing_is_traced_when_off(make_server, monkeypatch, tmp_path: Pa
     runtrace.configure(str(path))
     runtrace.configure(None)
     await _run(make_server, monkeypatch, ["untraced"])
-    assert path.read_text() == ""
+    assert _records(path) == []
     assert not runtrace.enabled()
