@@ -487,11 +487,16 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
             best = 64 if result[f"errors_at_64{suffix}"] == 0 and lag_ok else 0
             probes = {}
             for streams in sorted(int(x) for x in args.probe.split(",") if x):
+                # The same concurrency without the sidecar: when the fake server and this
+                # client cannot keep the lag target themselves, neither can anything between.
+                direct = await aiohttp_bench(upstream, "ok", streams, 2)
                 side = await sidecar_bench(sidecar, streams, 2, profile)
                 lag99 = round(pct(side.lag, 0.99), 3)
                 ok = side.errors == 0 and lag99 <= COALESCE_MS + LAG_SLACK_MS
                 probes[str(streams)] = {"errors": side.errors, "token_lag_ms_p99": lag99,
-                                        "ttft_ms_p50": round(pct(side.ttft, 0.5), 3), "ok": ok}
+                                        "ttft_ms_p50": round(pct(side.ttft, 0.5), 3), "ok": ok,
+                                        "direct_aiohttp_errors": direct.errors,
+                                        "direct_aiohttp_token_lag_ms_p99": round(pct(direct.lag, 0.99), 3)}
                 if ok:
                     best = max(best, streams)
             result[f"probes{suffix}"] = probes
