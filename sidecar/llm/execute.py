@@ -134,12 +134,13 @@ async def execute(
         if isinstance(verdict, Accepted):
             # What the game shows names entities its way too (the session keeps the
             # notes as the model wrote them: they go back into later prompts).
-            names = prepared.dealiaser()
-            if verdict.action is not None:
-                message = names.whole(verdict.action.message).text
-                emit(ActionChosen(msgspec.structs.replace(verdict.action, message=message)))
-            if verdict.notes is not None:
-                emit(NotesChanged(names.whole(verdict.notes).text))
+            if verdict.action is not None or verdict.notes is not None:  # (decisions: built only then)
+                names = prepared.dealiaser()
+                if verdict.action is not None:
+                    message = names.whole(verdict.action.message).text
+                    emit(ActionChosen(msgspec.structs.replace(verdict.action, message=message)))
+                if verdict.notes is not None:
+                    emit(NotesChanged(names.whole(verdict.notes).text))
             emit(
                 UsageReport(
                     progress.prompt_tokens, progress.completion_tokens, progress.cached_tokens, progress.cost_usd
