@@ -13,7 +13,10 @@ collection only walks what runs and sessions made since.
 
 `settle()` runs once the background loading is over (the gateway's tokenizer,
 the sse transport's HTTP client, litellm when a profile needs it): what those
-imports made is frozen too.
+imports made is frozen too. Its own collection costs one full collection, once,
+at the end of start-up (a run already in flight then waits for it). Only the
+sidecar process does this (`SidecarServer(settle_heap=True)` from the CLI): a
+test process starting many servers keeps its collector as it is.
 """
 
 from __future__ import annotations

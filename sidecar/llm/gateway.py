@@ -104,6 +104,8 @@ class ModelGateway:
         """Returns once the background loading started by `start()` is over, however it
         ended (the server then freezes what it made: sidecar/heap.py)."""
         loads = [self._warm, self._litellm] if self.needs_litellm else [self._warm]
+        # asyncio.wait never cancels what it waits on: cancelling this waiter leaves the
+        # shared futures (and their loader threads) alone.
         await asyncio.wait([asyncio.wrap_future(f) for f in loads])
 
     @property
