@@ -19,6 +19,11 @@ streams the reply) and "bench_sse" (the default transport "auto", which is
 request and reads the SSE, no litellm); figures for the latter end in `_sse`. Then it probes larger
 concurrency for `max_concurrent_streams_ok`. Prints one
 JSON object. Usage: .venv/bin/python scripts/bench_stream.py [--proxy-bin PATH]
+
+`--trace-runs N` adds, per transport, N runs at 1 stream interleaved with N direct
+aiohttp runs (so both see the same load), with the sidecar's stage timestamps on
+(sidecar/runtrace.py): the added time to the first token p50/p99 from those pairs,
+and where it goes, stage by stage (`trace_<transport>`). `--trace-only` skips the rest.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from sidecar import runtrace  # noqa: E402
 from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.v1 import agent_service_pb2 as apb  # noqa: E402
 from sidecar.v1 import state_pb2 as spb  # noqa: E402
@@ -178,6 +184,99 @@ async def sidecar_bench(sidecar: SidecarProcess, streams: int, rounds: int, prof
     return sample
 
 
+#: The stages of a traced run in the order a run reaches them: the client's own two
+#: ends, the fake server's send time of the first text chunk, and the sidecar's marks.
+TRACE_STAGES = ("client_send", "call", "parsed", "servicer", "submitted", "slot", "prompt", "send", "body",
+                "upstream_sent", "headers", "first_line", "first_delta", "relayed", "emitted", "proto", "written",
+                "client_received")
+
+
+def first_stamp(text: str) -> int | None:
+    """The fake server's send time (ns) of the first chunk in `text`."""
+    for tok in text.split():
+        if tok.startswith("t") and tok[1:].isdigit():
+            return int(tok[1:])
+    return None
+
+
+def stage_durations(trace_file: Path, client: dict[str, dict[str, int]]
+                    ) -> tuple[dict[str, list[float]], list[tuple[float, float]]]:
+    """Each stage's duration per traced run (ms, keyed "before>after"), and per run its
+    time to the first token with the GC pause time inside it."""
+    durations: dict[str, list[float]] = {}
+    # Per run: (time to first token, GC pause ms within it), to tell GC from other tails.
+    gc_in_ttft: list[tuple[float, float]] = []
+    for line in trace_file.read_text().splitlines():
+        record = json.loads(line)
+        marks = client.get(record["run_id"])
+        if marks is None or "client_received" not in marks:
+            continue
+        t0, t1 = marks["client_send"], marks["client_received"]
+        paused = sum(min(end, t1) - max(begin, t0) for _, begin, end in record.get("gc", []) if end > t0 and begin < t1)
+        gc_in_ttft.append(((t1 - t0) / 1e6, paused / 1e6))
+        merged = {**record["marks"], **marks}
+        present = [s for s in TRACE_STAGES if s in merged]
+        for before, after in zip(present, present[1:], strict=False):
+            durations.setdefault(f"{before}>{after}", []).append((merged[after] - merged[before]) / 1e6)
+    return durations, gc_in_ttft
+
+
+async def traced_pairs(sidecar: SidecarProcess, upstream: str, profile: str, runs: int,
+                       trace_file: Path) -> dict[str, object]:
+    """`runs` pairs at 1 stream, each a direct aiohttp run then a traced sidecar run:
+    the added time to the first token from pairs that saw the same load, and the
+    sidecar's time split into stages (p50/p99 of each stage's duration, in ms)."""
+    direct = Sample()
+    side = Sample()
+    client: dict[str, dict[str, int]] = {}
+    agent = sidecar.client.agent
+    async with aiohttp.ClientSession() as session:
+        for i in range(runs):
+            await aiohttp_stream(session, upstream, "ok", direct)
+            run_id = f"trace-{profile}-{i}"
+            request = apb.RunRequest(session_id="bench", actor_id="npc-0", profile=profile, run_id=run_id,
+                                     narrate=apb.NarrateInput(text="A bell rings."))
+            start = time.monotonic_ns()
+            marks: dict[str, int] = {"client_send": start}
+            try:
+                async for response in agent.Run(request):
+                    if response.event.HasField("text") and "client_received" not in marks:
+                        now = time.monotonic_ns()
+                        marks["client_received"] = now
+                        side.ttft.append((now - start) / 1e6)
+                        stamp = first_stamp(response.event.text.text)
+                        if stamp is not None:
+                            marks["upstream_sent"] = stamp
+            except Exception:  # noqa: BLE001 - counted
+                side.errors += 1
+            client[run_id] = marks
+    durations, gc_in_ttft = stage_durations(trace_file, client)
+    return {
+        "pairs": runs,
+        "errors": direct.errors + side.errors,
+        "direct_aiohttp_ttft_ms_p50": round(pct(direct.ttft, 0.5), 3),
+        "direct_aiohttp_ttft_ms_p99": round(pct(direct.ttft, 0.99), 3),
+        "sidecar_ttft_ms_p50": round(pct(side.ttft, 0.5), 3),
+        "sidecar_ttft_ms_p99": round(pct(side.ttft, 0.99), 3),
+        "added_ttft_ms_p50": round(pct(side.ttft, 0.5) - pct(direct.ttft, 0.5), 3),
+        "added_ttft_ms_p99": round(pct(side.ttft, 0.99) - pct(direct.ttft, 0.99), 3),
+        "stages_ms_p50_p99": {k: [round(pct(v, 0.5), 3), round(pct(v, 0.99), 3)] for k, v in durations.items()},
+        # The slowest 2% of first tokens: how many had a GC pause in them, and its total.
+        "slowest_2pct_with_gc": _gc_share(gc_in_ttft),
+    }
+
+
+def _gc_share(runs: list[tuple[float, float]]) -> dict[str, float]:
+    slowest = sorted(runs, reverse=True)[: max(1, len(runs) // 50)]
+    return {
+        "runs": len(slowest),
+        "with_gc_pause": sum(1 for _, paused in slowest if paused > 0),
+        "gc_ms_max": round(max((paused for _, paused in slowest), default=0.0), 3),
+        "ttft_ms_min": round(min((t for t, _ in slowest), default=0.0), 3),
+        "runs_with_gc_pause_overall": sum(1 for _, paused in runs if paused > 0),
+    }
+
+
 async def litellm_cpu_per_stream(upstream: str) -> float:
     """CPU milliseconds litellm alone spends on one stream of the fake server (in this
     process, reading it the way the sidecar does): the floor under the sidecar's cost."""
@@ -289,23 +388,32 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
     upstream_proc, upstream = await start_upstream(args.chunks, args.interval_ms)
     disconnects = Disconnects(upstream_proc)
     tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
+    trace_file = tmp / "trace.jsonl"
+    transports = [t for t in args.transports.split(",") if t]
     max_streams = max([64, *[int(x) for x in args.probe.split(",") if x]])
     (tmp / "sidecar.toml").write_text(
-        'default_profile = "bench"\nlog_level = "warning"\n'
+        'default_profile = "bench_sse"\nlog_level = "warning"\n'
         f"[runs]\nmax_concurrent = {max_streams + 8}\nmax_queue = {4 * max_streams}\ncoalesce_ms = {COALESCE_MS}\n"
-        f'[profiles.bench]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
-        'transport = "litellm"\nfirst_token_timeout_s = 20.0\nmax_retries = 0\n'
+        + (  # without a litellm profile the sidecar never imports litellm (as a game configured so)
+            f'[profiles.bench]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
+            'transport = "litellm"\nfirst_token_timeout_s = 20.0\nmax_retries = 0\n'
+            if "litellm" in transports else "")
+        +
         f'[profiles.endless]\nmodel = "openai/endless"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
         f'[profiles.bench_sse]\nmodel = "openai/ok"\napi_base = "{upstream}"\napi_key_env = "BENCH_KEY"\n'
         "first_token_timeout_s = 20.0\nmax_retries = 0\n"  # transport "auto": sse for this profile
     )
     env = {**os.environ, "BENCH_KEY": "sk-bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    if args.trace_runs:
+        env[runtrace.ENV] = str(trace_file)
     sidecar = await SidecarProcess.launch(["--config", str(tmp / "sidecar.toml")], env=env)
     result: dict[str, object] = {
         "chunks_per_stream": args.chunks,
         "chunk_interval_ms": args.interval_ms,
         "coalesce_ms": COALESCE_MS,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
     }
+    profiles = [(p, s) for p, s, t in (("bench", "", "litellm"), ("bench_sse", "_sse", "sse")) if t in transports]
     proxy = None
     try:
         client = sidecar.client
@@ -319,11 +427,17 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
             if (await client.get_info()).llm_ready:
                 break
             await asyncio.sleep(0.2)
-        await sidecar_bench(sidecar, 4, 3)  # warm-up: connections, caches
+        for profile, _ in profiles:
+            await sidecar_bench(sidecar, 4, 3, profile)  # warm-up: connections, caches
         await sse_bench(upstream, "ok", 4, 3)
+        if args.trace_runs:
+            for profile, suffix in profiles:
+                result[f"trace{suffix or '_litellm'}"] = await traced_pairs(
+                    sidecar, upstream, profile, args.trace_runs, trace_file)
+        if args.trace_only:
+            profiles = []
 
-        await sidecar_bench(sidecar, 4, 3, "bench_sse")
-        for profile, suffix in (("bench", ""), ("bench_sse", "_sse")):
+        for profile, suffix in profiles:
             for streams, rounds in ((1, args.single_runs), (64, args.rounds)):
                 direct = await sse_bench(upstream, "ok", streams, rounds)
                 direct_aio = await aiohttp_bench(upstream, "ok", streams, rounds)
@@ -346,14 +460,14 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
                 result[f"errors_at_{tag}"] = direct.errors + direct_aio.errors + side.errors
                 result[f"samples_at_{tag}"] = len(side.ttft)
                 result[f"sidecar_cpu_ms_per_stream_at_{tag}"] = round(cpu_per_stream, 2)
-        result["direct_ttft_ms_p50"] = result["direct_ttft_ms_p50_at_1"]
-        for how, flag in (("client_cancel", False), ("cancel_run", True)):
+        result["direct_ttft_ms_p50"] = result.get("direct_ttft_ms_p50_at_1")
+        for how, flag in (("client_cancel", False), ("cancel_run", True)) if profiles else ():
             delays = await cancel_to_close(sidecar, disconnects, 20, flag)
             result[f"{how}_to_upstream_close_ms_p50"] = round(pct(delays, 0.5), 2)
             result[f"{how}_to_upstream_close_ms_max"] = round(max(delays), 2)
-        result["token_lag_ms_p99"] = result["token_lag_ms_p99_at_64"]
+        result["token_lag_ms_p99"] = result.get("token_lag_ms_p99_at_64")
 
-        if proxy_bin:
+        if proxy_bin and profiles:
             started = await start_proxy(proxy_bin, upstream, tmp)
             if started is None:
                 result["litellm_proxy_added_ttft_ms_p50"] = "proxy did not start"
@@ -368,21 +482,28 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         else:
             result["litellm_proxy_added_ttft_ms_p50"] = "not measured (no --proxy-bin)"
 
-        for profile, suffix in (("bench", ""), ("bench_sse", "_sse")):
+        for profile, suffix in profiles:
             lag_ok = result[f"token_lag_ms_p99_at_64{suffix}"] <= COALESCE_MS + LAG_SLACK_MS  # type: ignore[operator]
             best = 64 if result[f"errors_at_64{suffix}"] == 0 and lag_ok else 0
             probes = {}
             for streams in sorted(int(x) for x in args.probe.split(",") if x):
+                # The same concurrency without the sidecar: when the fake server and this
+                # client cannot keep the lag target themselves, neither can anything between.
+                direct = await aiohttp_bench(upstream, "ok", streams, 2)
                 side = await sidecar_bench(sidecar, streams, 2, profile)
                 lag99 = round(pct(side.lag, 0.99), 3)
                 ok = side.errors == 0 and lag99 <= COALESCE_MS + LAG_SLACK_MS
                 probes[str(streams)] = {"errors": side.errors, "token_lag_ms_p99": lag99,
-                                        "ttft_ms_p50": round(pct(side.ttft, 0.5), 3), "ok": ok}
+                                        "ttft_ms_p50": round(pct(side.ttft, 0.5), 3), "ok": ok,
+                                        "direct_aiohttp_errors": direct.errors,
+                                        "direct_aiohttp_token_lag_ms_p99": round(pct(direct.lag, 0.99), 3)}
                 if ok:
                     best = max(best, streams)
             result[f"probes{suffix}"] = probes
             result[f"max_concurrent_streams_ok{suffix}"] = best
-        result["litellm_alone_cpu_ms_per_stream"] = round(await litellm_cpu_per_stream(upstream), 2)
+        if ("bench", "") in profiles:
+            result["litellm_alone_cpu_ms_per_stream"] = round(await litellm_cpu_per_stream(upstream), 2)
+        result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
         result["cpu_count"] = os.cpu_count()
         result["python"] = sys.version.split()[0]
     finally:
@@ -404,6 +525,10 @@ def cli() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="runs per stream at 64 and above")
     parser.add_argument("--probe", default="128,200,256", help="concurrency levels probed for the maximum")
     parser.add_argument("--proxy-bin", default="", help="the `litellm` CLI of a venv with litellm[proxy]")
+    parser.add_argument("--transports", default="litellm,sse", help="which transports to measure")
+    parser.add_argument("--trace-runs", type=int, default=0,
+                        help="traced 1-stream runs per transport, interleaved with direct ones (stage breakdown)")
+    parser.add_argument("--trace-only", action="store_true", help="only the traced pairs")
     args = parser.parse_args()
     proxy_bin = args.proxy_bin if args.proxy_bin and Path(args.proxy_bin).exists() else ""
 

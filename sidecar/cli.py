@@ -127,7 +127,7 @@ async def _serve(
     log = logging.getLogger("sidecar.cli")
     if not lifecycle.is_loopback(listen):
         log.warning("listening on a non-loopback address", extra={"fields": {"address": listen.address}})
-    server = SidecarServer(config, token)
+    server = SidecarServer(config, token, settle_heap=True)
     try:
         bound = await server.start(listen)
     except StateDirBusy as exc:

@@ -11,6 +11,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from sidecar import heap
 from sidecar.app import App
 from sidecar.config import Config
 from sidecar.lifecycle import ListenSpec
@@ -71,8 +72,11 @@ def build_app(config: Config) -> App:
 class SidecarServer:
     """One running server. `start()` binds and serves; `stop()` drains and cleans up."""
 
-    def __init__(self, config: Config, token: str, app: App | None = None) -> None:
+    def __init__(self, config: Config, token: str, app: App | None = None, *, settle_heap: bool = False) -> None:
+        """`settle_heap`: freeze the heap once loaded (sidecar/heap.py); for the process
+        that is the sidecar, not for a server started inside a test process."""
         self.config = config
+        self._settle_heap_when_loaded = settle_heap
         self.app = app or build_app(config)
         self.stopped = asyncio.Event()
         self._stop_requested = asyncio.Event()
@@ -88,6 +92,7 @@ class SidecarServer:
             ],
         )
         self._listen: ListenSpec | None = None
+        self._settle: asyncio.Task[None] | None = None
         self._state_lock: StateDirLock | None = None
 
     def request_stop(self, why: str = "") -> None:
@@ -130,9 +135,18 @@ class SidecarServer:
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         app.gateway.start()  # litellm loads in the background
+        if self._settle_heap_when_loaded:
+            self._settle = asyncio.create_task(self._settle_heap(), name="settle-heap")
         self._listen = listen
         log.info("serving", extra={"fields": {"address": listen.handshake_address(), "transport": listen.transport}})
         return listen
+
+    async def _settle_heap(self) -> None:
+        """Once the background loading is over, freeze what start-up made, so the
+        collector never walks it again (a full collection inside a first token was
+        the tail of its time: sidecar/heap.py)."""
+        await self.app.gateway.loaded()
+        heap.settle()
 
     async def stop(self, reason: str = "") -> None:
         """Drain: health NOT_SERVING, no new work, cancel runs, stop, flush the journal."""
@@ -141,6 +155,8 @@ class SidecarServer:
         app = self.app
         app.shutting_down = True
         log.info("shutting down", extra={"fields": {"reason": reason}})
+        if self._settle is not None:
+            self._settle.cancel()
         try:
             await self._health.enter_graceful_shutdown()
             await app.runs.aclose()

@@ -17,6 +17,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from sidecar import runtrace
 from sidecar.config import ModelProfile
 from sidecar.errors import ProviderTimeout, SidecarError
 from sidecar.llm.faults import map_exception
@@ -144,6 +145,7 @@ async def _first(send: Send, body: dict[str, Any], timeout: float, model: str) -
     upstream = None
     # Its own task: when we give up on it mid-flight, a stream it still returns is closed,
     # never left holding a pooled connection.
+    runtrace.mark("send")
     call = asyncio.ensure_future(send(body))
     try:
         async with asyncio.timeout(timeout):
@@ -207,6 +209,7 @@ class ModelCall:
         usage, finish = first.usage, first.finish
         if first.text:
             parts.append(first.text)
+            runtrace.mark("relayed")
             yield TextPiece(first.text)
         try:
             if not (finish and usage):

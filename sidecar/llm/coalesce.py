@@ -6,6 +6,9 @@ a window of the last emission is held until that window closes. No text is
 held longer than one window. A sentence end always ends a delta and is sent
 at once; a full stop at the very end of what arrived so far is ambiguous
 ("Dr." / "3.14") and waits up to one window for the next character to tell.
+The first text of a reply never waits on the timer: when it ends so, what
+precedes the punctuation goes out at once and only the punctuation waits
+("Hello." -> "Hello" now, "." with its sentence end when told apart).
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ _CLOSERS = "\"'”’)]»"
 #: Terminal punctuation (and closing quotes) followed by whitespace.
 _BOUNDARY = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s)")
 _TAIL = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*$")
+#: `_last_emit` before anything was sent.
+_NEVER = float("-inf")
+#: `_last_emit` before anything was sent.
+_NEVER = float("-inf")
 _ABBREV = frozenset({"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "mt", "no"})
 
 
@@ -103,7 +110,7 @@ class Coalescer:
         self._pending = ""
         #: The end of what was already sent: context for abbreviations.
         self._sent_tail = ""
-        self._last_emit = float("-inf")
+        self._last_emit = _NEVER
         self._timer: Timer | None = None
 
     @property
@@ -145,6 +152,13 @@ class Coalescer:
             return
         now = self._clock.now()
         if ends_sentence(self._pending, self._sent_tail):
+            if self._last_emit == _NEVER:
+                # The first words are what the player waits for: only the trailing
+                # punctuation is in doubt, so what precedes it goes out now.
+                tail = _TAIL.search(self._pending)
+                assert tail is not None  # ends_sentence found it
+                head, self._pending = self._pending[: tail.start()], self._pending[tail.start() :]
+                self._send(head, False)
             self._arm(self.window_s)  # wait (at most a window) to see what follows
         elif self._timer is None and now - self._last_emit >= self.window_s:
             text, self._pending = self._pending, ""

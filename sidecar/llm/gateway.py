@@ -102,6 +102,14 @@ class ModelGateway:
         finally:
             self._warm.set_result(None)
 
+    async def loaded(self) -> None:
+        """Returns once the background loading started by `start()` is over, however it
+        ended (the server then freezes what it made: sidecar/heap.py)."""
+        loads = [self._warm, self._litellm] if self.needs_litellm else [self._warm]
+        # asyncio.wait never cancels what it waits on: cancelling this waiter leaves the
+        # shared futures (and their loader threads) alone.
+        await asyncio.wait([asyncio.wrap_future(f) for f in loads])
+
     @property
     def ready(self) -> bool:
         """GetInfo.llm_ready: the background loading is over and litellm, when some

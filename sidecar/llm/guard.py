@@ -86,7 +86,17 @@ def request_checker(engine_ids: Iterable[str], moment: Moment | None) -> Callabl
     return lambda request: check_request(request, ids, moment=moment)
 
 
+#: Joins a request's texts for one search: neither a letter nor a digit, so an all-letter
+#: or all-digit ID at a text's edge still counts (idmatch's edge rule) and no hit is lost.
+_JOIN = "\n"
+
+
 def _check_messages(messages: list[Any], matcher: IdMatcher, extra: IdMatcher | None) -> None:
+    # One search over all the messages' texts (a prompt is tens of messages, and this is
+    # on the way to the first token); only a hit, which is rare, needs the per-message
+    # pass below to say where, and that pass has the last word (a hit across a join is none).
+    if _found((_JOIN.join(_message_texts(messages)),), matcher, extra) is None:
+        return
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
             parts: Iterable[tuple[str, Any]] = [("", message)]
@@ -105,6 +115,24 @@ def _check_messages(messages: list[Any], matcher: IdMatcher, extra: IdMatcher | 
                     f"message {index}",
                     {"message_index": str(index), "kind": what},
                 )
+
+
+def _message_texts(messages: list[Any]) -> list[str]:
+    """Every string `_check_messages` searches (a loop, not generators: ~2x faster here)."""
+    out: list[str] = []
+    for message in messages:
+        if not isinstance(message, Mapping):
+            if message:
+                out.extend(_strings(message))
+            continue
+        for key, value in message.items():
+            if key == "role" or not value:
+                continue
+            if type(value) is str:
+                out.append(value)
+            else:
+                out.extend(_strings(value))
+    return out
 
 
 def _found(texts: Iterable[str], matcher: IdMatcher, extra: IdMatcher | None) -> str | None:

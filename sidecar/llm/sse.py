@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 import msgspec
 
+from sidecar import runtrace
 from sidecar.errors import ProviderBadRequest, ProviderError, ProviderTimeout, ProviderUnavailable
 from sidecar.llm.faults import http_error
 from sidecar.llm.routes import Route
@@ -111,6 +112,7 @@ class SseStream:
     async def _chunks(self) -> AsyncGenerator[Chunk, None]:
         try:
             async for raw in self._lines:
+                runtrace.mark("first_line")
                 if not raw.startswith(b"data:"):
                     continue
                 data = raw[5:].strip()
@@ -124,6 +126,8 @@ class SseStream:
                 if body.error is not None:
                     raise ProviderUnavailable(f"{self._where} failed mid-stream: {str(body.error)[:200]}")
                 chunk = _chunk(body)
+                if chunk.text:
+                    runtrace.mark("first_delta")
                 self._usage_seen = self._usage_seen or chunk.usage is not None
                 yield chunk
         except ValueError as exc:  # aiohttp: a line longer than MAX_LINE
@@ -184,8 +188,10 @@ async def open_sse(
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
     if request.get("api_key"):
         headers["Authorization"] = f"Bearer {request['api_key']}"
+    data = msgspec.json.encode(body)
+    runtrace.mark("body")
     try:
-        response = await http.post(route.url, data=msgspec.json.encode(body), headers=headers)
+        response = await http.post(route.url, data=data, headers=headers)
     except TimeoutError as exc:
         raise ProviderTimeout(f"{where}: connect timed out") from exc
     except aiohttp.ClientError as exc:
@@ -197,4 +203,5 @@ async def open_sse(
             text = ""
         response.close()
         raise http_error(response.status, text, where)
+    runtrace.mark("headers")
     return SseStream(response, where)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from sidecar import runtrace
 from sidecar.context.contract import Accepted
 from sidecar.context.prepared import Prepared
 from sidecar.context.retry import retry_messages
@@ -93,6 +94,7 @@ class _Outbox:
 
     def _hand_out(self, piece: Piece | None) -> None:
         if piece is not None:
+            runtrace.mark("emitted")
             self._emit(Text(piece.text, piece.sentence_end, self._attempt, piece.mentions))
 
     def flush(self) -> None:
@@ -151,12 +153,13 @@ async def run_attempts(
         if isinstance(verdict, Accepted):
             # What the game shows names entities its way too (the session keeps the
             # notes as the model wrote them: they go back into later prompts).
-            names = prepared.dealiaser()
-            if verdict.action is not None:
-                message = names.whole(verdict.action.message).text
-                emit(ActionChosen(msgspec.structs.replace(verdict.action, message=message)))
-            if verdict.notes is not None:
-                emit(NotesChanged(names.whole(verdict.notes).text))
+            if verdict.action is not None or verdict.notes is not None:  # (decisions: built only then)
+                names = prepared.dealiaser()
+                if verdict.action is not None:
+                    message = names.whole(verdict.action.message).text
+                    emit(ActionChosen(msgspec.structs.replace(verdict.action, message=message)))
+                if verdict.notes is not None:
+                    emit(NotesChanged(names.whole(verdict.notes).text))
             emit(
                 UsageReport(
                     progress.prompt_tokens, progress.completion_tokens, progress.cached_tokens, progress.cost_usd

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sidecar import runtrace
 from sidecar.config import Config
 from sidecar.context.contract import RunSpec
 from sidecar.errors import (
@@ -227,8 +228,10 @@ class RunScheduler:
         plan = handle.plan
         assert handle.slot is not None
         await handle.slot
+        runtrace.mark("slot")
         started = time.monotonic()
         prompt = await self._prompt(plan)
+        runtrace.mark("prompt")
         prepared = handle.prepared = prompt.prepared
         spec, target = plan.spec, plan.target
         emit(Started(spec.session_id, spec.actor_id, target.name, target.profile.model, prompt.session.revision))

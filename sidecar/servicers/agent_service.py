@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from sidecar import runtrace
 from sidecar.app import App
 from sidecar.errors import InvalidRequest, RunCancelled
 from sidecar.llm.types import Limits
@@ -57,61 +58,57 @@ def run_options_from_proto(request: pb.RunRequest, time_remaining: float | None)
 
 
 def event_to_proto(run_id: str, seq: int, value: ev.RunEventValue) -> pb.RunResponse:
-    event = pb.RunEvent(run_id=run_id, seq=seq)
+    # Filled in place: a message passed to a constructor or CopyFrom is copied, and this
+    # runs once per streamed event (half the cost of building the parts and copying them).
+    response = pb.RunResponse()
+    event = response.event
+    event.run_id = run_id
+    event.seq = seq
     if isinstance(value, ev.Text):
-        event.text.text = value.text
-        event.text.sentence_end = value.sentence_end
-        event.text.attempt = value.attempt
+        text = event.text
+        text.text = value.text
+        text.sentence_end = value.sentence_end
+        text.attempt = value.attempt
         for m in value.mentions:
             # The wire counts UTF-8 bytes (proto/sidecar/v1/agent_service.proto, EntityMention).
             start = len(value.text[: m.start].encode())
             length = len(value.text[m.start : m.start + m.length].encode())
-            event.text.mentions.add(entity_id=m.entity_id, start=start, length=length)
+            text.mentions.add(entity_id=m.entity_id, start=start, length=length)
     elif isinstance(value, ev.Started):
-        event.started.CopyFrom(
-            pb.RunStarted(
-                session_id=value.session_id,
-                actor_id=value.actor_id,
-                profile=value.profile,
-                model=value.model,
-                revision=value.revision,
-            )
-        )
+        started = event.started
+        started.session_id = value.session_id
+        started.actor_id = value.actor_id
+        started.profile = value.profile
+        started.model = value.model
+        started.revision = value.revision
     elif isinstance(value, ev.AttemptRejected):
-        event.rejected.CopyFrom(pb.AttemptRejected(attempt=value.attempt, reason=value.reason))
+        event.rejected.attempt = value.attempt
+        event.rejected.reason = value.reason
     elif isinstance(value, ev.ActionChosen):
-        c = value.chosen
-        event.action.CopyFrom(
-            pb.ChosenAction(action_id=c.action_id, index=c.index, message=c.message, mentioned_ids=c.mentioned_ids)
-        )
+        c, action = value.chosen, event.action
+        action.action_id = c.action_id
+        action.index = c.index
+        action.message = c.message
+        action.mentioned_ids.extend(c.mentioned_ids)
     elif isinstance(value, ev.NotesChanged):
         event.notes.notes = value.notes
     elif isinstance(value, ev.UsageReport):
-        event.usage.CopyFrom(
-            pb.Usage(
-                prompt_tokens=value.prompt_tokens,
-                completion_tokens=value.completion_tokens,
-                cached_tokens=value.cached_tokens,
-                cost_usd=value.cost_usd,
-            )
-        )
+        usage = event.usage
+        usage.prompt_tokens = value.prompt_tokens
+        usage.completion_tokens = value.completion_tokens
+        usage.cached_tokens = value.cached_tokens
+        usage.cost_usd = value.cost_usd
     elif isinstance(value, ev.Finished):
-        t = value.timings
-        event.finished.CopyFrom(
-            pb.RunFinished(
-                finish_reason=_FINISH.get(value.finish_reason, pb.FINISH_REASON_UNSPECIFIED),
-                timings=pb.Timings(
-                    queued_ms=t.queued_ms,
-                    prompt_build_ms=t.prompt_build_ms,
-                    first_token_ms=t.first_token_ms,
-                    total_ms=t.total_ms,
-                ),
-                attempts=value.attempts,
-            )
-        )
+        t, finished = value.timings, event.finished
+        finished.finish_reason = _FINISH.get(value.finish_reason, pb.FINISH_REASON_UNSPECIFIED)
+        finished.timings.queued_ms = t.queued_ms
+        finished.timings.prompt_build_ms = t.prompt_build_ms
+        finished.timings.first_token_ms = t.first_token_ms
+        finished.timings.total_ms = t.total_ms
+        finished.attempts = value.attempts
     else:  # pragma: no cover - a new event type without a mapping is a bug
         raise TypeError(f"no wire form for {type(value).__name__}")
-    return pb.RunResponse(event=event)
+    return response
 
 
 # The base is Any to mypy: grpc and the generated *_grpc.py ship no type stubs.
@@ -120,20 +117,30 @@ class AgentServicer(agent_service_pb2_grpc.AgentServiceServicer):  # type: ignor
         self.app = app
 
     async def Run(self, request: pb.RunRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RunResponse]:
+        runtrace.mark("servicer")
         if len(request.run_id) > 128:
             raise InvalidRequest("run_id is longer than 128 characters")
         spec = run_spec_from_proto(request, request.run_id)
         options = run_options_from_proto(request, context.time_remaining())
         handle = self.app.runs.submit(spec, options)
         run_id = handle.run_id
+        runtrace.mark("submitted")
+        tracing = runtrace.enabled()
         seq = 0
         try:
             async for value in handle.events():
                 seq += 1
-                yield event_to_proto(run_id, seq, value)
+                response = event_to_proto(run_id, seq, value)
+                if tracing and isinstance(value, ev.Text):
+                    runtrace.mark("proto")
+                    yield response
+                    runtrace.mark("written")
+                else:
+                    yield response
         finally:
             # Client cancelled or the deadline passed: stop the model now.
             handle.cancel(RunCancelled(f"run {run_id!r}: the client went away"))
+            runtrace.finish(run_id)
 
     async def CancelRun(self, request: pb.CancelRunRequest, context: grpc.aio.ServicerContext) -> pb.CancelRunResponse:
         if not request.run_id:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from sidecar import runtrace
 from sidecar.auth import OPEN_METHODS, TokenCheck
 from sidecar.config import StateLimits
 from sidecar.errors import InvalidRequest, LimitExceeded, SidecarError, Unauthenticated
@@ -72,12 +73,14 @@ def _tolerant(deserialize: Callable[[bytes], Any] | None, max_bytes: int, limit:
                 f"the {type_name} is {len(data)} bytes, over {limit}={max_bytes}", metadata={"limit": limit}
             ))
         try:
-            return deserialize(data)
+            request = deserialize(data)
         except Exception as exc:  # noqa: BLE001 - any parse failure is the client's bad bytes
             return Malformed(InvalidRequest(
                 f"the request is not a valid {type_name} (corrupt wire format or invalid UTF-8): "
                 f"{str(exc) or type(exc).__name__}"
             ))
+        runtrace.mark("parsed")
+        return request
 
     return tolerant
 
@@ -98,6 +101,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
+        runtrace.begin()
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler  # grpc answers UNIMPLEMENTED

@@ -93,27 +93,51 @@ def test_abbreviations_and_initials_do_not_end_sentences() -> None:
 
 def test_a_trailing_full_stop_waits_for_the_next_character() -> None:
     c, sent, clock = make()
-    c.feed("Pi is 3.")
-    assert sent == [] and clock.armed == [100.25]  # ambiguous: held (at most a window)
+    c.feed("Well")
+    clock.advance(WINDOW)
+    c.feed(", pi is 3.")
+    assert sent.texts == ["Well"] and clock.armed == [100.5]  # ambiguous: held (at most a window)
     clock.advance(0.125)
     c.feed("14 exactly")
     c.flush()
     assert all(not chunk.sentence_end for chunk in sent.chunks)
-    assert "".join(sent.texts) == "Pi is 3.14 exactly"
+    assert "".join(sent.texts) == "Well, pi is 3.14 exactly"
 
-    c2, sent2, _ = make()
-    c2.feed("It ends.")
+    c2, sent2, clock2 = make()
+    c2.feed("So")
+    clock2.advance(WINDOW)
+    c2.feed(" it ends.")
     c2.feed(" Next")
-    assert sent2.chunks[0] == TextChunk("It ends.", True)
+    assert sent2.chunks[1] == TextChunk(" it ends.", True)
+
+
+def test_the_first_words_never_wait_for_the_timer_only_an_ambiguous_stop_does() -> None:
+    c, sent, clock = make()
+    c.feed("Pi is 3.")
+    # Sent before feed returned (no timer ran): only the full stop waits to be told apart.
+    assert sent == [(100.0, TextChunk("Pi is 3", False))] and clock.armed == [100.25]
+    c.feed("14 exactly")
+    c.flush()
+    assert "".join(sent.texts) == "Pi is 3.14 exactly"
+    assert all(not chunk.sentence_end for chunk in sent.chunks)
+
+    c2, sent2, clock2 = make()
+    c2.feed("It ends.")
+    assert sent2.chunks == [TextChunk("It ends", False)]
+    clock2.advance(WINDOW)
+    assert sent2.chunks == [TextChunk("It ends", False), TextChunk(".", True)]
 
 
 def test_a_trailing_full_stop_is_taken_as_an_end_when_the_window_closes() -> None:
     c, sent, clock = make()
-    c.feed("It ends.")
+    c.feed("So")
+    clock.advance(WINDOW)
+    c.feed(" it ends.")
+    assert sent.texts == ["So"]
     clock.advance(WINDOW - 1 / 1024)
-    assert sent == []
+    assert sent.texts == ["So"]
     clock.advance(1 / 1024)
-    assert sent == [(100.25, TextChunk("It ends.", True))]
+    assert sent == [(100.0, TextChunk("So")), (100.5, TextChunk(" it ends.", True))]
 
 
 def test_flush_sends_what_is_held_at_once_and_disarms_the_timer() -> None:

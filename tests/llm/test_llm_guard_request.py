@@ -71,3 +71,24 @@ def test_every_field_but_the_config_ones_is_searched() -> None:
         {"messages": [], "model": f"openai/{GOBLIN}", "api_key": GOBLIN, "max_tokens": 2147483647},
         ids | {"2147483647"},
     )
+
+
+@pytest.mark.parametrize("ident", ["Grubnakarrowtooth", "2147483647", GOBLIN], ids=["letters", "digits", "mixed"])
+@pytest.mark.parametrize("where", ["start", "end", "whole", "name"])
+def test_an_id_at_a_messages_edge_is_found_by_the_one_pass_search(ident: str, where: str) -> None:
+    """The guard searches all messages' texts joined; an ID touching a text's edge is
+    still a whole token there, and the error still says which message held it."""
+    content = {"start": f"{ident} waits.", "end": f"Here is {ident}", "whole": ident, "name": "Quiet."}[where]
+    message = {"role": "user", "content": content, **({"name": ident} if where == "name" else {})}
+    messages = [{"role": "system", "content": "Narrate the scene"}, message, {"role": "user", "content": "Go on"}]
+    with pytest.raises(PrivacyLeakBlocked) as err:
+        check_request({"messages": messages}, {ident})
+    assert err.value.metadata["message_index"] == "1"
+
+
+def test_texts_that_only_form_an_id_when_joined_pass() -> None:
+    """Neighbouring messages never make an ID across their boundary, and an all-letter
+    ID inside a longer word is no ID (idmatch's edge rule), joined or not."""
+    messages = [{"role": "user", "content": "Grubnakarrow"}, {"role": "user", "content": "tooth"},
+                {"role": "user", "content": "The Grubnakarrowtoothish banner"}]
+    check_request({"messages": messages}, {"Grubnakarrowtooth"})
