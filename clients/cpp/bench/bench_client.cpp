@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -100,8 +101,11 @@ int main(int argc, char** argv) {
   if (!client.OpenSession(open, nullptr).ok()) Fail("OpenSession failed");
 
   // Unary ApplyDeltas, one op per batch (the per-tick case).
+  // Client CPU per call (this process, all threads): on a shared machine the server
+  // runs on the same cores, so a client that burns CPU while it waits slows the server.
   std::vector<double> unary_us;
   int64_t rev = 0;
+  const std::clock_t unary_cpu0 = std::clock();
   for (int i = 0; i < batches; ++i) {
     v1::ApplyDeltasRequest req;
     req.set_session_id("bench");
@@ -115,10 +119,12 @@ int main(int argc, char** argv) {
     if (!st.ok()) Fail("ApplyDeltas: " + st.ToString());
     rev = resp.revision();
   }
+  const double unary_cpu_us = (std::clock() - unary_cpu0) * 1e6 / CLOCKS_PER_SEC / std::max(1, batches);
 
   // The same batches over one StreamDeltas stream, one at a time.
   std::vector<double> stream_us;
   auto stream = client.StreamDeltas();
+  const std::clock_t stream_cpu0 = std::clock();
   for (int i = 0; i < batches; ++i) {
     v1::StreamDeltasRequest req;
     req.set_session_id("bench");
@@ -132,6 +138,7 @@ int main(int argc, char** argv) {
     if (!st.ok()) Fail("StreamDeltas: " + st.ToString());
     rev = resp.revision();
   }
+  const double stream_cpu_us = (std::clock() - stream_cpu0) * 1e6 / CLOCKS_PER_SEC / std::max(1, batches);
   if (!stream->Finish().ok()) Fail("StreamDeltas finish");
 
   // Scripted runs: the first pays for the model layer's background import.
@@ -205,12 +212,13 @@ int main(int argc, char** argv) {
       "\"launch_to_first_call_ms_p50\":%.1f,\"stop_ms_p50\":%.1f,"
       "\"batches\":%d,\"apply_deltas_unary_us_p50\":%.0f,\"apply_deltas_unary_us_p99\":%.0f,"
       "\"stream_deltas_us_p50\":%.0f,\"stream_deltas_us_p99\":%.0f,\"stream_vs_unary_p50\":%.2f,"
+      "\"apply_deltas_unary_cpu_us\":%.0f,\"stream_deltas_cpu_us\":%.0f,"
       "\"runs\":%d,\"run_cold_first_token_ms\":%.1f,\"run_first_token_ms_p50\":%.1f,\"run_total_ms_p50\":%.1f,"
       "\"crowd\":%d,\"crowd_threads_before\":%d,\"crowd_threads_peak\":%d,\"crowd_wall_ms\":%.1f,"
       "\"crowd_first_token_ms_p50\":%.1f,\"crowd_first_token_ms_max\":%.1f}\n",
       launches, Pct(launch_ms, 0.5), Pct(launch_ms, 1.0), Pct(first_call_ms, 0.5), Pct(stop_ms, 0.5), batches,
       Pct(unary_us, 0.5), Pct(unary_us, 0.99), Pct(stream_us, 0.5), Pct(stream_us, 0.99),
-      Pct(stream_us, 0.5) / std::max(1.0, Pct(unary_us, 0.5)), runs, cold_ttft, Pct(ttft_ms, 0.5),
+      Pct(stream_us, 0.5) / std::max(1.0, Pct(unary_us, 0.5)), unary_cpu_us, stream_cpu_us, runs, cold_ttft, Pct(ttft_ms, 0.5),
       Pct(total_ms, 0.5), crowd, threads_before, threads_peak, crowd_wall_ms, Pct(crowd_first_ms, 0.5),
       Pct(crowd_first_ms, 1.0));
   return 0;
