@@ -2,8 +2,11 @@
 """The three clients' benches in the same run, interleaved: each round runs the C++
 bench, the C# bench (once per --csharp-env variant) and the Python bench back to back,
 so a figure is compared with the others taken within the same minute on a shared
-machine. Prints one JSON line per bench run (with the load average before it) and a
-p50 table per figure, C# against C++ in each round.
+machine. Each round also times the C++ and C# launchers alone against the fake sidecar
+script (clients/cpp/tests/fake_sidecar.sh, handshake at once): process spawn, pipes and
+the handshake read, without the real sidecar's start-up. Prints one JSON line per bench
+run (with the load average before it) and a p50 table per figure, C# against C++ in each
+round.
 
 Usage: .venv/bin/python scripts/bench_clients.py [--rounds 3] [--launches 10]
            [--batches 1000] [--runs 10] [--csharp-env NAME=K=V,K=V ...] [--no-python]
@@ -25,10 +28,13 @@ ROOT = Path(__file__).resolve().parent.parent
 EXE = str(ROOT / ".venv" / "bin" / "game-sidecar")
 CONFIG = str(ROOT / "clients" / "cpp" / "bench" / "bench.toml")
 ALLOC = str(ROOT / "clients" / "csharp" / "bench" / "alloc.toml")
+FAKE = str(ROOT / "clients" / "cpp" / "tests" / "fake_sidecar.sh")
 CPP = ROOT / "clients" / "cpp" / "build" / "bench_client"
 CSHARP = ROOT / "clients" / "csharp" / "bench" / "BenchClient" / "bin" / "Release" / "net10.0" / "BenchClient.dll"
 FIGURES = [
     "launch_to_handshake_ms_p50",
+    "fake_launch_to_handshake_ms_p50",
+    "fake_stop_ms_p50",
     "apply_deltas_unary_us_p50",
     "apply_deltas_unary_cpu_us",
     "stream_deltas_us_p50",
@@ -65,16 +71,25 @@ def main() -> int:
     parser.add_argument("--csharp-env", action="append", default=[], metavar="NAME=K=V,...",
                         help="a C# variant with extra environment (repeatable); default: one, 'csharp='")
     parser.add_argument("--no-python", action="store_true")
+    parser.add_argument("--launcher-launches", type=int, default=30, help="launches of the fake sidecar per client")
     args = parser.parse_args()
     counts = ["--launches", str(args.launches), "--batches", str(args.batches), "--runs", str(args.runs)]
     cpp = [str(CPP), EXE, CONFIG, *counts, "--crowd", "0"]
+    fake = ["--launches", str(args.launcher_launches), "--launcher-only", "1"]
     clients: list[tuple[str, list[str], dict[str, str]]] = [("cpp", cpp, {})]
+    launchers: dict[str, tuple[list[str], dict[str, str]]] = {"cpp": ([str(CPP), FAKE, "-", *fake], {})}
     for name, env in map(variant, args.csharp_env or ["csharp="]):
         clients.append((name, ["dotnet", str(CSHARP), EXE, CONFIG, ALLOC, *counts], env))
+        launchers[name] = (["dotnet", str(CSHARP), FAKE, "-", "-", *fake], env)
     if not args.no_python:
         py = [sys.executable, str(ROOT / "scripts" / "bench_client_py.py"), "--config", CONFIG, *counts]
         clients.append(("python", py, {}))
-    rounds = [{label: run(label, cmd, env) for label, cmd, env in clients} for _ in range(args.rounds)]
+    rounds = []
+    for _ in range(args.rounds):
+        results = {label: run(label, cmd, env) for label, cmd, env in clients}
+        for label, (cmd, env) in launchers.items():
+            results[label].update({k: v for k, v in run(label, cmd, env).items() if k.startswith("fake_")})
+        rounds.append(results)
 
     labels = [label for label, _, _ in clients]
     print("\n| figure | round | load | " + " | ".join(labels) + " | " +

@@ -5,6 +5,10 @@
 //
 //   BenchClient SIDECAR_EXE CONFIG_TOML ALLOC_TOML [--launches N] [--batches N] [--runs N]
 //               [--warmup-seconds S] [--alloc-sampled-runs N] [--no-deadline]
+//   BenchClient clients/cpp/tests/fake_sidecar.sh - - --launches N --launcher-only 1
+//
+// --launcher-only 1: the launcher alone, against the fake sidecar script started with
+// "until-eof" (handshake at once, exit on stdin EOF), as the C++ bench does it.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -20,6 +24,7 @@ int launches = 5, batches = 500, runs = 5;
 var deadline = true;
 double warmupSeconds = 3;
 var sampledRuns = 100;
+var launcherOnly = false;
 for (var i = 3; i < args.Length; i++)
 {
     if (args[i] == "--no-deadline") deadline = false; // baseline: unary calls without grpc-timeout
@@ -27,6 +32,7 @@ for (var i = 3; i < args.Length; i++)
     if (args[i] == "--launches") launches = int.Parse(args[i + 1]);
     if (args[i] == "--batches") batches = int.Parse(args[i + 1]);
     if (args[i] == "--runs") runs = int.Parse(args[i + 1]);
+    if (args[i] == "--launcher-only") launcherOnly = args[i + 1] == "1";
     if (args[i] == "--alloc-sampled-runs") sampledRuns = int.Parse(args[i + 1]);
     if (args[i] == "--warmup-seconds") warmupSeconds = double.Parse(args[i + 1], CultureInfo.InvariantCulture);
 }
@@ -40,6 +46,26 @@ SidecarProcessOptions Options(string cfg) => new SidecarProcessOptions
     Client = new SidecarClientOptions { CallTimeout = deadline ? TimeSpan.FromSeconds(30) : (TimeSpan?)null },
 };
 double Ms(long ticks) => ticks * 1000.0 / Stopwatch.Frequency;
+
+if (launcherOnly)
+{
+    var hsMs = new List<double>();
+    var endMs = new List<double>();
+    for (var i = 0; i < launches; i++)
+    {
+        var o = Options(config);
+        o.Arguments = new List<string> { "until-eof" };
+        var t0 = Stopwatch.GetTimestamp();
+        var p = await SidecarProcess.LaunchAsync(o);
+        var t1 = Stopwatch.GetTimestamp();
+        await p.StopAsync();
+        hsMs.Add(Ms(t1 - t0));
+        endMs.Add(Ms(Stopwatch.GetTimestamp() - t1));
+    }
+    Console.WriteLine("{\"bench\":\"csharp_launcher\"," + $"\"launches\":{launches}," +
+        J("fake_launch_to_handshake_ms_p50", Pct(hsMs, 0.5), "0.00") + "," + J("fake_stop_ms_p50", Pct(endMs, 0.5), "0.00") + "}");
+    return 0;
+}
 
 // Launch -> handshake, and Stop (stdin EOF -> reaped).
 var launchMs = new List<double>();
