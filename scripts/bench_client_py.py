@@ -5,9 +5,8 @@ machine: launch -> handshake and stop, unary ApplyDeltas against StreamDeltas (o
 op per batch), and scripted runs (first token, cold and warm). Prints one JSON object.
 
 Before the measured calls, all three benches warm up the same way: unary and stream
-calls for --warmup-seconds, then a 1 s pause (the sidecar imports its model layer in the
-background after start-up, and .NET recompiles hot code; neither belongs in a steady-state
-figure).
+calls for --warmup-seconds, then a 1 s pause (start-up work, the sidecar's background
+imports or .NET's JIT, does not belong in a steady-state figure).
 
 Usage: .venv/bin/python scripts/bench_client_py.py [--config clients/cpp/bench/bench.toml]
            [--launches 10] [--batches 1000] [--runs 10] [--warmup-seconds 3]

@@ -134,10 +134,9 @@ int main(int argc, char** argv) {
   if (!client.OpenSession(open, nullptr).ok()) Fail("OpenSession failed");
 
   // Unary ApplyDeltas, one op per batch (the per-tick case).
-  // Warm-up, not measured, as in the C# and Python benches: unary and stream calls for
-  // --warmup-seconds, then 1 s of quiet. Right after launch the sidecar imports its model
-  // layer in the background, which on a loaded machine took the first seconds of calls
-  // with it (unary p50 6 ms instead of 0.7).
+  // Warm-up, not measured, the same in the C# and Python benches: unary and stream calls
+  // for --warmup-seconds, then 1 s of quiet, so no client's measured calls share the CPU
+  // with start-up work (the sidecar's background imports, .NET's JIT).
   {
     int64_t wrev = 0;
     auto warm = client.StreamDeltas();
