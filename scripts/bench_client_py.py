@@ -4,8 +4,12 @@
 machine: launch -> handshake and stop, unary ApplyDeltas against StreamDeltas (one
 op per batch), and scripted runs (first token, cold and warm). Prints one JSON object.
 
+Before the measured calls, all three benches warm up the same way: unary and stream
+calls for --warmup-seconds, then a 1 s pause (start-up work, the sidecar's background
+imports or .NET's JIT, does not belong in a steady-state figure).
+
 Usage: .venv/bin/python scripts/bench_client_py.py [--config clients/cpp/bench/bench.toml]
-           [--launches 10] [--batches 1000] [--runs 10]
+           [--launches 10] [--batches 1000] [--runs 10] [--warmup-seconds 3]
 """
 
 from __future__ import annotations
@@ -57,16 +61,30 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
     async with await SidecarProcess.launch(launch_args, command=[exe], timeout=30) as sidecar:
         client = sidecar.client
         await client.open_session("bench")
+        rev, warmup = 0, 0
+        warm = client.sessions.StreamDeltas()
+        warm_until = time.perf_counter() + args.warmup_seconds
+        while time.perf_counter() < warm_until:
+            rev = (await client.apply_deltas("bench", rev, [fact(warmup)], delta_id=f"wu{warmup}")).revision
+            await warm.write(session_pb.StreamDeltasRequest(session_id="bench", base_revision=rev,
+                                                            delta_id=f"ws{warmup}", ops=[fact(warmup)]))
+            rev = (await warm.read()).revision
+            warmup += 1
+        await warm.done_writing()
+        await asyncio.sleep(1.0)
+
         unary_us: list[float] = []
-        rev = 0
+        cpu0 = time.process_time()
         for i in range(args.batches):
             t0 = time.perf_counter()
             r = await client.apply_deltas("bench", rev, [fact(i)], delta_id=f"u{i}")
             unary_us.append((time.perf_counter() - t0) * 1e6)
             rev = r.revision
+        unary_cpu_us = (time.process_time() - cpu0) * 1e6 / max(1, args.batches)
 
         stream_us: list[float] = []
         call = client.sessions.StreamDeltas()
+        cpu0 = time.process_time()
         for i in range(args.batches):
             req = session_pb.StreamDeltasRequest(session_id="bench", base_revision=rev, delta_id=f"s{i}", ops=[fact(i)])
             t0 = time.perf_counter()
@@ -76,6 +94,7 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
             if resp.HasField("error"):
                 raise SystemExit(f"StreamDeltas: {resp.error}")
             rev = resp.revision
+        stream_cpu_us = (time.process_time() - cpu0) * 1e6 / max(1, args.batches)
         await call.done_writing()
 
         ttft_ms, total_ms, cold = [], [], 0.0
@@ -98,10 +117,11 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
         "launch_to_handshake_ms_p50": round(pct(launch_ms, 0.5), 1),
         "launch_to_handshake_ms_max": round(max(launch_ms), 1),
         "launch_to_first_call_ms_p50": round(pct(first_call_ms, 0.5), 1), "stop_ms_p50": round(pct(stop_ms, 0.5), 1),
-        "batches": args.batches,
+        "batches": args.batches, "warmup_batches": warmup, "warmup_seconds": args.warmup_seconds,
         "apply_deltas_unary_us_p50": round(pct(unary_us, 0.5)), "apply_deltas_unary_us_p99": round(pct(unary_us, 0.99)),
         "stream_deltas_us_p50": round(pct(stream_us, 0.5)), "stream_deltas_us_p99": round(pct(stream_us, 0.99)),
         "stream_vs_unary_p50": round(pct(stream_us, 0.5) / max(1.0, pct(unary_us, 0.5)), 2),
+        "apply_deltas_unary_cpu_us": round(unary_cpu_us), "stream_deltas_cpu_us": round(stream_cpu_us),
         "runs": args.runs, "run_cold_first_token_ms": round(cold, 1),
         "run_first_token_ms_p50": round(pct(ttft_ms, 0.5), 1), "run_total_ms_p50": round(pct(total_ms, 0.5), 1),
     }
@@ -113,6 +133,7 @@ if __name__ == "__main__":
     parser.add_argument("--launches", type=int, default=10)
     parser.add_argument("--batches", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--warmup-seconds", type=float, default=3.0)
     parsed = parser.parse_args()
     parsed.config = str(Path(parsed.config).resolve())
     print(json.dumps(asyncio.run(main(parsed))))

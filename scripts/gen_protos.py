@@ -4,10 +4,13 @@
 - Python: sidecar/v1/ (protoc's python, pyi and grpc_python output, from grpcio-tools).
 - C#: clients/unity/Runtime/Generated/ (Unity cannot run Grpc.Tools at build time):
   messages and client stubs from the protoc and grpc_csharp_plugin that ship inside
-  the Grpc.Tools NuGet package pinned below (grpcio-tools' protoc has no C# generator).
+  the Grpc.Tools NuGet package pinned below (grpcio-tools' protoc has no C# generator),
+  each with the Unity .meta that scripts/unity_meta.py derives from its path (an
+  immutable package imports no file without one).
 
 Usage: python scripts/gen_protos.py          # regenerate
-       python scripts/gen_protos.py --check  # exit 1 when the committed stubs differ
+       python scripts/gen_protos.py --check  # exit 1 when the committed stubs differ,
+                                             # or a Unity .meta is missing, stale or orphan
 
 The two tools are found in $GRPC_TOOLS_DIR, else in the NuGet cache ($NUGET_PACKAGES
 or ~/.nuget/packages); when they are not there and `dotnet` is on PATH, restoring
@@ -27,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import unity_meta  # scripts/unity_meta.py, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
@@ -124,6 +129,8 @@ def main() -> int:
         if args.check:
             stale = [f"{label} {n}" for (target, label), fresh in zip(targets, fresh_dirs, strict=True)
                      for n in compare(fresh, target)]
+            # The whole package's .meta files, generated or not: one missing is a file Unity skips.
+            stale += [f"Unity .meta: {line}" for line in unity_meta.problems()]
             if tools is None:
                 print("C# stubs not checked: Grpc.Tools not found and no dotnet to restore it")
             if stale:
@@ -148,6 +155,8 @@ def main() -> int:
             for p in fresh.iterdir():
                 shutil.copy2(p, target / p.name)
             print(f"wrote {target.relative_to(ROOT)}")
+        for line in unity_meta.sync():
+            print(f"Unity .meta: fixed {line}")
     return 0
 
 

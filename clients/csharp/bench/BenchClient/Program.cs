@@ -4,6 +4,11 @@
 // process allocates per received TextDelta.
 //
 //   BenchClient SIDECAR_EXE CONFIG_TOML ALLOC_TOML [--launches N] [--batches N] [--runs N]
+//               [--warmup-seconds S] [--alloc-sampled-runs N] [--no-deadline]
+//   BenchClient clients/cpp/tests/fake_sidecar.sh - - --launches N --launcher-only 1
+//
+// --launcher-only 1: the launcher alone, against the fake sidecar script started with
+// "until-eof" (handshake at once, exit on stdin EOF), as the C++ bench does it.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -14,9 +19,12 @@ using Google.Protobuf;
 using GameSidecar.Client;
 using GameSidecar.V1;
 
-if (args.Length < 3) return Fail("usage: BenchClient SIDECAR_EXE CONFIG_TOML ALLOC_TOML [--launches N] [--batches N] [--runs N]");
+if (args.Length < 3) return Fail("usage: BenchClient SIDECAR_EXE CONFIG_TOML ALLOC_TOML [--launches N] [--batches N] [--runs N] [--warmup-seconds S] [--alloc-sampled-runs N] [--no-deadline]");
 int launches = 5, batches = 500, runs = 5;
 var deadline = true;
+double warmupSeconds = 3;
+var sampledRuns = 100;
+var launcherOnly = false;
 for (var i = 3; i < args.Length; i++)
 {
     if (args[i] == "--no-deadline") deadline = false; // baseline: unary calls without grpc-timeout
@@ -24,6 +32,9 @@ for (var i = 3; i < args.Length; i++)
     if (args[i] == "--launches") launches = int.Parse(args[i + 1]);
     if (args[i] == "--batches") batches = int.Parse(args[i + 1]);
     if (args[i] == "--runs") runs = int.Parse(args[i + 1]);
+    if (args[i] == "--launcher-only") launcherOnly = args[i + 1] == "1";
+    if (args[i] == "--alloc-sampled-runs") sampledRuns = int.Parse(args[i + 1]);
+    if (args[i] == "--warmup-seconds") warmupSeconds = double.Parse(args[i + 1], CultureInfo.InvariantCulture);
 }
 string exe = args[0], config = args[1], allocConfig = args[2];
 SidecarProcessOptions Options(string cfg) => new SidecarProcessOptions
@@ -35,6 +46,26 @@ SidecarProcessOptions Options(string cfg) => new SidecarProcessOptions
     Client = new SidecarClientOptions { CallTimeout = deadline ? TimeSpan.FromSeconds(30) : (TimeSpan?)null },
 };
 double Ms(long ticks) => ticks * 1000.0 / Stopwatch.Frequency;
+
+if (launcherOnly)
+{
+    var hsMs = new List<double>();
+    var endMs = new List<double>();
+    for (var i = 0; i < launches; i++)
+    {
+        var o = Options(config);
+        o.Arguments = new List<string> { "until-eof" };
+        var t0 = Stopwatch.GetTimestamp();
+        var p = await SidecarProcess.LaunchAsync(o);
+        var t1 = Stopwatch.GetTimestamp();
+        await p.StopAsync();
+        hsMs.Add(Ms(t1 - t0));
+        endMs.Add(Ms(Stopwatch.GetTimestamp() - t1));
+    }
+    Console.WriteLine("{\"bench\":\"csharp_launcher\"," + $"\"launches\":{launches}," +
+        J("fake_launch_to_handshake_ms_p50", Pct(hsMs, 0.5), "0.00") + "," + J("fake_stop_ms_p50", Pct(endMs, 0.5), "0.00") + "}");
+    return 0;
+}
 
 // Launch -> handshake, and Stop (stdin EOF -> reaped).
 var launchMs = new List<double>();
@@ -59,24 +90,33 @@ var client = sidecar.Client;
 await client.OpenSessionAsync("bench");
 
 // Warm-up, not measured: .NET starts methods as unoptimized tier-0 code and
-// recompiles hot ones in the background, so the first few hundred calls of a
-// process measure the JIT, not the client. A game reaches steady state in seconds.
+// recompiles hot ones on a background thread (tier 1, with PGO) only after a quiet
+// spell with no new tier-0 code; on a loaded 2-core machine 200 calls left the
+// recompilation running into the measured loop (its thread took ~20% of the CPU
+// under perf). So: warm both paths for a fixed time, then wait for the JIT to settle.
+// A game reaches this steady state in its first seconds.
 long rev = 0;
-const int warmup = 200;
-for (var i = 0; i < warmup; i++) rev = (await client.ApplyDeltasAsync("bench", rev, new[] { Fact(i) }, "wu" + i)).Revision;
+var warmup = 0;
+var warmUntil = Stopwatch.GetTimestamp() + (long)(warmupSeconds * Stopwatch.Frequency);
 await using (var warm = client.StreamDeltas())
 {
-    for (var i = 0; i < warmup; i++)
+    while (Stopwatch.GetTimestamp() < warmUntil)
     {
-        var req = new StreamDeltasRequest { SessionId = "bench", BaseRevision = rev, DeltaId = "ws" + i };
-        req.Ops.Add(Fact(i));
+        rev = (await client.ApplyDeltasAsync("bench", rev, new[] { Fact(warmup) }, "wu" + warmup)).Revision;
+        var req = new StreamDeltasRequest { SessionId = "bench", BaseRevision = rev, DeltaId = "ws" + warmup };
+        req.Ops.Add(Fact(warmup));
         rev = (await warm.ApplyAsync(req)).Revision;
+        warmup++;
     }
     await warm.CompleteAsync();
 }
+await Task.Delay(TimeSpan.FromSeconds(1));
 
-// Unary ApplyDeltas, one op per batch (the per-tick case).
+// Unary ApplyDeltas, one op per batch (the per-tick case). Next to the latency, the
+// client's CPU per call (this process, all threads), as the C++ bench reports it: on a
+// machine shared with the sidecar, CPU the client burns while it waits delays the server.
 var unaryUs = new List<double>();
+var unaryCpu = CpuUs();
 for (var i = 0; i < batches; i++)
 {
     var ops = new[] { Fact(i) };
@@ -85,11 +125,14 @@ for (var i = 0; i < batches; i++)
     unaryUs.Add(Ms(Stopwatch.GetTimestamp() - t0) * 1000);
     rev = r.Revision;
 }
+var unaryCpuPerCall = (CpuUs() - unaryCpu) / Math.Max(1, batches);
 
 // The same batches over one StreamDeltas stream, one at a time.
 var streamUs = new List<double>();
+double streamCpuPerCall;
 await using (var stream = client.StreamDeltas())
 {
+    var streamCpu = CpuUs();
     for (var i = 0; i < batches; i++)
     {
         var req = new StreamDeltasRequest { SessionId = "bench", BaseRevision = rev, DeltaId = "s" + i };
@@ -99,6 +142,7 @@ await using (var stream = client.StreamDeltas())
         streamUs.Add(Ms(Stopwatch.GetTimestamp() - t0) * 1000);
         rev = r.Revision;
     }
+    streamCpuPerCall = (CpuUs() - streamCpu) / Math.Max(1, batches);
     await stream.CompleteAsync();
 }
 
@@ -125,10 +169,9 @@ for (var i = 0; i <= runs; i++)
     }
 }
 
-// Heap bytes per TextDelta: everything the process allocates (all threads) while
-// receiving long runs, divided by the TextDeltas received; next to it, what parsing
-// one such message costs by itself (RunResponse + RunEvent + TextDelta + its string).
-var (allocPerDelta, deltasPerRun, messageBytes) = await MeasureAllocations(Options(allocConfig));
+// Heap bytes per TextDelta (Allocations.cs): the library's Run loop, the bare stub's,
+// the message parse alone, and AllocationTick samples by owner over `sampledRuns` runs.
+var alloc = await Allocations.MeasureAsync(Options(allocConfig), sampledRuns);
 
 Console.WriteLine("{" + string.Join(",", new[]
 {
@@ -137,52 +180,24 @@ Console.WriteLine("{" + string.Join(",", new[]
     J("launch_to_handshake_ms_p50", Pct(launchMs, 0.5)), J("launch_to_handshake_ms_max", Pct(launchMs, 1.0)),
     "\"handshake_target_ms\":500",
     J("launch_to_first_call_ms_p50", Pct(firstCallMs, 0.5)), J("stop_ms_p50", Pct(stopMs, 0.5)),
-    $"\"batches\":{batches}", $"\"warmup_batches\":{warmup}", $"\"unary_deadline\":{(deadline ? "true" : "false")}",
+    $"\"batches\":{batches}", $"\"warmup_batches\":{warmup}", J("warmup_seconds", warmupSeconds), $"\"unary_deadline\":{(deadline ? "true" : "false")}",
     J("apply_deltas_unary_us_p50", Pct(unaryUs, 0.5), "0"), J("apply_deltas_unary_us_p99", Pct(unaryUs, 0.99), "0"),
     J("stream_deltas_us_p50", Pct(streamUs, 0.5), "0"), J("stream_deltas_us_p99", Pct(streamUs, 0.99), "0"),
     J("stream_vs_unary_p50", Pct(streamUs, 0.5) / Math.Max(1.0, Pct(unaryUs, 0.5)), "0.00"),
+    J("apply_deltas_unary_cpu_us", unaryCpuPerCall, "0"), J("stream_deltas_cpu_us", streamCpuPerCall, "0"),
     $"\"runs\":{runs}",
     J("run_cold_first_token_ms", coldTtft), J("run_first_token_ms_p50", Pct(ttftMs, 0.5)), J("run_total_ms_p50", Pct(totalMs, 0.5)),
-    J("alloc_text_deltas_per_run", deltasPerRun, "0"),
-    J("heap_bytes_per_text_delta", allocPerDelta, "0"),
-    J("parse_bytes_per_text_delta_message", messageBytes, "0"),
+    J("alloc_text_deltas_per_run", alloc.DeltasPerRun, "0"),
+    J("heap_bytes_per_text_delta", alloc.PerDelta, "0"),
+    J("heap_bytes_per_text_delta_raw_stub", alloc.PerDeltaRawStub, "0"),
+    J("parse_bytes_per_text_delta_message", alloc.MessageBytes, "0"),
+    $"\"alloc_tick_samples\":{alloc.Samples}",
+    "\"alloc_tick_samples_by_owner\":{" + string.Join(",", alloc.ByOwner.Select(o => $"\"{o.Owner}\":{o.Samples}")) + "}",
+    "\"alloc_tick_top_types\":{" + string.Join(",", alloc.TopTypes.Select(o => $"\"{o.Type.Replace("\"", "'")}\":{o.Samples}")) + "}",
 }) + "}");
 return 0;
 
-static async Task<(double PerDelta, double DeltasPerRun, double MessageBytes)> MeasureAllocations(SidecarProcessOptions options)
-{
-    await using var sidecar = await SidecarProcess.LaunchAsync(options);
-    var client = sidecar.Client;
-    await client.OpenSessionAsync("alloc");
-    var req = new RunRequest { SessionId = "alloc", Narrate = new NarrateInput { Text = "The gate opens." } };
-    string sample = "";
-    async Task<long> OneRun()
-    {
-        long deltas = 0;
-        await foreach (var e in client.Run(req))
-        {
-            if (e.KindCase != RunEvent.KindOneofCase.Text) continue;
-            deltas++;
-            sample = e.Text.Text;
-        }
-        return deltas;
-    }
-    for (var i = 0; i < 3; i++) await OneRun(); // warm: JIT, connection, model layer
-    const int measured = 10;
-    long totalDeltas = 0;
-    GC.Collect();
-    var before = GC.GetTotalAllocatedBytes(precise: true);
-    for (var i = 0; i < measured; i++) totalDeltas += await OneRun();
-    var allocated = GC.GetTotalAllocatedBytes(precise: true) - before;
-
-    var wire = new RunResponse { Event = new RunEvent { RunId = Guid.NewGuid().ToString("N"), Seq = 7, Text = new TextDelta { Text = sample, Attempt = 1 } } }.ToByteArray();
-    for (var i = 0; i < 1000; i++) RunResponse.Parser.ParseFrom(wire);
-    const int parses = 10000;
-    var parseBefore = GC.GetAllocatedBytesForCurrentThread();
-    for (var i = 0; i < parses; i++) RunResponse.Parser.ParseFrom(wire);
-    var perParse = (GC.GetAllocatedBytesForCurrentThread() - parseBefore) / (double)parses;
-    return (allocated / (double)Math.Max(1, totalDeltas), totalDeltas / (double)measured, perParse);
-}
+static double CpuUs() => Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds * 1000;
 
 static DeltaOp Fact(int i) => new DeltaOp { SetSceneFact = new SetSceneFactOp { Key = "tick", Value = new Value { IntValue = i } } };
 
