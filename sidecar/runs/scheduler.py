@@ -234,17 +234,34 @@ class RunScheduler:
         runtrace.mark("prompt")
         prepared = handle.prepared = prompt.prepared
         spec, target = plan.spec, plan.target
-        emit(Started(spec.session_id, spec.actor_id, target.name, target.profile.model, prompt.session.revision))
+        pending = [Started(spec.session_id, spec.actor_id, target.name, target.profile.model, prompt.session.revision)]
+
+        def flush_started() -> None:
+            if pending:
+                emit(pending.pop())
+
+        def emit_after_started(event: Any) -> None:
+            flush_started()
+            emit(event)
+
+        # `started` goes out on the next loop turn, so this one starts the model request
+        # first: written now, the event's gRPC write ran ahead of the request and delayed
+        # every first token (docs/benchmarks.md, time to the first token). Any other event,
+        # and the end of this method, send it first: it is always a run's first event.
+        asyncio.get_running_loop().call_soon(flush_started)
         progress = handle.progress
-        reply = await run_attempts(
-            plan,
-            prepared,
-            gateway=self.gateway,
-            context=self.context,
-            coalesce_s=self.config.coalesce_ms / 1000,
-            emit=emit,
-            progress=progress,
-        )
+        try:
+            reply = await run_attempts(
+                plan,
+                prepared,
+                gateway=self.gateway,
+                context=self.context,
+                coalesce_s=self.config.coalesce_ms / 1000,
+                emit=emit_after_started,
+                progress=progress,
+            )
+        finally:
+            flush_started()
         prepared.record(reply, interrupted=False, run_id=handle.run_id)
         self.counters.usage(spec.session_id, spec.actor_id, progress)
         end = time.monotonic()

@@ -42,6 +42,44 @@ async def test_narration_events_in_order_with_usage_and_timings(make_rig) -> Non
     assert session.transcripts[""][-1].text == DEFAULT_REPLY and not session.transcripts[""][-1].interrupted
 
 
+async def test_the_model_request_leaves_before_started_is_handed_out(make_rig, monkeypatch) -> None:
+    """`started` waits one loop turn so the model request is under way first (its gRPC
+    write used to run ahead of the request); it is still every run's first event,
+    also when the run fails before any text."""
+    from sidecar.llm import gateway as gateway_module
+
+    received: list[object] = []
+    received_at_send: list[int] = []
+    real = gateway_module.request_checker
+
+    def recording_checker(*args, **kwargs):
+        check = real(*args, **kwargs)
+
+        def recorded(request):
+            received_at_send.append(len(received))
+            return check(request)
+
+        return recorded
+
+    async def consume(handle) -> Exception | None:
+        try:
+            async for event in handle.events():
+                received.append(event)
+        except Exception as exc:  # noqa: BLE001 - inspected below
+            return exc
+        return None
+
+    monkeypatch.setattr(gateway_module, "request_checker", recording_checker)
+    rig = make_rig()
+    await rig.session()
+    assert await consume(rig.submit("A goblin bursts in.")) is None
+    assert type(received[0]).__name__ == "Started"
+    assert received_at_send == [0]  # the game had nothing, not even `started`, when the request left
+    received.clear()
+    error = await consume(rig.submit("boom #fail:rate_limit"))
+    assert isinstance(error, ProviderRateLimited) and [type(e).__name__ for e in received] == ["Started"]
+
+
 async def test_output_limit_gives_finish_reason_length(make_rig) -> None:
     rig = make_rig()
     await rig.session()

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from sidecar.context.contract import Chosen
-from sidecar.runs import events as ev
 from sidecar.projection.dealias import Mention
+from sidecar.runs import events as ev
 from sidecar.servicers.agent_service import event_to_proto
 from sidecar.v1 import agent_service_pb2 as pb
 
