@@ -5,10 +5,12 @@ module's import: the spec keeps only what litellm's client path imports
 at the top of one of its files would fail only on a player's machine, with that provider.
 
 Reads the module list of the build's archive (PYZ), then imports every litellm module in it
-twice in the venv, in fresh processes: once as installed, once with every litellm.proxy
-module the archive lacks made unimportable. A module that imports the first way and not the
-second loses its import in the frozen build. Modules that need packages the venv does not
-have either (fastapi, redis...) fail both ways and are not the build's doing. Known losses,
+twice in the venv, in fresh processes: once as installed, once with every litellm module
+the archive lacks made unimportable (the left-out proxy modules, and what only they
+import; extension modules and folders of `_internal/` stay). A module that imports the
+first way and not the second loses its import in the frozen build. Modules that need
+packages the venv does not have either (fastapi, redis...) fail both ways and are not the
+build's doing. Known losses,
 proxy-server features the sidecar never runs, are listed below; any other fails the check.
 Imports made inside functions are not covered: the frozen e2e tests' litellm-transport run
 covers the OpenAI path's.
@@ -34,16 +36,21 @@ KNOWN_LOSSES = {
 }
 
 _CHILD = r"""
-import importlib, importlib.abc, json, os, sys, warnings
+import importlib, importlib.abc, importlib.machinery, json, os, sys, warnings
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 warnings.simplefilter("ignore")
-modules, kept, block = json.load(open(sys.argv[1]))
+modules, kept, block, internal = json.load(open(sys.argv[1]))
 kept = set(kept)
 
 class LeftOut(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.startswith("litellm.proxy.") and name not in kept:
-            raise ModuleNotFoundError(f"not in the frozen build: {name}", name=name)
+        if name.startswith("litellm.") and name not in kept:
+            real = importlib.machinery.PathFinder.find_spec(name, path)
+            # Extension modules are files in the folder, not archive entries, and a folder of data
+            # files there (litellm's tokenizers) imports as a namespace package: those stay importable.
+            in_folder = internal and os.path.isdir(os.path.join(internal, *name.split(".")))
+            if not in_folder and (real is None or not (real.origin or "").endswith(".so")):
+                raise ModuleNotFoundError(f"not in the frozen build: {name}", name=name)
         return None
 
 if block:
@@ -66,9 +73,11 @@ def archive_modules(exe: Path) -> list[str]:
     return sorted(pyz.toc)
 
 
-def import_failures(modules: list[str], kept: list[str], block: bool) -> dict[str, str]:
+def import_failures(modules: list[str], kept: list[str], block: bool, internal: Path | None = None) -> dict[str, str]:
+    """{module: why} of the `modules` that fail to import; with `block`, litellm modules not in `kept`
+    (nor extension modules, nor folders under `internal`) cannot be imported."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump([modules, kept, block], f)
+        json.dump([modules, kept, block, str(internal or "")], f)
     try:
         proc = subprocess.run([sys.executable, "-c", _CHILD, f.name], capture_output=True, text=True, timeout=1800)
     finally:
@@ -80,13 +89,14 @@ def import_failures(modules: list[str], kept: list[str], block: bool) -> dict[st
 
 def main(exe: Path) -> int:
     names = archive_modules(exe)
-    kept = [n for n in names if n.startswith("litellm.proxy.")]
+    kept = [n for n in names if n.startswith("litellm.")]
     modules = [n for n in names if n.startswith("litellm.") and not n.startswith("litellm.proxy")]
     venv = import_failures(modules, kept, block=False)
-    frozen = import_failures(modules, kept, block=True)
+    frozen = import_failures(modules, kept, block=True, internal=exe.parent / "_internal")
     lost = {name: why for name, why in frozen.items() if name not in venv}
     unexpected = {name: why for name, why in lost.items() if name not in KNOWN_LOSSES}
-    print(json.dumps({"litellm_modules": len(modules), "proxy_modules_kept": len(kept),
+    proxy_kept = sum(name.startswith("litellm.proxy.") for name in kept)
+    print(json.dumps({"litellm_modules": len(modules), "proxy_modules_kept": proxy_kept,
                       "fail_in_venv_too": len(venv), "lost_known": sorted(set(lost) & set(KNOWN_LOSSES)),
                       "lost_unexpected": unexpected}, indent=1))
     return 1 if unexpected else 0
