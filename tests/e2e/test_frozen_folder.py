@@ -106,3 +106,20 @@ def test_left_out_proxy_modules_break_no_other_litellm_import(folder: Path) -> N
     proc = subprocess.run([sys.executable, str(script), str(folder / "game-sidecar")], capture_output=True,
                           text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_libraries_are_stripped_and_the_left_out_parts_are_out(folder: Path) -> None:
+    # packaging/strip_libs.py: every shared object loses its symbol table, except those that no
+    # longer load stripped (numpy.libs' auditwheel-repaired OpenBLAS and libgfortran).
+    internal = folder / "_internal"
+    with_symtab = []
+    for path in internal.rglob("*.so*"):
+        if path.is_symlink() or not path.is_file() or path.read_bytes()[:4] != b"\x7fELF":
+            continue
+        sections = subprocess.run(["readelf", "-S", "-W", str(path)], capture_output=True, text=True).stdout
+        if " .symtab " in sections:
+            with_symtab.append(str(path.relative_to(internal)))
+    assert all(name.startswith("numpy.libs/") for name in with_symtab), with_symtab
+    assert not list(internal.glob("*.dist-info/RECORD"))
+    modules = archived_modules(folder / "game-sidecar")
+    assert "pygments" not in modules
