@@ -21,6 +21,8 @@ from sidecar.client import SidecarProcess
 ROOT = Path(__file__).resolve().parents[2]
 #: Where scripts/package puts the frozen build (scripts/test always builds it first).
 FROZEN_EXE = ROOT / "dist" / "game-sidecar" / "game-sidecar"
+#: Where `scripts/package --without-local-model` puts the providers-only build (not built by scripts/test).
+PROVIDERS_ONLY_EXE = ROOT / "dist" / "providers-only" / "game-sidecar" / "game-sidecar"
 
 
 @dataclass

@@ -75,3 +75,51 @@ def test_cpu_level_check_passes_on_the_folder_and_fails_when_the_table_allows_le
                          text=True, timeout=1800)
     assert bad.returncode == 1
     assert "llama_cpp/lib/libggml-cpu.so.0: needs x86-64-v3" in bad.stderr
+
+
+def _check_frozen_litellm():  # scripts/ is not a package: loaded by path
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_frozen_litellm", ROOT / "scripts" / "check_frozen_litellm.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_litellm_import_check_sees_a_module_the_archive_lacks(folder: Path) -> None:
+    # With the archive's litellm modules importable, litellm.accounting.snapshot imports; take its
+    # package out of the list and the check's blocked run must report the module as lost.
+    check = _check_frozen_litellm()
+    module = "litellm.accounting.snapshot"
+    archive = [name for name in check.archive_modules(folder / "game-sidecar") if name.startswith("litellm.")]
+    assert check.import_failures([module], archive, block=False) == {}
+    failed = check.import_failures([module], [name for name in archive if name != "litellm.accounting"], block=True,
+                                   internal=folder / "_internal")
+    assert "not in the frozen build: litellm.accounting" in failed[module]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # imports every litellm module of the archive twice
+def test_left_out_proxy_modules_break_no_other_litellm_import(folder: Path) -> None:
+    script = ROOT / "scripts" / "check_frozen_litellm.py"
+    proc = subprocess.run([sys.executable, str(script), str(folder / "game-sidecar")], capture_output=True,
+                          text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_libraries_are_stripped_and_the_left_out_parts_are_out(folder: Path) -> None:
+    # packaging/strip_libs.py: every shared object loses its symbol table, except those that no
+    # longer load stripped (numpy.libs' auditwheel-repaired OpenBLAS and libgfortran).
+    internal = folder / "_internal"
+    with_symtab = []
+    for path in internal.rglob("*.so*"):
+        if path.is_symlink() or not path.is_file() or path.read_bytes()[:4] != b"\x7fELF":
+            continue
+        sections = subprocess.run(["readelf", "-S", "-W", str(path)], capture_output=True, text=True).stdout
+        if " .symtab " in sections:
+            with_symtab.append(str(path.relative_to(internal)))
+    assert all(name.startswith("numpy.libs/") for name in with_symtab), with_symtab
+    assert not list(internal.glob("*.dist-info/RECORD"))
+    modules = archived_modules(folder / "game-sidecar")
+    assert "pygments" not in modules

@@ -13,7 +13,7 @@ from pathlib import Path
 import grpc
 import pytest
 from fakes.openai_server import FakeOpenAI, chunk_text
-from launchers import FROZEN_EXE, SidecarCommand, player_env, require_frozen
+from launchers import FROZEN_EXE, PROVIDERS_ONLY_EXE, SidecarCommand, player_env, require_frozen
 
 from sidecar.client import SidecarProcess
 from sidecar.v1 import agent_service_pb2 as agent
@@ -36,7 +36,7 @@ SCRIPTED = textwrap.dedent(
 )
 
 
-def provider_config(base_url: str) -> str:
+def provider_config(base_url: str, transport: str = "auto") -> str:
     return textwrap.dedent(
         f"""
         default_profile = "cloud"
@@ -45,6 +45,7 @@ def provider_config(base_url: str) -> str:
         model = "openai/ok"
         api_base = "{base_url}"
         api_key_env = "FAKE_OPENAI_KEY"
+        transport = "{transport}"
         max_retries = 0
         """
     )
@@ -74,16 +75,42 @@ async def test_scripted_run(sidecar_cmd: SidecarCommand, tmp_path: Path) -> None
     assert kinds[0] == "started" and kinds[-2:] == ["usage", "finished"]
 
 
-async def test_provider_run_against_the_fake_openai_server(sidecar_cmd: SidecarCommand, tmp_path: Path) -> None:
+# Both transports: "sse" is the sidecar's own client; "litellm" runs litellm's OpenAI path, so in
+# the frozen build it proves the litellm modules, data files and proxy modules the spec keeps are
+# the ones that path imports (packaging/game-sidecar.spec leaves the rest of litellm.proxy out).
+@pytest.mark.parametrize("transport", ["sse", "litellm"])
+async def test_provider_run_against_the_fake_openai_server(sidecar_cmd: SidecarCommand, tmp_path: Path,
+                                                           transport: str) -> None:
     config = tmp_path / "sidecar.toml"
     async with FakeOpenAI(chunks=5) as provider:
-        config.write_text(provider_config(provider.base_url))
+        config.write_text(provider_config(provider.base_url, transport))
         env = dict(sidecar_cmd.env, FAKE_OPENAI_KEY="sk-fake")
         async with await sidecar_cmd.launch(["--config", str(config)], env=env) as sidecar:
             text, kinds = await narrate(sidecar, "The door creaks open.")
         assert len(provider.seen.requests) == 1
     assert text.split() == [chunk_text(0, seq).strip() for seq in range(5)]
     assert kinds[0] == "started" and kinds[-1] == "finished"
+
+
+@pytest.mark.parametrize("transport", ["sse", "litellm"])
+async def test_providers_only_build_runs_a_provider_and_says_it_has_no_local_runtime(tmp_path: Path,
+                                                                                    transport: str) -> None:
+    # The folder a game that only uses providers ships: same exclusions and stripping as the full
+    # build, minus llama.cpp and numpy. Checked when built (scripts/package --without-local-model).
+    if not PROVIDERS_ONLY_EXE.is_file():
+        pytest.skip(f"providers-only build not built: no {PROVIDERS_ONLY_EXE} (scripts/package --without-local-model)")
+    sidecar_cmd = SidecarCommand("providers-only", [str(PROVIDERS_ONLY_EXE), "serve"], player_env(tmp_path))
+    config = tmp_path / "sidecar.toml"
+    async with FakeOpenAI(chunks=3) as provider:
+        config.write_text(provider_config(provider.base_url, transport))
+        env = dict(sidecar_cmd.env, FAKE_OPENAI_KEY="sk-fake")
+        async with await sidecar_cmd.launch(["--config", str(config)], env=env) as sidecar:
+            info = await sidecar.client.get_info()
+            text, kinds = await narrate(sidecar, "The door creaks open.")
+    assert text.split() == [chunk_text(0, seq).strip() for seq in range(3)]
+    assert kinds[0] == "started" and kinds[-1] == "finished"
+    assert not info.local_model.runtime_found
+    assert "llama-cpp-python is not installed" in info.local_model.problem
 
 
 async def test_getinfo_reports_the_missing_weights_with_the_way_out(sidecar_cmd: SidecarCommand) -> None:
