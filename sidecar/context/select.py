@@ -137,49 +137,82 @@ def scene_lines(
     The scene is the fast layer: conditions (time, weather), focus entities, the
     actor's and the player's current fields (HP...).
     """
-    ents = session.world.entities
-    by_location = cidx.base.by_location
-    out = SceneLines([], [])
-    setting, scene = out.setting, out.scene
-    #: Entities the setting describes (their description need not repeat in the scene).
-    described: set[str] = set()
-    here = ents.get(actor.location_id) if actor is not None and actor.location_id else None
-    # No acting actor (the narrator): the scene is where the focus, else the player, is.
-    for eid in (*focus_ids, *cidx.player_ids) if here is None else ():
-        anchor = ents.get(eid)
-        if anchor is not None and anchor.location_id and anchor.location_id in ents:
-            here = ents[anchor.location_id]
-            break
+    b = _Scene(session.world.entities, proj, cidx, shown, actor)
+    here = b.where(focus_ids)
     if here is not None and proj.can_see(here):
-        described.add(here.id)
-        line = "Location: " + _detail(proj, shown, here)
-        parent = ents.get(here.location_id) if here.location_id else None
-        if parent is not None and proj.can_see(parent):
-            line += f" (within {shown.label(proj, parent)})"
-        setting.append(line)
+        b.location(here)
     facts = [f"{one_line(k)}: {one_line(v)}" for k, v in proj.scene_facts()]
     if moment_text:
         facts.insert(0, f"moment: {one_line(moment_text)}")
     if facts:
-        scene.append("Conditions: " + "; ".join(facts))
-    players = [ents[p] for p in cidx.player_ids if p in ents and proj.can_see(ents[p])]
+        b.out.scene.append("Conditions: " + "; ".join(facts))
+    players = [b.ents[p] for p in cidx.player_ids if p in b.ents and proj.can_see(b.ents[p])]
     # The setting first, independent of the focus.
-    for player in players:
-        if actor is not None and player.id == actor.id:
-            continue
-        described.add(player.id)
-        desc = short(game_text(proj, player.description))
-        if desc:
-            setting.append(f"Player: {shown.label(proj, player)} — {desc}")
+    b.players_setting(players)
     if here is not None:
+        b.present_here(here, query)
+    if actor is not None:
+        b.actor_setting(actor)
+    # The scene: what the focus brings, and current fields.
+    done = b.focus(focus_ids)
+    b.current_fields(players, done)
+    return b.out
+
+
+@dataclass
+class _Scene:
+    """What `scene_lines` builds, one layer per method, in the order the lines go."""
+
+    ents: dict[str, Entity]
+    proj: Projection
+    cidx: ContextIndex
+    shown: Shown
+    actor: Entity | None
+    out: SceneLines = field(default_factory=lambda: SceneLines([], []))
+    #: Entities the setting describes (their description need not repeat in the scene).
+    described: set[str] = field(default_factory=set)
+
+    def is_actor(self, eid: str) -> bool:
+        return self.actor is not None and eid == self.actor.id
+
+    def where(self, focus_ids: list[str]) -> Entity | None:
+        ents, actor = self.ents, self.actor
+        here = ents.get(actor.location_id) if actor is not None and actor.location_id else None
+        if here is not None:
+            return here
+        # No acting actor (the narrator): the scene is where the focus, else the player, is.
+        for eid in (*focus_ids, *self.cidx.player_ids):
+            anchor = ents.get(eid)
+            if anchor is not None and anchor.location_id and anchor.location_id in ents:
+                return ents[anchor.location_id]
+        return None
+
+    def location(self, here: Entity) -> None:
+        proj, shown = self.proj, self.shown
+        self.described.add(here.id)
+        line = "Location: " + _detail(proj, shown, here)
+        parent = self.ents.get(here.location_id) if here.location_id else None
+        if parent is not None and proj.can_see(parent):
+            line += f" (within {shown.label(proj, parent)})"
+        self.out.setting.append(line)
+
+    def players_setting(self, players: list[Entity]) -> None:
+        for player in players:
+            if self.is_actor(player.id):
+                continue
+            self.described.add(player.id)
+            desc = short(game_text(self.proj, player.description))
+            if desc:
+                self.out.setting.append(f"Player: {self.shown.label(self.proj, player)} — {desc}")
+
+    def present_here(self, here: Entity, query: str) -> None:
+        proj, shown, out = self.proj, self.shown, self.out
         present: list[Entity] = []
         items: list[Entity] = []
         extra_items = 0
-        for eid in by_location.get(here.id, ()):
-            if eid in described or (actor is not None and eid == actor.id):
-                continue
-            ent = ents.get(eid)
-            if ent is None or not proj.can_see(ent):
+        for eid in self.cidx.base.by_location.get(here.id, ()):
+            ent = self.ents.get(eid)
+            if eid in self.described or self.is_actor(eid) or ent is None or not proj.can_see(ent):
                 continue
             if ent.kind in ("character", "player"):
                 present.append(ent)
@@ -191,47 +224,53 @@ def scene_lines(
         if len(present) > MAX_PRESENT:
             why = f"more than {MAX_PRESENT} present: kept the most relevant to the input"
             out.left_out.append(("character", len(present) - MAX_PRESENT, why))
-            present = _rank_present(proj, cidx, actor, present, query)
+            present = _rank_present(proj, self.cidx, self.actor, present, query)
             out.ranked_by_input = True
         if extra_items:
             out.left_out.append(("item", extra_items, f"more than {MAX_ITEMS} things here"))
-        described.update(e.id for e in present)
-        setting.extend("Present: " + _brief(proj, shown, e) for e in present)
+        self.described.update(e.id for e in present)
+        out.setting.extend("Present: " + _brief(proj, shown, e) for e in present)
         if items:
-            described.update(e.id for e in items)
-            setting.append("Here: " + ", ".join(shown.label(proj, e) for e in items))
-    if actor is not None:
-        carried = [ents[e] for e in by_location.get(actor.id, ()) if e in ents and proj.can_see(ents[e])]
+            self.described.update(e.id for e in items)
+            out.setting.append("Here: " + ", ".join(shown.label(proj, e) for e in items))
+
+    def actor_setting(self, actor: Entity) -> None:
+        proj, shown, ents = self.proj, self.shown, self.ents
+        carried = [ents[e] for e in self.cidx.base.by_location.get(actor.id, ()) if e in ents and proj.can_see(ents[e])]
         if carried:
-            setting.append("You carry: " + ", ".join(shown.label(proj, e) for e in carried[:MAX_ITEMS]))
-        rels = [r for r in cidx.relations_by_entity.get(actor.id, ()) if proj.can_see_relation(r)]
+            self.out.setting.append("You carry: " + ", ".join(shown.label(proj, e) for e in carried[:MAX_ITEMS]))
+        rels = [r for r in self.cidx.relations_by_entity.get(actor.id, ()) if proj.can_see_relation(r)]
         for rel in rels[:MAX_RELATIONS]:
             src, dst = shown.ref(proj, rel.source_id), shown.ref(proj, rel.target_id)
-            setting.append(f"Relation: {src} {one_line(proj.text(rel.kind))} {dst} ({rel.strength:+.1f})")
-    # The scene: what the focus brings, and current fields.
-    done: set[str] = set()
-    for fid in focus_ids:
-        ent = ents.get(fid)
-        if ent is None or fid in done or not proj.can_see(ent) or (actor is not None and fid == actor.id):
-            continue
-        done.add(fid)
-        if fid in described:
-            # Described in the setting already: only what changes (fields, tags).
-            scene.append("Focus: " + shown.label(proj, ent) + _state(proj, ent))
-        else:
-            scene.append("Focus: " + _detail(proj, shown, ent))
-    # The volatile block names by alias whom the stable part already labels (the identity
-    # gives the actor's handle, the setting the player's name): sent every turn, uncached.
-    if actor is not None:
-        own = _fields_text(proj, actor)
-        scene.append(f"You are {shown.ref(proj, actor.id)}" + (f" [{own}]" if own else ""))
-    for player in players:
-        if player.id in done or (actor is not None and player.id == actor.id):
-            continue
-        own = _fields_text(proj, player)
-        who = shown.ref(proj, player.id) if player.id in described else shown.label(proj, player)
-        scene.append(f"Player: {who}" + (f" [{own}]" if own else ""))
-    return out
+            self.out.setting.append(f"Relation: {src} {one_line(proj.text(rel.kind))} {dst} ({rel.strength:+.1f})")
+
+    def focus(self, focus_ids: list[str]) -> set[str]:
+        done: set[str] = set()
+        for fid in focus_ids:
+            ent = self.ents.get(fid)
+            if ent is None or fid in done or not self.proj.can_see(ent) or self.is_actor(fid):
+                continue
+            done.add(fid)
+            if fid in self.described:
+                # Described in the setting already: only what changes (fields, tags).
+                self.out.scene.append("Focus: " + self.shown.label(self.proj, ent) + _state(self.proj, ent))
+            else:
+                self.out.scene.append("Focus: " + _detail(self.proj, self.shown, ent))
+        return done
+
+    def current_fields(self, players: list[Entity], done: set[str]) -> None:
+        # The volatile block names by alias whom the stable part already labels (the identity
+        # gives the actor's handle, the setting the player's name): sent every turn, uncached.
+        proj, shown, scene = self.proj, self.shown, self.out.scene
+        if self.actor is not None:
+            own = _fields_text(proj, self.actor)
+            scene.append(f"You are {shown.ref(proj, self.actor.id)}" + (f" [{own}]" if own else ""))
+        for player in players:
+            if player.id in done or self.is_actor(player.id):
+                continue
+            own = _fields_text(proj, player)
+            who = shown.ref(proj, player.id) if player.id in self.described else shown.label(proj, player)
+            scene.append(f"Player: {who}" + (f" [{own}]" if own else ""))
 
 
 def event_line(proj: Projection, ev: Event) -> str:
