@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 import msgspec
 
 from sidecar.config import StateLimits
-from sidecar.errors import InvalidBlob, InvalidRequest
+from sidecar.errors import InvalidBlob, SidecarError
 from sidecar.state.model import MAX_REVISION, Session, World
 from sidecar.state.ops import world_to_ops
 from sidecar.state.validate import validate_batch
@@ -81,7 +81,10 @@ def _world(world: World, revision: int, limits: StateLimits) -> None:
     snapshot_limits = msgspec.structs.replace(limits, max_ops_per_batch=max(limits.max_ops_per_batch, len(ops)))
     try:
         validate_batch(World(), ops, snapshot_limits, fresh_ids=world.entities, history_refs=False)
-    except InvalidRequest as exc:
+    except SidecarError as exc:
+        # Whatever rule a batch would break (a value rule, a size or count limit, an
+        # unknown reference), in a save it is a blob that breaks the rules: INVALID_BLOB
+        # (docs/protocol.md, Saves), never the batch's own reason.
         raise _fail(exc.message) from None
 
 

@@ -210,3 +210,36 @@ def test_mutated_blobs_are_refused_whole_or_imported_exactly(data: st.DataObject
 
     with tempfile.TemporaryDirectory(prefix="blob-fuzz-") as d:
         asyncio.run(scenario(d))
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("world", "memories", 0, "actor_id"), "x" * 300),  # over max_id_length (a limit: LimitExceeded in a batch)
+        (("world", "entities", "bob", "tags"), ["t"] * 1_100),  # over max_list_length
+        (("world", "scene", "weather"), "w" * 20_000),  # over max_string_length
+    ],
+    ids=["id_length", "list_length", "string_length"],
+)
+def test_a_save_over_a_size_limit_is_an_invalid_blob_and_changes_nothing(path: tuple, value: Any) -> None:
+    """A batch over a limit gets LIMIT_EXCEEDED; the same state inside a save is a blob
+    that breaks the rules: INVALID_BLOB (docs/protocol.md, Saves), found by the fuzz test."""
+
+    async def scenario(state_dir: str) -> None:
+        store, blob = await _base(state_dir)
+        try:
+            payload = msgspec.msgpack.decode(msgspec.msgpack.decode(blob)["payload"])
+            parent = _at(payload, path[:-1])
+            parent[path[-1]] = value
+            env = msgspec.msgpack.decode(blob)
+            env["payload"] = _enc.encode(payload)
+            env["crc32"] = zlib.crc32(env["payload"])
+            before = _enc.encode(store.get("s"))
+            with pytest.raises(InvalidBlob, match="over max_"):
+                await store.import_("s", _enc.encode(env), overwrite=True)
+            assert _enc.encode(store.get("s")) == before
+        finally:
+            await store.aclose()
+
+    with tempfile.TemporaryDirectory() as d:
+        asyncio.run(scenario(d))
