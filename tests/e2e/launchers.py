@@ -21,7 +21,7 @@ from sidecar.client import SidecarProcess
 ROOT = Path(__file__).resolve().parents[2]
 #: Where scripts/package puts the frozen build (scripts/test always builds it first).
 FROZEN_EXE = ROOT / "dist" / "game-sidecar" / "game-sidecar"
-#: Where `scripts/package --without-local-model` puts the providers-only build (not built by scripts/test).
+#: Where `scripts/package --without-local-model` puts the providers-only build (scripts/test builds it too).
 PROVIDERS_ONLY_EXE = ROOT / "dist" / "providers-only" / "game-sidecar" / "game-sidecar"
 
 
@@ -55,10 +55,11 @@ def player_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def require_frozen() -> Path:
-    """The frozen executable; skips without it, except under scripts/test, which builds it first."""
-    if not os.access(FROZEN_EXE, os.X_OK):
+def require_frozen(exe: Path = FROZEN_EXE, build: str = "scripts/package") -> Path:
+    """A frozen executable; skips without it, except under scripts/test, which builds
+    both folders first (GAME_SIDECAR_REQUIRE_FROZEN)."""
+    if not os.access(exe, os.X_OK):
         if os.environ.get("GAME_SIDECAR_REQUIRE_FROZEN"):
-            pytest.fail(f"no frozen build at {FROZEN_EXE} although scripts/test builds it first")
-        pytest.skip(f"frozen build not built: no {FROZEN_EXE} (scripts/package builds it; scripts/test always does)")
-    return FROZEN_EXE
+            pytest.fail(f"no frozen build at {exe} although scripts/test builds it first ({build})")
+        pytest.skip(f"frozen build not built: no {exe} ({build} builds it; scripts/test always does)")
+    return exe

@@ -96,10 +96,9 @@ async def test_provider_run_against_the_fake_openai_server(sidecar_cmd: SidecarC
 async def test_providers_only_build_runs_a_provider_and_says_it_has_no_local_runtime(tmp_path: Path,
                                                                                     transport: str) -> None:
     # The folder a game that only uses providers ships: same exclusions and stripping as the full
-    # build, minus llama.cpp and numpy. Checked when built (scripts/package --without-local-model).
-    if not PROVIDERS_ONLY_EXE.is_file():
-        pytest.skip(f"providers-only build not built: no {PROVIDERS_ONLY_EXE} (scripts/package --without-local-model)")
-    sidecar_cmd = SidecarCommand("providers-only", [str(PROVIDERS_ONLY_EXE), "serve"], player_env(tmp_path))
+    # build, minus llama.cpp and numpy (scripts/package --without-local-model; scripts/test builds it).
+    exe = require_frozen(PROVIDERS_ONLY_EXE, "scripts/package --without-local-model")
+    sidecar_cmd = SidecarCommand("providers-only", [str(exe), "serve"], player_env(tmp_path))
     config = tmp_path / "sidecar.toml"
     async with FakeOpenAI(chunks=3) as provider:
         config.write_text(provider_config(provider.base_url, transport))
