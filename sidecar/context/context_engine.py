@@ -34,6 +34,7 @@ from sidecar.context.persona_slots import persona_text
 from sidecar.context.prepared import Prepared
 from sidecar.context.select import Shown
 from sidecar.context.selection_caches import MemoryLineCache, SceneCache
+from sidecar.context.session_lru import drop_session
 from sidecar.context.timeline import TimelineCache
 from sidecar.context.tokens import CountCache
 from sidecar.errors import InvalidRequest
@@ -255,8 +256,7 @@ class ContextEngine:
         histories, and the worlds they reference, alive until pushed out."""
         with self._lock:
             for cache in self._per_session():
-                for k in [k for k in cache if k[0] == session_id]:
-                    del cache[k]
+                drop_session(cache, session_id)
         self.history.forget(session_id)
         self.timelines.forget(session_id)
         self.scenes.forget(session_id)

@@ -9,11 +9,10 @@ transcript grows; a new session revision re-renders (the ID scrub may change).
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 
 from sidecar.context.select import game_text
+from sidecar.context.session_lru import SessionLRU
 from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
 from sidecar.prompts.escape import quote
@@ -57,10 +56,8 @@ class _Rendered:
 
 class HistoryCache:
     def __init__(self, maxsize: int = 4096) -> None:
-        #: (session ID, session object id, actor): the ID first so a closed session's entries can go.
-        self._cache: OrderedDict[tuple[str, int, str], _Rendered] = OrderedDict()
-        self._maxsize = maxsize
-        self._lock = threading.Lock()
+        #: (session ID, session object id, actor).
+        self._cache: SessionLRU[tuple[str, int, str], _Rendered] = SessionLRU(maxsize)
 
     def items(self, session: Session, proj: Projection, base: object) -> list[HistoryItem]:
         """All of the actor's transcript as chat turns (the budget picks the window)."""
@@ -68,22 +65,19 @@ class HistoryCache:
         if not entries:
             return []
         key = (session.id, id(session), proj.actor_id)
-        with self._lock:
+        with self._cache.lock:
             hit = self._cache.get(key)
             if hit is None or hit.base is not base or hit.entries is not entries or len(hit.items) > len(entries):
                 hit = _Rendered(base, entries)
-                self._cache[key] = hit
-                while len(self._cache) > self._maxsize:
-                    self._cache.popitem(last=False)
-            self._cache.move_to_end(key)
+                self._cache.put(key, hit)
+            else:
+                self._cache.touch(key)
             for entry in entries[len(hit.items) :]:
                 hit.items.append(render_entry(proj, entry))
             return hit.items[:]
 
     def forget(self, session_id: str) -> None:
-        with self._lock:
-            for k in [k for k in self._cache if k[0] == session_id]:
-                del self._cache[k]
+        self._cache.forget(session_id)
 
     def __len__(self) -> int:
         return len(self._cache)

@@ -5,12 +5,11 @@ starts with the session ID, so `forget` drops a closed session's entries.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
 from sidecar.context.context_index import ContextIndex, memory_key
 from sidecar.context.select import SceneLines, Shown, scene_lines
+from sidecar.context.session_lru import SessionLRU
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line
 from sidecar.state.model import Entity, Memory, Session
@@ -27,9 +26,7 @@ class SceneCache:
     rarely changes within a dialogue."""
 
     def __init__(self, maxsize: int = 1024) -> None:
-        self._cache: OrderedDict[_SceneKey, tuple[object, SceneLines, frozenset[str], str]] = OrderedDict()
-        self._maxsize = maxsize
-        self._lock = threading.Lock()
+        self._cache: SessionLRU[_SceneKey, tuple[object, SceneLines, frozenset[str], str]] = SessionLRU(maxsize)
 
     def get(
         self,
@@ -50,16 +47,11 @@ class SceneCache:
         shown = Shown()
         lines = scene_lines(session, proj, cidx, shown, actor, focus, moment_text, query)
         aliases = frozenset(shown.aliases)
-        with self._lock:
-            self._cache[key] = (cidx.base, lines, aliases, query)
-            while len(self._cache) > self._maxsize:
-                self._cache.popitem(last=False)
+        self._cache.put(key, (cidx.base, lines, aliases, query))
         return lines, aliases
 
     def forget(self, session_id: str) -> None:
-        with self._lock:
-            for k in [k for k in self._cache if k[0] == session_id]:
-                del self._cache[k]
+        self._cache.forget(session_id)
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -70,19 +62,15 @@ class MemoryLineCache:
     memory bank ranks hundreds of candidates per prompt."""
 
     def __init__(self, maxsize: int = 64) -> None:
-        self._cache: OrderedDict[_MemoryKey, tuple[object, dict[tuple[int, str], str]]] = OrderedDict()
-        self._maxsize = maxsize
-        self._lock = threading.Lock()
+        self._cache: SessionLRU[_MemoryKey, tuple[object, dict[tuple[int, str], str]]] = SessionLRU(maxsize)
 
     def get(self, cidx: ContextIndex, proj: Projection, named: tuple[str, ...]) -> Callable[[Memory], str]:
         key = (proj.session.id, id(cidx.base), proj.actor_id, named)
-        with self._lock:
+        with self._cache.lock:
             hit = self._cache.get(key)
             if hit is None or hit[0] is not cidx.base:
                 hit = (cidx.base, {})
-                self._cache[key] = hit
-                while len(self._cache) > self._maxsize:
-                    self._cache.popitem(last=False)
+                self._cache.put(key, hit)
         lines = hit[1]
 
         def line(mem: Memory) -> str:
@@ -95,9 +83,7 @@ class MemoryLineCache:
         return line
 
     def forget(self, session_id: str) -> None:
-        with self._lock:
-            for k in [k for k in self._cache if k[0] == session_id]:
-                del self._cache[k]
+        self._cache.forget(session_id)
 
     def __len__(self) -> int:
         return len(self._cache)

@@ -20,13 +20,12 @@ It does not depend on the input, so the selection does not reshuffle per turn.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from sidecar.context.context_index import ContextIndex
 from sidecar.context.select import event_line
+from sidecar.context.session_lru import SessionLRU
 from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
 from sidecar.state.model import Event, Session
@@ -114,10 +113,8 @@ class TimelineCache:
     events are rendered once per revision, so a dialogue turn only merges."""
 
     def __init__(self, maxsize: int = 1024) -> None:
-        self._cache: OrderedDict[tuple[object, ...], tuple[object, int, Timeline]] = OrderedDict()
-        self._events: OrderedDict[tuple[object, ...], tuple[object, list[_Seen]]] = OrderedDict()
-        self._maxsize = maxsize
-        self._lock = threading.Lock()
+        self._cache: SessionLRU[tuple[object, ...], tuple[object, int, Timeline]] = SessionLRU(maxsize)
+        self._events: SessionLRU[tuple[object, ...], tuple[object, list[_Seen]]] = SessionLRU(maxsize)
 
     def get(
         self,
@@ -129,33 +126,21 @@ class TimelineCache:
     ) -> Timeline:
         # The session ID first in both keys: forget() drops a closed session's entries.
         key = (session.id, id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)
-        with self._lock:
-            hit = self._cache.get(key)
+        hit = self._cache.get(key)
         if hit is not None and hit[0] is cidx.base and hit[1] == len(rendered):
             return hit[2]
         ekey = (session.id, id(session), proj.actor_id, named)
-        with self._lock:
-            seen = self._events.get(ekey)
+        seen = self._events.get(ekey)
         if seen is None or seen[0] is not cidx.base:
             seen = (cidx.base, _events(session, proj, cidx))
-            with self._lock:
-                self._events[ekey] = seen
-                self._events.move_to_end(ekey)
-                while len(self._events) > self._maxsize:
-                    self._events.popitem(last=False)
+            self._events.put(ekey, seen)
         built = build_timeline(session, proj, seen[1], rendered)
-        with self._lock:
-            self._cache[key] = (cidx.base, len(rendered), built)
-            self._cache.move_to_end(key)
-            while len(self._cache) > self._maxsize:
-                self._cache.popitem(last=False)
+        self._cache.put(key, (cidx.base, len(rendered), built))
         return built
 
     def forget(self, session_id: str) -> None:
-        with self._lock:
-            for cache in (self._cache, self._events):
-                for k in [k for k in cache if k[0] == session_id]:
-                    del cache[k]
+        self._cache.forget(session_id)
+        self._events.forget(session_id)
 
     def __len__(self) -> int:
         return len(self._cache) + len(self._events)
