@@ -28,7 +28,7 @@ from sidecar.context.select import event_line
 from sidecar.context.session_lru import SessionLRU
 from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
-from sidecar.state.model import Event, Session
+from sidecar.state.model import Event, Session, TranscriptEntry
 
 __all__ = ["Timeline", "TimelineCache", "build_timeline"]
 
@@ -76,36 +76,85 @@ def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[_See
     return out
 
 
+class _Merge:
+    """A timeline being merged: the transcript entries merged so far and the events
+    placed between them. Transcripts only grow at their end (sidecar/context/history.py),
+    so a new turn extends the merge instead of walking the whole transcript again:
+    a prompt's build cost does not grow with the length of the session."""
+
+    __slots__ = ("base", "events", "newest", "recent", "told", "texts", "items", "entry_at", "merged", "entries")
+
+    def __init__(self, base: object, events: list[_Seen]) -> None:
+        self.base = base
+        self.newest = events[-1].line if events else ""
+        self.recent = tuple(e.line for e in events[-RECENT_EVENTS:])
+        #: The perceived events not told by the actor's own transcript, in order.
+        self.events = events
+        #: The newest revision at which the actor's transcript told each event text.
+        self.told: dict[str, int] = {}
+        #: The texts of `events` (a new entry telling one of them means merging afresh).
+        self.texts = frozenset(e.event.text for e in events)
+        self.items: list[HistoryItem] = []
+        self.entry_at: list[int] = []
+        #: How many of `events` are placed in `items`; the rest follow the last entry.
+        self.merged = 0
+        #: How many transcript entries are merged.
+        self.entries = 0
+
+    def extends_to(self, entries: list[TranscriptEntry]) -> bool:
+        """Whether merging `entries[self.entries:]` gives what a merge from scratch would:
+        not when one of them tells an event the merge placed or is about to place."""
+        if len(entries) < self.entries:
+            return False
+        return not any(e.role == "event" and e.text in self.texts for e in entries[self.entries :])
+
+    def tell(self, entries: list[TranscriptEntry]) -> None:
+        """Leave out the events the actor's own transcript tells (before any merge)."""
+        told = self.told
+        for entry in entries:
+            if entry.role == "event":
+                told[entry.text] = max(told.get(entry.text, -1), entry.revision)
+        if told:
+            self.events = [e for e in self.events if told.get(e.event.text, -1) < e.event.revision]
+            self.texts = frozenset(e.event.text for e in self.events)
+
+    def extend(self, entries: list[TranscriptEntry], rendered: list[HistoryItem]) -> None:
+        events, items, entry_at, i = self.events, self.items, self.entry_at, self.merged
+        for entry, item in zip(entries[self.entries :], rendered[self.entries :], strict=False):
+            while i < len(events) and events[i].event.revision <= entry.revision:
+                items.append(events[i].item)
+                i += 1
+            entry_at.append(len(items))
+            items.append(item)
+        self.merged = i
+        self.entries = min(len(entries), len(rendered))
+
+    def timeline(self, entries: list[TranscriptEntry]) -> Timeline:
+        events, i = self.events, self.merged
+        items = self.items + [e.item for e in events[i:]]
+        newest_entry = entries[-1].revision if entries else -1
+        if i < len(events) and events[-1].event.revision > newest_entry and not items[-1].relevant:
+            # What the actor is about to react to is never set aside as background.
+            last = items[-1]
+            items[-1] = HistoryItem(last.role, last.content, last.kind, relevant=True)
+        return Timeline(items, self.newest, self.recent, tuple(self.entry_at))
+
+
+def _merge(
+    session: Session, proj: Projection, events: list[_Seen], rendered: list[HistoryItem], base: object
+) -> _Merge:
+    entries = session.transcripts.get(proj.actor_id, [])
+    merge = _Merge(base, events)
+    merge.tell(entries)
+    merge.extend(entries, rendered)
+    return merge
+
+
 def build_timeline(session: Session, proj: Projection, events: list[_Seen], rendered: list[HistoryItem]) -> Timeline:
     """Merge the actor's rendered transcript with the events it perceives (`_events`)."""
-    entries = session.transcripts.get(proj.actor_id, [])
     if not events:
         return Timeline(rendered, entry_at=tuple(range(len(rendered))))
-    newest = events[-1].line
-    recent = tuple(e.line for e in events[-RECENT_EVENTS:])
-    # The actor's own record of an event (a narration of it) stands for the world's.
-    told: dict[str, int] = {}
-    for entry in entries:
-        if entry.role == "event":
-            told[entry.text] = max(told.get(entry.text, -1), entry.revision)
-    if told:
-        events = [e for e in events if told.get(e.event.text, -1) < e.event.revision]
-    items: list[HistoryItem] = []
-    entry_at: list[int] = []
-    i = 0
-    for entry, item in zip(entries, rendered, strict=False):
-        while i < len(events) and events[i].event.revision <= entry.revision:
-            items.append(events[i].item)
-            i += 1
-        entry_at.append(len(items))
-        items.append(item)
-    items.extend(e.item for e in events[i:])
-    newest_entry = entries[-1].revision if entries else -1
-    if i < len(events) and events[-1].event.revision > newest_entry and not items[-1].relevant:
-        # What the actor is about to react to is never set aside as background.
-        last = items[-1]
-        items[-1] = HistoryItem(last.role, last.content, last.kind, relevant=True)
-    return Timeline(items, newest, recent, tuple(entry_at))
+    return _merge(session, proj, events, rendered, None).timeline(session.transcripts.get(proj.actor_id, []))
 
 
 class TimelineCache:
@@ -115,6 +164,8 @@ class TimelineCache:
     def __init__(self, maxsize: int = 1024) -> None:
         self._cache: SessionLRU[tuple[object, ...], tuple[object, int, Timeline]] = SessionLRU(maxsize)
         self._events: SessionLRU[tuple[object, ...], tuple[object, list[_Seen]]] = SessionLRU(maxsize)
+        #: The merge each timeline came from, extended when only the transcript grew.
+        self._merges: SessionLRU[tuple[object, ...], _Merge] = SessionLRU(maxsize)
 
     def get(
         self,
@@ -125,6 +176,7 @@ class TimelineCache:
         named: tuple[str, ...],
     ) -> Timeline:
         # The session ID first in both keys: forget() drops a closed session's entries.
+        entries = session.transcripts.get(proj.actor_id, [])
         key = (session.id, id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)
         hit = self._cache.get(key)
         if hit is not None and hit[0] is cidx.base and hit[1] == len(rendered):
@@ -134,13 +186,24 @@ class TimelineCache:
         if seen is None or seen[0] is not cidx.base:
             seen = (cidx.base, _events(session, proj, cidx))
             self._events.put(ekey, seen)
-        built = build_timeline(session, proj, seen[1], rendered)
+        if not seen[1]:
+            built = Timeline(rendered, entry_at=tuple(range(len(rendered))))
+        else:
+            with self._merges.lock:  # a merge is extended in place
+                merge = self._merges.get(key)
+                if merge is None or merge.base is not cidx.base or not merge.extends_to(entries):
+                    merge = _merge(session, proj, seen[1], rendered, cidx.base)
+                    self._merges.put(key, merge)
+                else:
+                    merge.extend(entries, rendered)
+                built = merge.timeline(entries)
         self._cache.put(key, (cidx.base, len(rendered), built))
         return built
 
     def forget(self, session_id: str) -> None:
         self._cache.forget(session_id)
         self._events.forget(session_id)
+        self._merges.forget(session_id)
 
     def __len__(self) -> int:
-        return len(self._cache) + len(self._events)
+        return len(self._cache) + len(self._events) + len(self._merges)

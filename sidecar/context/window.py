@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter, countOf
 
 from sidecar.context.contract import LeftOut
 from sidecar.context.tokens import MESSAGE_OVERHEAD
@@ -37,7 +39,8 @@ class Window:
     items when the whole does not fit the share (background events go first)."""
 
     items: list[HistoryItem]
-    #: Tokens of each item as a message (content + MESSAGE_OVERHEAD), counted once per prompt.
+    #: Tokens of each item as a message (content + MESSAGE_OVERHEAD), counted once per
+    #: prompt, from the newest back to the first past the history's allowance (`_costs`).
     costs: list[int]
     #: Index in `layout.history` of each item.
     origin: list[int]
@@ -50,25 +53,23 @@ class Window:
 
     @classmethod
     def of(cls, items: list[HistoryItem], sticky: int | None, allow: int, count: Callable[[str], int]) -> Window:
-        costs = [count(h.content) + MESSAGE_OVERHEAD for h in items]
-        if sum(costs) <= allow or all(h.relevant for h in items):
+        costs = _costs(items, allow, count)
+        if sum(costs) <= allow or all(map(_relevant, items)):
             return cls(items, costs, list(range(len(items))), sticky, 0, len(items))
-        origin = [i for i, h in enumerate(items) if h.relevant]
+        origin = list(compress(range(len(items)), map(_relevant, items)))
         if sticky is not None:
             sticky = bisect.bisect_left(origin, sticky)
-        kept = cls([items[i] for i in origin], [costs[i] for i in origin], origin, sticky, 0, len(items))
-        kept.background = len(items) - len(origin)
-        return kept
+        kept = list(map(items.__getitem__, origin))
+        return cls(kept, _costs(kept, allow, count), origin, sticky, len(items) - len(origin), len(items))
 
     def start_in_layout(self, start: int) -> int:
         """`start` as an index into layout.history (the sticky state is kept in those)."""
         return self.origin[start] if start < len(self.origin) else self.size
 
     def left_out(self, start: int) -> list[LeftOut]:
-        kinds = [h.kind for h in self.items[:start]]
+        events = countOf(map(_kind, self.items[:start]), "event")  # the rest are transcript entries
         out = []
-        for kind, label in (("transcript", "transcript_entry"), ("event", "world_event")):
-            n = kinds.count(kind)
+        for n, label in ((start - events, "transcript_entry"), (events, "world_event")):
             if n:
                 out.append(LeftOut("history", label, n, "older than what the history share holds"))
         if self.background:
@@ -81,6 +82,25 @@ class Window:
                 )
             )
         return out
+
+
+_relevant = attrgetter("relevant")
+_kind = attrgetter("kind")
+
+
+def _costs(items: list[HistoryItem], allow: int, count: Callable[[str], int]) -> list[int]:
+    """Each item's tokens as a message, counted from the newest back to the first one
+    past `allow`: no window reaches further (`window_start` stops there, and a previous
+    start beyond it no longer fits), so the older ones are never read and stay 0. A
+    long session's prompt costs what its window holds, not its whole transcript."""
+    costs = [0] * len(items)
+    total = 0
+    for i in range(len(items) - 1, -1, -1):
+        costs[i] = count(items[i].content) + MESSAGE_OVERHEAD
+        total += costs[i]
+        if total > allow:
+            break
+    return costs
 
 
 def window_start(items: list[HistoryItem], costs: list[int], sticky: int | None, allow: int, share: int) -> int:
