@@ -7,6 +7,7 @@ server over a real Unix socket."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -96,14 +97,37 @@ async def test_unparseable_body_is_invalid_request(raw: grpc.aio.Channel, method
 NEEDS_TOKEN = [m for m in ALL_METHODS if m[0] != "/grpc.health.v1.Health/Check"]
 
 
+def _call_blocking(target: str, method: tuple[str, bool, bool], body: bytes,
+                   metadata: tuple[tuple[str, str], ...]) -> grpc.StatusCode:
+    """`_call` on the blocking client; the status the call ended with."""
+    path, client_streaming, server_streaming = method
+    kw = {"request_serializer": _ident, "response_deserializer": _ident}
+    with grpc.insecure_channel(target) as channel:
+        try:
+            if client_streaming and server_streaming:
+                list(channel.stream_stream(path, **kw)(iter([body]), metadata=metadata))
+            elif client_streaming:
+                channel.stream_unary(path, **kw)(iter([body]), metadata=metadata)
+            elif server_streaming:
+                list(channel.unary_stream(path, **kw)(body, metadata=metadata))
+            else:
+                channel.unary_unary(path, **kw)(body, metadata=metadata)
+        except grpc.RpcError as exc:
+            assert error_reason(exc) == "UNAUTHENTICATED", exc.details()
+            return exc.code()
+    return grpc.StatusCode.OK
+
+
 @pytest.mark.parametrize("method", NEEDS_TOKEN, ids=[m[0] for m in NEEDS_TOKEN])
-async def test_garbage_without_token_is_unauthenticated(raw: grpc.aio.Channel,
-                                                        method: tuple[str, bool, bool]) -> None:
+async def test_garbage_without_token_is_unauthenticated(make_server: Any, method: tuple[str, bool, bool]) -> None:
+    # The blocking client: grpc.aio's own client may report a server's early status on a
+    # streaming call as INTERNAL "Internal error from Core" when its write of the request
+    # loses the race with that status (grpc/grpc#36066, open); the server's answer is the
+    # same, and the blocking client reports it.
+    running = await make_server(token=TOKEN)
     for metadata in ((), (("authorization", "Bearer wrong"),)):
-        with pytest.raises(grpc.aio.AioRpcError) as info:
-            await _call(raw, method, GARBAGE, metadata)
-        assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED, info.value.details()
-        assert error_reason(info.value) == "UNAUTHENTICATED"
+        code = await asyncio.to_thread(_call_blocking, running.target, method, GARBAGE, metadata)
+        assert code == grpc.StatusCode.UNAUTHENTICATED
 
 
 def _valid_body(path: str) -> bytes:
