@@ -5,7 +5,6 @@ watchdogs that make the sidecar die with its host.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -14,12 +13,11 @@ import shutil
 import socket
 import sys
 import tempfile
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sidecar import PROTOCOL_VERSION, __version__
+from sidecar.host_watch import process_alive, watch_host
 
 __all__ = [
     "EXIT_OK",
@@ -48,8 +46,6 @@ EXIT_CANNOT_START = 1
 EXIT_USAGE = 2  # bad flags or config, or no magic variable
 EXIT_STATE_DIR_BUSY = 3  # another sidecar holds the --state-dir lock
 SOCKET_NAME = "sidecar.sock"
-#: How often the parent watchdog looks; exit must follow parent death within 1 s.
-PARENT_POLL_S = 0.1
 
 log = logging.getLogger("sidecar.lifecycle")
 
@@ -88,7 +84,7 @@ _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def default_transport() -> str:
-    """"unix" where this Python can make Unix sockets, else "tcp" (loopback).
+    """ "unix" where this Python can make Unix sockets, else "tcp" (loopback).
 
     CPython on Windows has no socket.AF_UNIX (even where Windows itself has it), so
     a frozen build for Windows listens on 127.0.0.1 with a random port: the token
@@ -168,84 +164,3 @@ def write_handshake(fd: int, spec: ListenSpec, token: str | None) -> None:
     line = (json.dumps(doc, separators=(",", ":")) + "\n").encode()
     with os.fdopen(fd, "wb", buffering=0) as out:
         out.write(line)
-
-
-def watch_host(loop: asyncio.AbstractEventLoop, on_gone: Callable[[str], None], parent_pid: int | None,
-               watch_stdin: bool = True) -> None:
-    """Call `on_gone(why)` when stdin reaches EOF or the parent process goes away.
-
-    stdin is read in a daemon thread (a blocking read is the portable way to
-    see EOF on a pipe); the parent is polled every PARENT_POLL_S.
-    """
-
-    done = False
-
-    def trigger(why: str) -> None:
-        nonlocal done
-        if not done:
-            done = True
-            log.info("host gone, shutting down", extra={"fields": {"why": why}})
-            on_gone(why)
-
-    if watch_stdin:
-        def read_stdin() -> None:
-            try:
-                while os.read(0, 4096):
-                    pass  # the game may write; we only care about EOF
-            except OSError:
-                pass
-            loop.call_soon_threadsafe(trigger, "stdin closed")
-
-        threading.Thread(target=read_stdin, name="stdin-watch", daemon=True).start()
-
-    original_ppid = os.getppid()
-
-    async def poll_parent() -> None:
-        while not done:
-            if os.getppid() != original_ppid:
-                trigger("parent changed")
-                return
-            if parent_pid is not None and not process_alive(parent_pid):
-                trigger("parent exited")
-                return
-            await asyncio.sleep(PARENT_POLL_S)
-
-    loop.create_task(poll_parent(), name="parent-watch")
-
-
-def process_alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie counts as gone)."""
-    if sys.platform == "win32":
-        return _windows_process_alive(pid)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie still answers kill(0); treat it as gone.
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().split(b") ", 1)[1][:1] != b"Z"
-    except (OSError, IndexError):
-        return True
-
-
-def _windows_process_alive(pid: int) -> bool:
-    # Not os.kill(pid, 0): on Windows that is TerminateProcess, and would kill the game.
-    import ctypes
-
-    if sys.platform != "win32":  # process_alive calls this on Windows only; ctypes.windll is Windows'
-        raise OSError("Windows only")
-    kernel32 = ctypes.windll.kernel32
-    process_query_limited_information, still_active = 0x1000, 259
-    handle = kernel32.OpenProcess(process_query_limited_information, False, pid)
-    if not handle:
-        return False
-    try:
-        code = ctypes.c_ulong()
-        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
-            return True
-        return code.value == still_active
-    finally:
-        kernel32.CloseHandle(handle)

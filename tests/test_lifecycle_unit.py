@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from sidecar import lifecycle
+from sidecar import host_watch, lifecycle
 from sidecar.client import Handshake
 from sidecar.config import load_config
 from sidecar.errors import InvalidRequest
@@ -60,9 +60,9 @@ def test_without_unix_sockets_the_default_is_tcp_loopback(monkeypatch: pytest.Mo
 def test_process_alive_never_signals_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     # os.kill(pid, 0) is TerminateProcess on Windows: it must not be the liveness check there.
     seen: list[int] = []
-    monkeypatch.setattr(lifecycle.sys, "platform", "win32")
-    monkeypatch.setattr(lifecycle, "_windows_process_alive", lambda pid: seen.append(pid) or True)
-    monkeypatch.setattr(lifecycle.os, "kill", lambda *a: pytest.fail("os.kill called on Windows"))
+    monkeypatch.setattr(host_watch.sys, "platform", "win32")
+    monkeypatch.setattr(host_watch, "_windows_process_alive", lambda pid: seen.append(pid) or True)
+    monkeypatch.setattr(host_watch.os, "kill", lambda *a: pytest.fail("os.kill called on Windows"))
     assert lifecycle.process_alive(1234) and seen == [1234]
 
 
