@@ -117,7 +117,10 @@ class LitellmStream:
 async def open_litellm(litellm: Any, request: dict[str, Any]) -> LitellmStream:
     """The transport's one send point: litellm.acompletion with our kwargs.
     Retries are ours (before the first token only); never litellm's or openai's."""
-    upstream = await litellm.acompletion(**request, num_retries=0, max_retries=0)
+    # Copies of the messages: they are shared with the context engine's prompt cache,
+    # and litellm's provider adapters may rewrite a message in place.
+    messages = [dict(m) for m in request["messages"]]
+    upstream = await litellm.acompletion(**{**request, "messages": messages}, num_retries=0, max_retries=0)
     return LitellmStream(upstream)
 
 

@@ -196,3 +196,19 @@ async def test_closing_the_iterator_closes_the_upstream(make_gateway, fake_opena
             break
     await stream.aclose()
     await eventually(lambda: fake_openai.seen.disconnects, what="the stream is closed upstream")
+
+
+async def test_litellm_gets_copies_of_the_messages_the_prompt_cache_shares() -> None:
+    # The context engine's prompts share their message dicts with its cache; a provider
+    # adapter that rewrites a message in place must not change the next run's prompt.
+    from sidecar.llm.via_litellm import open_litellm
+
+    class Rewriting:
+        async def acompletion(self, **kwargs: object) -> object:
+            for m in kwargs["messages"]:  # type: ignore[attr-defined]
+                m["content"] = "rewritten"
+            return iter(())
+
+    messages = [{"role": "user", "content": "Hello"}]
+    await open_litellm(Rewriting(), {"model": "m", "messages": messages})
+    assert messages == [{"role": "user", "content": "Hello"}]
