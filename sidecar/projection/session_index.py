@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from sidecar.projection.idmatch import IdMatcher, matcher_for
 from sidecar.state.aliases import assign_alias
-from sidecar.state.model import Session
+from sidecar.state.model import Event, LoreCard, Memory, Relation, Session
 
 __all__ = ["SessionIndex", "index_for"]
 
@@ -36,6 +38,7 @@ class SessionIndex:
         "_matcher",
         "_guard_ids",
         "_previous_matcher",
+        "_id_parts",
     )
 
     def __init__(self, session: Session, previous: SessionIndex | None = None) -> None:
@@ -78,7 +81,10 @@ class SessionIndex:
             if vis.level == "known_to":
                 for actor in vis.known_to:
                     self.known_to.setdefault(actor, []).append(eid)
-        self.engine_ids: frozenset[str] = frozenset(_all_ids(session, self))
+        #: The engine IDs read from events, relations, cards and memories, per kind.
+        self._id_parts: dict[str, _Part] = {}
+        previous_parts = previous._id_parts if previous is not None and previous.world is world else None
+        self.engine_ids: frozenset[str] = frozenset(_all_ids(session, self, previous_parts))
         self._matcher: IdMatcher | None = None
         self._guard_ids: frozenset[str] | None = None
         # The last revision's matcher: new IDs extend it instead of rebuilding it all.
@@ -112,7 +118,56 @@ class SessionIndex:
         return self._guard_ids
 
 
-def _all_ids(session: Session, idx: SessionIndex) -> set[str]:
+#: A part of the engine-ID set: the identities of the objects it was read from, the
+#: objects themselves (held, so no identity is reused while the part is), and the IDs.
+_Part = tuple[tuple[int, ...], tuple[object, ...], frozenset[str]]
+
+
+def _event_ids(events: Sequence[Event]) -> set[str]:
+    ids: set[str] = set()
+    for ev in events:
+        ids.update(ev.entity_ids)
+        ids.update(ev.visibility.known_to)
+        if ev.actor_id:
+            ids.add(ev.actor_id)
+        if ev.location_id:
+            ids.add(ev.location_id)
+    return ids
+
+
+def _relation_ids(relations: Sequence[Relation]) -> set[str]:
+    ids: set[str] = set()
+    for rel in relations:
+        ids.add(rel.source_id)
+        ids.add(rel.target_id)
+        ids.update(rel.visibility.known_to)
+    return ids
+
+
+def _card_ids(cards: Sequence[LoreCard]) -> set[str]:
+    ids: set[str] = set()
+    for card in cards:
+        ids.update(card.visibility.known_to)
+    return ids
+
+
+def _memory_ids(memories: Sequence[Memory]) -> set[str]:
+    return {m.actor_id for m in memories if m.actor_id}
+
+
+def _part(previous: dict[str, _Part] | None, name: str, objects: Sequence[Any], read: Callable[..., set[str]]) -> _Part:
+    """The IDs `read` finds in `objects`, reused from the previous revision while they are
+    the same objects (the state engine replaces a record it changes, never edits it:
+    sidecar/state/apply.py), so a delta does not re-read every event, relation, card
+    and memory of the session."""
+    fingerprint = tuple(map(id, objects))
+    old = previous.get(name) if previous is not None else None
+    if old is not None and old[0] == fingerprint:
+        return old
+    return fingerprint, tuple(objects), frozenset(read(objects))
+
+
+def _all_ids(session: Session, idx: SessionIndex, previous: dict[str, _Part] | None) -> set[str]:
     """Every engine ID the session holds anywhere (entities, references, cards).
 
     Entity-level references come from the tables just built (locations are
@@ -123,22 +178,15 @@ def _all_ids(session: Session, idx: SessionIndex) -> set[str]:
     ids.update(world.lore)
     ids.update(idx.by_location)
     ids.update(idx.known_to)
-    for ev in world.events:
-        ids.update(ev.entity_ids)
-        ids.update(ev.visibility.known_to)
-        if ev.actor_id:
-            ids.add(ev.actor_id)
-        if ev.location_id:
-            ids.add(ev.location_id)
-    for rel in world.relations:
-        ids.add(rel.source_id)
-        ids.add(rel.target_id)
-        ids.update(rel.visibility.known_to)
+    parts = idx._id_parts
+    parts["events"] = _part(previous, "events", world.events, _event_ids)
+    parts["relations"] = _part(previous, "relations", world.relations, _relation_ids)
+    parts["cards"] = _part(previous, "cards", list(world.lore.values()), _card_ids)
+    parts["memories"] = _part(previous, "memories", world.memories, _memory_ids)
+    for _, _, part_ids in parts.values():
+        ids.update(part_ids)
     ids.update(world.moods)
     ids.update(world.personas)
-    for card in world.lore.values():
-        ids.update(card.visibility.known_to)
-    ids.update(m.actor_id for m in world.memories if m.actor_id)
     ids.update(session.transcripts)
     ids.update(session.notes)
     ids.discard("")
