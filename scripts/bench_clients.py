@@ -37,8 +37,10 @@ FIGURES = [
     "fake_stop_ms_p50",
     "apply_deltas_unary_us_p50",
     "apply_deltas_unary_cpu_us",
+    "apply_deltas_unary_tp_items",
     "stream_deltas_us_p50",
     "stream_deltas_cpu_us",
+    "stream_deltas_tp_items",
     "run_first_token_ms_p50",
     "heap_bytes_per_text_delta",
 ]
