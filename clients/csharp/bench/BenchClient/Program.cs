@@ -179,6 +179,11 @@ for (var i = 0; i <= runs; i++)
     }
 }
 
+// The same three loops through the bare generated stub (RawStub.cs), after the library's.
+var (rawUnaryUs, rawRev) = await RawStub.UnaryAsync(client, "bench", rev, batches);
+var (rawStreamUs, _) = await RawStub.StreamAsync(client, "bench", rawRev, batches);
+var rawTtftMs = await RawStub.FirstTokenAsync(client, "bench", runs);
+
 // Heap bytes per TextDelta (Allocations.cs): the library's Run loop, the bare stub's,
 // the message parse alone, and AllocationTick samples by owner over `sampledRuns` runs.
 var alloc = await Allocations.MeasureAsync(Options(allocConfig), sampledRuns);
@@ -193,12 +198,14 @@ Console.WriteLine("{" + string.Join(",", new[]
     $"\"batches\":{batches}", $"\"warmup_batches\":{warmup}", J("warmup_seconds", warmupSeconds), $"\"unary_deadline\":{(deadline ? "true" : "false")}",
     J("apply_deltas_unary_us_p50", Pct(unaryUs, 0.5), "0"), J("apply_deltas_unary_us_p99", Pct(unaryUs, 0.99), "0"),
     J("stream_deltas_us_p50", Pct(streamUs, 0.5), "0"), J("stream_deltas_us_p99", Pct(streamUs, 0.99), "0"),
+    J("apply_deltas_unary_us_p50_raw_stub", Pct(rawUnaryUs, 0.5), "0"), J("stream_deltas_us_p50_raw_stub", Pct(rawStreamUs, 0.5), "0"),
     J("stream_vs_unary_p50", Pct(streamUs, 0.5) / Math.Max(1.0, Pct(unaryUs, 0.5)), "0.00"),
     J("apply_deltas_unary_cpu_us", unaryCpuPerCall, "0"), J("stream_deltas_cpu_us", streamCpuPerCall, "0"),
     J("apply_deltas_unary_tp_items", unaryItemsPerCall, "0.0"), J("stream_deltas_tp_items", streamItemsPerCall, "0.0"),
     $"\"runtime\":\"{Runtime()}\"",
     $"\"runs\":{runs}",
     J("run_cold_first_token_ms", coldTtft), J("run_first_token_ms_p50", Pct(ttftMs, 0.5)), J("run_total_ms_p50", Pct(totalMs, 0.5)),
+    J("run_first_token_ms_p50_raw_stub", Pct(rawTtftMs, 0.5)),
     J("alloc_text_deltas_per_run", alloc.DeltasPerRun, "0"),
     J("heap_bytes_per_text_delta", alloc.PerDelta, "0"),
     J("heap_bytes_per_text_delta_raw_stub", alloc.PerDeltaRawStub, "0"),
