@@ -47,6 +47,7 @@ FIGURES = [
     "run_first_token_ms_p50",
     "run_first_token_ms_p50_raw_stub",
     "heap_bytes_per_text_delta",
+    "heap_bytes_per_text_delta_with_token",
 ]
 
 

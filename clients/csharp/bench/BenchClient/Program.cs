@@ -208,6 +208,7 @@ Console.WriteLine("{" + string.Join(",", new[]
     J("run_first_token_ms_p50_raw_stub", Pct(rawTtftMs, 0.5)),
     J("alloc_text_deltas_per_run", alloc.DeltasPerRun, "0"),
     J("heap_bytes_per_text_delta", alloc.PerDelta, "0"),
+    J("heap_bytes_per_text_delta_with_token", alloc.PerDeltaWithToken, "0"),
     J("heap_bytes_per_text_delta_raw_stub", alloc.PerDeltaRawStub, "0"),
     J("parse_bytes_per_text_delta_message", alloc.MessageBytes, "0"),
     $"\"alloc_tick_samples\":{alloc.Samples}",
