@@ -80,7 +80,37 @@ static class Probe
             ("stream stub, library channel", () => RawApply(rawLib)),
             ("stream stub, HttpClient channel", () => RawApply(rawHc)),
         };
-        var all = unary.Concat(stream).ToList();
+        // Warm scripted runs, whole: the library's Run loop against the bare stub's; the time to
+        // the first TextDelta of each is kept apart (the block's latency is the whole run).
+        var runReq = new RunRequest { SessionId = "probe", Narrate = new NarrateInput { Text = "The gate opens." } };
+        var agentStub = client.Agent;
+        var firstToken = new Dictionary<string, List<double>> { ["library Run"] = new List<double>(), ["bare stub Run"] = new List<double>() };
+        var runs = new List<(string Name, Func<Task>)>
+        {
+            ("library Run", async () =>
+            {
+                var t0 = Stopwatch.GetTimestamp();
+                double first = -1;
+                await foreach (var e in client.Run(runReq))
+                {
+                    if (e.KindCase == RunEvent.KindOneofCase.Text && first < 0) first = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency;
+                }
+                firstToken["library Run"].Add(first);
+            }),
+            ("bare stub Run", async () =>
+            {
+                var t0 = Stopwatch.GetTimestamp();
+                double first = -1;
+                using var call = agentStub.Run(runReq, Opts(false));
+                while (await call.ResponseStream.MoveNext(CancellationToken.None))
+                {
+                    if (call.ResponseStream.Current.Event.KindCase == RunEvent.KindOneofCase.Text && first < 0)
+                        first = (Stopwatch.GetTimestamp() - t0) * 1e6 / Stopwatch.Frequency;
+                }
+                firstToken["bare stub Run"].Add(first);
+            }),
+        };
+        var all = unary.Concat(stream).Concat(runs).ToList();
         var lat = all.ToDictionary(v => v.Name, _ => new List<double>());
         var cpu = all.ToDictionary(v => v.Name, _ => 0.0);
         var items = all.ToDictionary(v => v.Name, _ => 0L);
@@ -107,6 +137,11 @@ static class Probe
             var s = lat[name].OrderBy(x => x).ToList();
             Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "{0,-40} p50 {1,6:0} us  cpu {2,5:0} us/call  {3,4:0.0} thread-pool items/call",
                 name, s[s.Count / 2], cpu[name] / s.Count, items[name] / (double)s.Count));
+        }
+        foreach (var (name, v) in firstToken)
+        {
+            var s = v.OrderBy(x => x).ToList();
+            Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "{0,-40} first TextDelta p50 {1,6:0} us ({2} runs)", name, s[s.Count / 2], s.Count));
         }
         await libStream.CompleteAsync();
         return 0;
