@@ -1,8 +1,9 @@
 // Probe: where the C# client's CPU per call goes. On one sidecar, interleaved in
 // blocks so load drifts hit every variant alike, the same one-op ApplyDeltas and
-// StreamDeltas batches through: the library; the raw generated stub on the library's
-// channel; the raw stub on channels built other ways. Prints p50 latency and the
-// process's CPU per call for each.
+// StreamDeltas batches, and whole scripted runs, through: the library; the raw
+// generated stub on the library's channel; the raw stub on channels built other ways.
+// Prints p50 latency, the process's CPU and the thread-pool work items per call for
+// each, and each run's time to its first TextDelta.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
