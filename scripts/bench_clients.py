@@ -31,16 +31,23 @@ ALLOC = str(ROOT / "clients" / "csharp" / "bench" / "alloc.toml")
 FAKE = str(ROOT / "clients" / "cpp" / "tests" / "fake_sidecar.sh")
 CPP = ROOT / "clients" / "cpp" / "build" / "bench_client"
 CSHARP = ROOT / "clients" / "csharp" / "bench" / "BenchClient" / "bin" / "Release" / "net10.0" / "BenchClient.dll"
+RAW = "_raw_stub"
 FIGURES = [
     "launch_to_handshake_ms_p50",
     "fake_launch_to_handshake_ms_p50",
     "fake_stop_ms_p50",
     "apply_deltas_unary_us_p50",
+    "apply_deltas_unary_us_p50_raw_stub",
     "apply_deltas_unary_cpu_us",
+    "apply_deltas_unary_tp_items",
     "stream_deltas_us_p50",
+    "stream_deltas_us_p50_raw_stub",
     "stream_deltas_cpu_us",
+    "stream_deltas_tp_items",
     "run_first_token_ms_p50",
+    "run_first_token_ms_p50_raw_stub",
     "heap_bytes_per_text_delta",
+    "heap_bytes_per_text_delta_with_token",
 ]
 
 
@@ -97,7 +104,8 @@ def main() -> int:
     for fig in FIGURES:
         for i, r in enumerate(rounds, 1):
             cells = [r[n].get(fig) for n in labels]
-            base = r["cpp"].get(fig)
+            # A C# figure through the bare stub (`..._raw_stub`) is set against the C++ client's plain one.
+            base = r["cpp"].get(fig.removesuffix(RAW))
             rel = []
             for n in labels:
                 v = r[n].get(fig)

@@ -1,7 +1,8 @@
 // Heap bytes per received TextDelta, and who allocates them.
 //
-// Three figures from one sidecar, measured in alternating rounds so load drifts hit
-// both loops alike: the client library's SidecarClient.Run; the same stream read
+// Four figures from one sidecar, measured in alternating rounds so load drifts hit
+// the loops alike: the client library's SidecarClient.Run, without and with a
+// cancellation token (a game's usual call); the same stream read
 // with the generated stub directly (no wrapper: what Grpc.Net.Client costs by
 // itself); and the parse of one such RunResponse alone (the message itself). Then,
 // with an in-process EventListener on the runtime's GC AllocationTick events (one
@@ -21,7 +22,7 @@ using Grpc.Core;
 
 static class Allocations
 {
-    public sealed record Result(double PerDelta, double PerDeltaRawStub, double DeltasPerRun, double MessageBytes,
+    public sealed record Result(double PerDelta, double PerDeltaWithToken, double PerDeltaRawStub, double DeltasPerRun, double MessageBytes,
         int Samples, IReadOnlyList<(string Owner, int Samples)> ByOwner, IReadOnlyList<(string Type, int Samples)> TopTypes);
 
     public static async Task<Result> MeasureAsync(SidecarProcessOptions options, int sampledRuns)
@@ -44,6 +45,17 @@ static class Allocations
             }
             return deltas;
         }
+        // What a game does: a run it can cancel (Unity's destroyCancellationToken, a timeout).
+        async Task<long> WrappedWithToken()
+        {
+            using var cts = new CancellationTokenSource();
+            long deltas = 0;
+            await foreach (var e in client.Run(req, cts.Token))
+            {
+                if (e.KindCase == RunEvent.KindOneofCase.Text) deltas++;
+            }
+            return deltas;
+        }
         async Task<long> RawStub()
         {
             long deltas = 0;
@@ -55,13 +67,14 @@ static class Allocations
             return deltas;
         }
 
-        for (var i = 0; i < 3; i++) { await Wrapped(); await RawStub(); } // JIT, connection, model layer
+        for (var i = 0; i < 3; i++) { await Wrapped(); await WrappedWithToken(); await RawStub(); } // JIT, connection, model layer
         const int rounds = 3, runsPerRound = 5;
-        long wrappedBytes = 0, wrappedDeltas = 0, rawBytes = 0, rawDeltas = 0;
+        long wrappedBytes = 0, wrappedDeltas = 0, tokenBytes = 0, tokenDeltas = 0, rawBytes = 0, rawDeltas = 0;
         for (var r = 0; r < rounds; r++)
         {
-            (long b, long d) w = await Count(Wrapped, runsPerRound), s = await Count(RawStub, runsPerRound);
-            wrappedBytes += w.b; wrappedDeltas += w.d; rawBytes += s.b; rawDeltas += s.d;
+            (long b, long d) w = await Count(Wrapped, runsPerRound), t = await Count(WrappedWithToken, runsPerRound),
+                s = await Count(RawStub, runsPerRound);
+            wrappedBytes += w.b; wrappedDeltas += w.d; tokenBytes += t.b; tokenDeltas += t.d; rawBytes += s.b; rawDeltas += s.d;
         }
 
         var wire = new RunResponse { Event = new RunEvent { RunId = Guid.NewGuid().ToString("N"), Seq = 7, Text = new TextDelta { Text = sample, Attempt = 1 } } }.ToByteArray();
@@ -80,7 +93,8 @@ static class Allocations
         var byOwner = types.GroupBy(kv => Owner(kv.Key)).Select(g => (g.Key, g.Sum(kv => kv.Value)))
             .OrderByDescending(x => x.Item2).ToList();
         var top = types.OrderByDescending(kv => kv.Value).Take(12).Select(kv => (kv.Key, kv.Value)).ToList();
-        return new Result(wrappedBytes / (double)Math.Max(1, wrappedDeltas), rawBytes / (double)Math.Max(1, rawDeltas),
+        return new Result(wrappedBytes / (double)Math.Max(1, wrappedDeltas), tokenBytes / (double)Math.Max(1, tokenDeltas),
+            rawBytes / (double)Math.Max(1, rawDeltas),
             wrappedDeltas / (double)(rounds * runsPerRound), perParse, types.Values.Sum(), byOwner, top);
     }
 

@@ -6,6 +6,7 @@
 //   BenchClient SIDECAR_EXE CONFIG_TOML ALLOC_TOML [--launches N] [--batches N] [--runs N]
 //               [--warmup-seconds S] [--alloc-sampled-runs N] [--no-deadline]
 //   BenchClient clients/cpp/tests/fake_sidecar.sh - - --launches N --launcher-only 1
+//   BenchClient SIDECAR_EXE CONFIG_TOML - --probe CALLS_PER_BLOCK ROUNDS   (Probe.cs)
 //
 // --launcher-only 1: the launcher alone, against the fake sidecar script started with
 // "until-eof" (handshake at once, exit on stdin EOF), as the C++ bench does it.
@@ -14,6 +15,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Globalization;
 using System.Linq;
+using System.Threading;
 using System.Threading.Tasks;
 using Google.Protobuf;
 using GameSidecar.Client;
@@ -45,6 +47,8 @@ SidecarProcessOptions Options(string cfg) => new SidecarProcessOptions
     ExitGrace = TimeSpan.FromSeconds(5),
     Client = new SidecarClientOptions { CallTimeout = deadline ? TimeSpan.FromSeconds(30) : (TimeSpan?)null },
 };
+var probeAt = Array.IndexOf(args, "--probe");
+if (probeAt > 0) return await Probe.RunAsync(Options(config), int.Parse(args[probeAt + 1]), int.Parse(args[probeAt + 2]));
 double Ms(long ticks) => ticks * 1000.0 / Stopwatch.Frequency;
 
 if (launcherOnly)
@@ -117,6 +121,7 @@ await Task.Delay(TimeSpan.FromSeconds(1));
 // machine shared with the sidecar, CPU the client burns while it waits delays the server.
 var unaryUs = new List<double>();
 var unaryCpu = CpuUs();
+var unaryItems = ThreadPool.CompletedWorkItemCount;
 for (var i = 0; i < batches; i++)
 {
     var ops = new[] { Fact(i) };
@@ -126,13 +131,17 @@ for (var i = 0; i < batches; i++)
     rev = r.Revision;
 }
 var unaryCpuPerCall = (CpuUs() - unaryCpu) / Math.Max(1, batches);
+// Thread-pool work items run per call (all of them Grpc.Net.Client's and System.Net.Http's:
+// Probe.cs shows the library adds none); each may wake a thread that then spins.
+var unaryItemsPerCall = (ThreadPool.CompletedWorkItemCount - unaryItems) / (double)Math.Max(1, batches);
 
 // The same batches over one StreamDeltas stream, one at a time.
 var streamUs = new List<double>();
-double streamCpuPerCall;
+double streamCpuPerCall, streamItemsPerCall;
 await using (var stream = client.StreamDeltas())
 {
     var streamCpu = CpuUs();
+    var streamItems = ThreadPool.CompletedWorkItemCount;
     for (var i = 0; i < batches; i++)
     {
         var req = new StreamDeltasRequest { SessionId = "bench", BaseRevision = rev, DeltaId = "s" + i };
@@ -143,6 +152,7 @@ await using (var stream = client.StreamDeltas())
         rev = r.Revision;
     }
     streamCpuPerCall = (CpuUs() - streamCpu) / Math.Max(1, batches);
+    streamItemsPerCall = (ThreadPool.CompletedWorkItemCount - streamItems) / (double)Math.Max(1, batches);
     await stream.CompleteAsync();
 }
 
@@ -169,6 +179,11 @@ for (var i = 0; i <= runs; i++)
     }
 }
 
+// The same three loops through the bare generated stub (RawStub.cs), after the library's.
+var (rawUnaryUs, rawRev) = await RawStub.UnaryAsync(client, "bench", rev, batches);
+var (rawStreamUs, _) = await RawStub.StreamAsync(client, "bench", rawRev, batches);
+var rawTtftMs = await RawStub.FirstTokenAsync(client, "bench", runs);
+
 // Heap bytes per TextDelta (Allocations.cs): the library's Run loop, the bare stub's,
 // the message parse alone, and AllocationTick samples by owner over `sampledRuns` runs.
 var alloc = await Allocations.MeasureAsync(Options(allocConfig), sampledRuns);
@@ -183,12 +198,17 @@ Console.WriteLine("{" + string.Join(",", new[]
     $"\"batches\":{batches}", $"\"warmup_batches\":{warmup}", J("warmup_seconds", warmupSeconds), $"\"unary_deadline\":{(deadline ? "true" : "false")}",
     J("apply_deltas_unary_us_p50", Pct(unaryUs, 0.5), "0"), J("apply_deltas_unary_us_p99", Pct(unaryUs, 0.99), "0"),
     J("stream_deltas_us_p50", Pct(streamUs, 0.5), "0"), J("stream_deltas_us_p99", Pct(streamUs, 0.99), "0"),
+    J("apply_deltas_unary_us_p50_raw_stub", Pct(rawUnaryUs, 0.5), "0"), J("stream_deltas_us_p50_raw_stub", Pct(rawStreamUs, 0.5), "0"),
     J("stream_vs_unary_p50", Pct(streamUs, 0.5) / Math.Max(1.0, Pct(unaryUs, 0.5)), "0.00"),
     J("apply_deltas_unary_cpu_us", unaryCpuPerCall, "0"), J("stream_deltas_cpu_us", streamCpuPerCall, "0"),
+    J("apply_deltas_unary_tp_items", unaryItemsPerCall, "0.0"), J("stream_deltas_tp_items", streamItemsPerCall, "0.0"),
+    $"\"runtime\":\"{Runtime()}\"",
     $"\"runs\":{runs}",
     J("run_cold_first_token_ms", coldTtft), J("run_first_token_ms_p50", Pct(ttftMs, 0.5)), J("run_total_ms_p50", Pct(totalMs, 0.5)),
+    J("run_first_token_ms_p50_raw_stub", Pct(rawTtftMs, 0.5)),
     J("alloc_text_deltas_per_run", alloc.DeltasPerRun, "0"),
     J("heap_bytes_per_text_delta", alloc.PerDelta, "0"),
+    J("heap_bytes_per_text_delta_with_token", alloc.PerDeltaWithToken, "0"),
     J("heap_bytes_per_text_delta_raw_stub", alloc.PerDeltaRawStub, "0"),
     J("parse_bytes_per_text_delta_message", alloc.MessageBytes, "0"),
     $"\"alloc_tick_samples\":{alloc.Samples}",
@@ -196,6 +216,17 @@ Console.WriteLine("{" + string.Join(",", new[]
     "\"alloc_tick_top_types\":{" + string.Join(",", alloc.TopTypes.Select(o => $"\"{o.Type.Replace("\"", "'")}\":{o.Samples}")) + "}",
 }) + "}");
 return 0;
+
+// The runtime settings this run used, so a figure says what it was measured under.
+static string Runtime()
+{
+    static string Env(string name) => Environment.GetEnvironmentVariable(name) ?? "unset";
+    var tiered = AppContext.GetData("System.Runtime.TieredCompilation")?.ToString() ?? "default";
+    return $"{System.Runtime.InteropServices.RuntimeInformation.FrameworkDescription}; TieredCompilation={tiered} (env {Env("DOTNET_TieredCompilation")}); " +
+        $"GC server={System.Runtime.GCSettings.IsServerGC} latency={System.Runtime.GCSettings.LatencyMode}; " +
+        $"DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS={Env("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS")}; " +
+        $"DOTNET_ThreadPool_UnfairSemaphoreSpinLimit={Env("DOTNET_ThreadPool_UnfairSemaphoreSpinLimit")}";
+}
 
 static double CpuUs() => Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds * 1000;
 

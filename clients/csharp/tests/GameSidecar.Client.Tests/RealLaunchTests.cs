@@ -1,7 +1,9 @@
 // Launches of the real sidecar that need a process of their own: TCP loopback,
-// the magic check, the orderly stop.
+// a proxy in the game's environment, the magic check, the orderly stop.
 using System.Collections.Generic;
 using System.IO;
+using System.Net;
+using System.Net.Http;
 using System.Threading.Tasks;
 using GameSidecar.Client;
 using Xunit;
@@ -21,6 +23,33 @@ namespace GameSidecar.Client.Tests
             Assert.StartsWith("127.0.0.1:", sidecar.Handshake.Target);
             var info = await sidecar.Client.GetInfoAsync();
             Assert.Equal(sidecar.Pid, info.Pid);
+        }
+
+        [Fact]
+        public async Task AProxyInTheGamesEnvironmentIsNotUsedForTheSidecar()
+        {
+            // HttpClient.DefaultProxy is what HTTP_PROXY / http_proxy set; a dead one here. Process-wide,
+            // so restored after; the library's own handlers never consult it, so other tests are unaffected.
+            var tcp = TestEnv.RealOptions();
+            tcp.Arguments.Add("--listen");
+            tcp.Arguments.Add("tcp://127.0.0.1:0");
+            await using var overTcp = await SidecarProcess.LaunchAsync(tcp);
+            await using var overUnix = await SidecarProcess.LaunchAsync(TestEnv.RealOptions());
+            var previous = HttpClient.DefaultProxy;
+            HttpClient.DefaultProxy = new WebProxy("http://127.0.0.1:9");
+            try
+            {
+                foreach (var sidecar in new[] { overTcp, overUnix })
+                {
+                    // A client made now, after the proxy is set (the launcher's own was made before).
+                    using var client = new SidecarClient(sidecar.Handshake, sidecar.Token);
+                    Assert.Equal(sidecar.Pid, (await client.GetInfoAsync()).Pid);
+                }
+            }
+            finally
+            {
+                HttpClient.DefaultProxy = previous;
+            }
         }
 
         [Fact]

@@ -133,6 +133,36 @@ namespace GameSidecar.Client.Tests
         }
 
         [Fact]
+        public async Task ApplyOnACompletedStreamFailsAtOnceAndTheSessionIsUntouched()
+        {
+            // A write refused on the spot ends ApplyAsync with gRPC's own error, not a wait for an
+            // answer that cannot come (the guard turns a hang into a TimeoutException).
+            var rev = await _sidecar.OpenScene("stream-done");
+            await using var stream = Client.StreamDeltas();
+            Assert.Empty(await stream.CompleteAsync());
+            var late = new StreamDeltasRequest { SessionId = "stream-done", BaseRevision = rev, DeltaId = "late" };
+            late.Ops.Add(TestEnv.Fact("tick", 1));
+            await Assert.ThrowsAsync<InvalidOperationException>(() => stream.ApplyAsync(late).WaitAsync(TimeSpan.FromSeconds(60)));
+            Assert.Equal(rev, (await Client.OpenSessionAsync("stream-done")).Revision);
+        }
+
+        [Fact]
+        public async Task CancellingTheStreamFailsTheNextApplyAsCancelled()
+        {
+            var rev = await _sidecar.OpenScene("stream-cancel");
+            using var cts = new System.Threading.CancellationTokenSource();
+            await using var stream = Client.StreamDeltas(cts.Token);
+            var first = new StreamDeltasRequest { SessionId = "stream-cancel", BaseRevision = rev, DeltaId = "c1" };
+            first.Ops.Add(TestEnv.Fact("tick", 1));
+            Assert.Equal(rev + 1, (await stream.ApplyAsync(first)).Revision);
+            cts.Cancel();
+            var second = new StreamDeltasRequest { SessionId = "stream-cancel", BaseRevision = rev + 1, DeltaId = "c2" };
+            second.Ops.Add(TestEnv.Fact("tick", 2));
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => stream.ApplyAsync(second).WaitAsync(TimeSpan.FromSeconds(60)));
+            Assert.Equal(rev + 1, (await Client.OpenSessionAsync("stream-cancel")).Revision);
+        }
+
+        [Fact]
         public async Task ExportThenImportUnderAnotherId()
         {
             var rev = await _sidecar.OpenScene("saved");

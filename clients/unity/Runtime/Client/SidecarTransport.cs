@@ -1,7 +1,8 @@
 #nullable enable
 // Builds the gRPC channel for a handshake: a Unix socket through
 // SocketsHttpHandler.ConnectCallback on .NET 5+, TCP loopback where the sidecar
-// listens on TCP, or whatever HttpMessageHandler the game injects (Unity).
+// listens on TCP, or whatever HttpMessageHandler the game injects (Unity). The
+// sidecar is always local, so the handlers built here never use a proxy.
 using System;
 using System.Net.Http;
 using Grpc.Net.Client;
@@ -28,41 +29,53 @@ namespace GameSidecar.Client
             else if (handshake.IsUnix)
             {
 #if NET5_0_OR_GREATER
-                channelOptions.HttpHandler = UnixSocketHandler(handshake.Address);
+                channelOptions.HttpHandler = LocalHandler(handshake.Address);
 #else
                 throw new NotSupportedException(
                     "this runtime has no SocketsHttpHandler: set SidecarClientOptions.HttpHandlerFactory to an " +
                     "HTTP/2 handler that can reach a Unix socket (docs/unity.md), or launch with --listen tcp://127.0.0.1:0");
 #endif
             }
+#if NET5_0_OR_GREATER
+            else
+            {
+                channelOptions.HttpHandler = LocalHandler(unixPath: null);
+            }
+#endif
             // The authority is never used to route on a Unix socket; "localhost" keeps it valid.
             var address = handshake.IsUnix ? "http://localhost" : "http://" + handshake.Address;
             return GrpcChannel.ForAddress(address, channelOptions);
         }
 
 #if NET5_0_OR_GREATER
-        private static HttpMessageHandler UnixSocketHandler(string path)
+        private static HttpMessageHandler LocalHandler(string? unixPath)
         {
-            var endpoint = new UnixDomainSocketEndPoint(path);
-            return new SocketsHttpHandler
+            var handler = new SocketsHttpHandler
             {
-                ConnectCallback = async (context, cancellationToken) =>
-                {
-                    var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
-                    try
-                    {
-                        await socket.ConnectAsync(endpoint, cancellationToken).ConfigureAwait(false);
-                        return new NetworkStream(socket, ownsSocket: true);
-                    }
-                    catch
-                    {
-                        socket.Dispose();
-                        throw;
-                    }
-                },
+                // A proxy from the player's environment (HTTP_PROXY, http_proxy) would otherwise be
+                // asked for the sidecar's address: every call then failed with "unable to establish
+                // HTTP/2 connection" (HTTP/2 without TLS cannot go through a proxy), on a Unix socket too.
+                UseProxy = false,
                 // One long-lived local connection; gRPC multiplexes calls over it.
                 EnableMultipleHttp2Connections = false,
             };
+            if (unixPath == null) return handler;
+            var endpoint = new UnixDomainSocketEndPoint(unixPath);
+            handler.ConnectCallback = async (context, cancellationToken) =>
+            {
+                var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+                try
+                {
+                    await socket.ConnectAsync(endpoint, cancellationToken).ConfigureAwait(false);
+                    return new NetworkStream(socket, ownsSocket: true);
+                }
+                catch
+                {
+                    socket.Dispose();
+                    throw;
+                }
+            };
+            return handler;
         }
 #endif
     }
