@@ -21,6 +21,7 @@ It does not depend on the input, so the selection does not reshuffle per turn.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 from sidecar.context.context_index import ContextIndex
@@ -54,12 +55,32 @@ class _Seen(NamedTuple):
     item: HistoryItem
 
 
-def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[_Seen]:
-    """Perceivable events, oldest first."""
+class _Line(NamedTuple):
+    """An event's rendered line and what it was rendered from (`_events` keeps it while
+    all of that holds)."""
+
+    event: Event
+    matcher: object
+    moment_parts: tuple[bool, bool, bool]
+    refs: tuple[tuple[str, str], ...]
+    line: str
+
+
+def _events(
+    session: Session, proj: Projection, cidx: ContextIndex, lines: dict[int, _Line] | None = None
+) -> list[_Seen]:
+    """Perceivable events, oldest first. `lines`: the lines of the previous revision, by
+    event; the ones still good are kept, the rest rendered, and `lines` then holds these
+    (a delta re-renders only what it changed, not the whole event log per actor)."""
     ents = session.world.entities
     actor = ents.get(proj.actor_id) if proj.actor_id else None
     here = actor.location_id if actor is not None else ""
     players = set(cidx.player_ids)
+    exp = session.options.expose_moment
+    matcher, parts = proj.id_matcher, (exp.calendar, exp.timeline, exp.tick)
+    previous = dict(lines) if lines else {}
+    if lines is not None:
+        lines.clear()
     out = []
     for ev in session.world.events:
         if not proj.can_see_event(ev):
@@ -71,7 +92,21 @@ def _events(session: Session, proj: Projection, cidx: ContextIndex) -> list[_See
             or bool(players & involved)
             or bool(here and ev.location_id == here)
         )
-        line = event_line(proj, ev)
+        kept = previous.get(id(ev))
+        if (
+            kept is not None
+            and kept.event is ev
+            and kept.matcher is matcher
+            and kept.moment_parts == parts
+            and all(proj.ref_text(eid) == text for eid, text in kept.refs)
+        ):
+            line = kept.line
+        else:
+            # The same matcher finds the same IDs in the same text; each must still read the same.
+            line, refs = proj.noting(partial(event_line, proj, ev))
+            kept = _Line(ev, matcher, parts, refs, line)
+        if lines is not None:
+            lines[id(ev)] = kept
         out.append(_Seen(ev, line, HistoryItem("user", f"Event: {line}", kind="event", relevant=relevant)))
     return out
 
@@ -164,6 +199,8 @@ class TimelineCache:
     def __init__(self, maxsize: int = 1024) -> None:
         self._cache: SessionLRU[tuple[object, ...], tuple[object, int, Timeline]] = SessionLRU(maxsize)
         self._events: SessionLRU[tuple[object, ...], tuple[object, list[_Seen]]] = SessionLRU(maxsize)
+        #: Each perceivable event's rendered line, kept across revisions while it holds.
+        self._lines: SessionLRU[tuple[object, ...], dict[int, _Line]] = SessionLRU(maxsize)
         #: The merge each timeline came from, extended when only the transcript grew.
         self._merges: SessionLRU[tuple[object, ...], _Merge] = SessionLRU(maxsize)
 
@@ -184,7 +221,12 @@ class TimelineCache:
         ekey = (session.id, id(session), proj.actor_id, named)
         seen = self._events.get(ekey)
         if seen is None or seen[0] is not cidx.base:
-            seen = (cidx.base, _events(session, proj, cidx))
+            with self._lines.lock:
+                lines = self._lines.get(ekey)
+                if lines is None:
+                    lines = {}
+                    self._lines.put(ekey, lines)
+                seen = (cidx.base, _events(session, proj, cidx, lines))
             self._events.put(ekey, seen)
         if not seen[1]:
             built = Timeline(rendered, entry_at=tuple(range(len(rendered))))
@@ -204,6 +246,7 @@ class TimelineCache:
         self._cache.forget(session_id)
         self._events.forget(session_id)
         self._merges.forget(session_id)
+        self._lines.forget(session_id)
 
     def __len__(self) -> int:
-        return len(self._cache) + len(self._events) + len(self._merges)
+        return len(self._cache) + len(self._events) + len(self._merges) + len(self._lines)

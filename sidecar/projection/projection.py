@@ -20,7 +20,7 @@ Perspective rules (docs/privacy.md has the full table):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from sidecar.errors import InvalidRequest, UnknownEntity
 from sidecar.projection.session_index import SessionIndex, index_for
@@ -105,6 +105,8 @@ class Projection:
         opts = session.options
         self._suppressed = set(opts.coordinate_fields) - set(opts.exposed_coordinate_fields)
         self._by_id = session.aliases.by_id
+        #: While a caller renders with `noting`: each (engine ID, how it read) `ref_text` gave.
+        self._noted: list[tuple[str, str]] | None = None
         #: Every engine ID the leak guard must refuse (see SessionIndex.guard_ids).
         self.engine_ids: frozenset[str] = self._idx.guard_ids
 
@@ -200,8 +202,28 @@ class Projection:
         actor can see it, else a generic word ("someone", "somewhere", "something")."""
         ent = self._entities.get(engine_id)
         if ent is not None and self.can_see(ent):
-            return self._by_id[engine_id]
-        return _GENERIC.get(ent.kind, "something") if ent is not None else "something"
+            text = self._by_id[engine_id]
+        else:
+            text = _GENERIC.get(ent.kind, "something") if ent is not None else "something"
+        if self._noted is not None:
+            self._noted.append((engine_id, text))
+        return text
+
+    def noting(self, render: Callable[[], str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """`render()`'s text and each (engine ID, how it read) the render replaced, so a
+        cache can keep the text while the same matcher (`id_matcher`) finds the same IDs
+        and each still reads the same (sidecar/context/timeline.py)."""
+        noted: list[tuple[str, str]] = []
+        self._noted = noted
+        try:
+            return render(), tuple(noted)
+        finally:
+            self._noted = None
+
+    @property
+    def id_matcher(self) -> object:
+        """The engine-ID matcher `text` uses: the same object for the same set of IDs."""
+        return self._idx.matcher
 
     def value_text(self, value: Value) -> str:
         if type(value) is str:  # the common kinds first, by exact type (a bool is no int)
