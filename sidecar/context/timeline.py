@@ -20,6 +20,7 @@ It does not depend on the input, so the selection does not reshuffle per turn.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
@@ -53,34 +54,24 @@ class _Seen(NamedTuple):
     line: str
     #: The history turn, built once per revision (a turn only merges).
     item: HistoryItem
-
-
-class _Line(NamedTuple):
-    """An event's rendered line and what it was rendered from (`_events` keeps it while
-    all of that holds)."""
-
-    event: Event
+    #: What the line was rendered with: the ID matcher, the moment options, and each
+    #: (engine ID, how it read). The next revision keeps the line while all still hold.
     matcher: object
     moment_parts: tuple[bool, bool, bool]
     refs: tuple[tuple[str, str], ...]
-    line: str
 
 
-def _events(
-    session: Session, proj: Projection, cidx: ContextIndex, lines: dict[int, _Line] | None = None
-) -> list[_Seen]:
-    """Perceivable events, oldest first. `lines`: the lines of the previous revision, by
-    event; the ones still good are kept, the rest rendered, and `lines` then holds these
-    (a delta re-renders only what it changed, not the whole event log per actor)."""
+def _events(session: Session, proj: Projection, cidx: ContextIndex, before: Sequence[_Seen] = ()) -> list[_Seen]:
+    """Perceivable events, oldest first. `before`: the previous revision's; a line that
+    still reads the same is kept (a delta re-renders only what it changed, not the whole
+    event log per actor)."""
     ents = session.world.entities
     actor = ents.get(proj.actor_id) if proj.actor_id else None
     here = actor.location_id if actor is not None else ""
     players = set(cidx.player_ids)
     exp = session.options.expose_moment
     matcher, parts = proj.id_matcher, (exp.calendar, exp.timeline, exp.tick)
-    previous = dict(lines) if lines else {}
-    if lines is not None:
-        lines.clear()
+    previous = {id(seen.event): seen for seen in before}
     out = []
     for ev in session.world.events:
         if not proj.can_see_event(ev):
@@ -92,22 +83,20 @@ def _events(
             or bool(players & involved)
             or bool(here and ev.location_id == here)
         )
-        kept = previous.get(id(ev))
+        old = previous.get(id(ev))
         if (
-            kept is not None
-            and kept.event is ev
-            and kept.matcher is matcher
-            and kept.moment_parts == parts
-            and all(proj.ref_text(eid) == text for eid, text in kept.refs)
+            old is not None
+            and old.event is ev
+            and old.matcher is matcher
+            and old.moment_parts == parts
+            and all(proj.ref_text(eid) == text for eid, text in old.refs)
         ):
-            line = kept.line
+            line, refs = old.line, old.refs
         else:
             # The same matcher finds the same IDs in the same text; each must still read the same.
             line, refs = proj.noting(partial(event_line, proj, ev))
-            kept = _Line(ev, matcher, parts, refs, line)
-        if lines is not None:
-            lines[id(ev)] = kept
-        out.append(_Seen(ev, line, HistoryItem("user", f"Event: {line}", kind="event", relevant=relevant)))
+        item = HistoryItem("user", f"Event: {line}", kind="event", relevant=relevant)
+        out.append(_Seen(ev, line, item, matcher, parts, refs))
     return out
 
 
@@ -117,7 +106,7 @@ class _Merge:
     so a new turn extends the merge instead of walking the whole transcript again:
     a prompt's build cost does not grow with the length of the session."""
 
-    __slots__ = ("base", "events", "newest", "recent", "told", "texts", "items", "entry_at", "merged", "entries")
+    __slots__ = ("base", "events", "newest", "recent", "texts", "items", "entry_at", "merged", "entries")
 
     def __init__(self, base: object, events: list[_Seen]) -> None:
         self.base = base
@@ -125,8 +114,6 @@ class _Merge:
         self.recent = tuple(e.line for e in events[-RECENT_EVENTS:])
         #: The perceived events not told by the actor's own transcript, in order.
         self.events = events
-        #: The newest revision at which the actor's transcript told each event text.
-        self.told: dict[str, int] = {}
         #: The texts of `events` (a new entry telling one of them means merging afresh).
         self.texts = frozenset(e.event.text for e in events)
         self.items: list[HistoryItem] = []
@@ -145,7 +132,8 @@ class _Merge:
 
     def tell(self, entries: list[TranscriptEntry]) -> None:
         """Leave out the events the actor's own transcript tells (before any merge)."""
-        told = self.told
+        # The newest revision at which the actor's transcript told each event text.
+        told: dict[str, int] = {}
         for entry in entries:
             if entry.role == "event":
                 told[entry.text] = max(told.get(entry.text, -1), entry.revision)
@@ -199,8 +187,6 @@ class TimelineCache:
     def __init__(self, maxsize: int = 1024) -> None:
         self._cache: SessionLRU[tuple[object, ...], tuple[object, int, Timeline]] = SessionLRU(maxsize)
         self._events: SessionLRU[tuple[object, ...], tuple[object, list[_Seen]]] = SessionLRU(maxsize)
-        #: Each perceivable event's rendered line, kept across revisions while it holds.
-        self._lines: SessionLRU[tuple[object, ...], dict[int, _Line]] = SessionLRU(maxsize)
         #: The merge each timeline came from, extended when only the transcript grew.
         self._merges: SessionLRU[tuple[object, ...], _Merge] = SessionLRU(maxsize)
 
@@ -213,20 +199,16 @@ class TimelineCache:
         named: tuple[str, ...],
     ) -> Timeline:
         # The session ID first in both keys: forget() drops a closed session's entries.
-        entries = session.transcripts.get(proj.actor_id, [])
-        key = (session.id, id(session), id(session.transcripts.get(proj.actor_id)), proj.actor_id, named)
+        log = session.transcripts.get(proj.actor_id)
+        entries = log or []
+        key = (session.id, id(session), id(log), proj.actor_id, named)
         hit = self._cache.get(key)
         if hit is not None and hit[0] is cidx.base and hit[1] == len(rendered):
             return hit[2]
         ekey = (session.id, id(session), proj.actor_id, named)
         seen = self._events.get(ekey)
         if seen is None or seen[0] is not cidx.base:
-            with self._lines.lock:
-                lines = self._lines.get(ekey)
-                if lines is None:
-                    lines = {}
-                    self._lines.put(ekey, lines)
-                seen = (cidx.base, _events(session, proj, cidx, lines))
+            seen = (cidx.base, _events(session, proj, cidx, seen[1] if seen is not None else ()))
             self._events.put(ekey, seen)
         if not seen[1]:
             built = Timeline(rendered, entry_at=tuple(range(len(rendered))))
@@ -246,7 +228,6 @@ class TimelineCache:
         self._cache.forget(session_id)
         self._events.forget(session_id)
         self._merges.forget(session_id)
-        self._lines.forget(session_id)
 
     def __len__(self) -> int:
-        return len(self._cache) + len(self._events) + len(self._merges) + len(self._lines)
+        return len(self._cache) + len(self._events) + len(self._merges)
