@@ -61,24 +61,28 @@ def watch_host(
         threading.Thread(target=read_stdin, name="stdin-watch", daemon=True).start()
 
     original_ppid = os.getppid()
+
+    def gone() -> str:
+        """Why the host is gone, or "" while it is not."""
+        if os.getppid() != original_ppid:
+            return "parent changed"
+        if parent_pid is not None and not process_alive(parent_pid):
+            return "parent exited"
+        return ""
+
     watched = {original_ppid: "parent changed"}
     if parent_pid is not None:
         watched.setdefault(parent_pid, "parent exited")
     if _watch_exits(loop, watched, trigger):
-        # Gone before its pidfd was opened, and the PID already reused: the poll's checks, once.
-        if os.getppid() != original_ppid:
-            trigger("parent changed")
-        elif parent_pid is not None and not process_alive(parent_pid):
-            trigger("parent exited")
+        # Gone before its pidfd was opened, and the PID already reused: the poll's check, once.
+        if why := gone():
+            trigger(why)
         return
 
     async def poll_parent() -> None:
         while not done:
-            if os.getppid() != original_ppid:
-                trigger("parent changed")
-                return
-            if parent_pid is not None and not process_alive(parent_pid):
-                trigger("parent exited")
+            if why := gone():
+                trigger(why)
                 return
             await asyncio.sleep(PARENT_POLL_S)
 

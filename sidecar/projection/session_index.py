@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from operator import is_
 from typing import Any
 
 from sidecar.projection.idmatch import IdMatcher, matcher_for
@@ -118,9 +119,9 @@ class SessionIndex:
         return self._guard_ids
 
 
-#: A part of the engine-ID set: the identities of the objects it was read from, the
-#: objects themselves (held, so no identity is reused while the part is), and the IDs.
-_Part = tuple[tuple[int, ...], tuple[object, ...], frozenset[str]]
+#: A part of the engine-ID set: the records it was read from (held, so no identity is
+#: reused while the part is) and the IDs.
+_Part = tuple[tuple[object, ...], frozenset[str]]
 
 
 def _event_ids(events: Sequence[Event]) -> set[str]:
@@ -160,11 +161,10 @@ def _part(previous: dict[str, _Part] | None, name: str, objects: Sequence[Any], 
     the same objects (the state engine replaces a record it changes, never edits it:
     sidecar/state/apply.py), so a delta does not re-read every event, relation, card
     and memory of the session."""
-    fingerprint = tuple(map(id, objects))
     old = previous.get(name) if previous is not None else None
-    if old is not None and old[0] == fingerprint:
+    if old is not None and len(old[0]) == len(objects) and all(map(is_, old[0], objects)):
         return old
-    return fingerprint, tuple(objects), frozenset(read(objects))
+    return tuple(objects), frozenset(read(objects))
 
 
 def _all_ids(session: Session, idx: SessionIndex, previous: dict[str, _Part] | None) -> set[str]:
@@ -183,7 +183,7 @@ def _all_ids(session: Session, idx: SessionIndex, previous: dict[str, _Part] | N
     parts["relations"] = _part(previous, "relations", world.relations, _relation_ids)
     parts["cards"] = _part(previous, "cards", list(world.lore.values()), _card_ids)
     parts["memories"] = _part(previous, "memories", world.memories, _memory_ids)
-    for _, _, part_ids in parts.values():
+    for _, part_ids in parts.values():
         ids.update(part_ids)
     ids.update(world.moods)
     ids.update(world.personas)
