@@ -15,6 +15,7 @@ string and google.rpc.ErrorInfo metadata; see `sidecar.servicers.status`)::
     ├── SessionNotFound                NOT_FOUND         SESSION_NOT_FOUND
     ├── SessionExists                  ALREADY_EXISTS    SESSION_EXISTS
     ├── StaleRevision                  ABORTED           STALE_REVISION
+    ├── DeltaIdReused                  ALREADY_EXISTS    DELTA_ID_REUSED
     ├── RevisionNotReached             FAILED_PRECONDITION REVISION_NOT_REACHED
     ├── RunNotFound                    NOT_FOUND         RUN_NOT_FOUND
     ├── RunCancelled                   CANCELLED         RUN_CANCELLED
@@ -34,6 +35,12 @@ string and google.rpc.ErrorInfo metadata; see `sidecar.servicers.status`)::
         ├── ProviderBadRequest         INVALID_ARGUMENT  PROVIDER_BAD_REQUEST
         ├── ContextWindowExceeded      INVALID_ARGUMENT  CONTEXT_WINDOW_EXCEEDED
         └── ContentFiltered            FAILED_PRECONDITION CONTENT_FILTERED
+
+Set by the clients, never raised by the sidecar (it is gone when this applies;
+each client's error carries the exit: code or signal, last stderr lines, and
+whether the game asked for the stop)::
+
+    SidecarGone                        UNAVAILABLE       SIDECAR_GONE
 
 This module imports neither grpc nor generated code: domain code raises these.
 `code` is the name of a `grpc.StatusCode` member; `reason` is the name of an
@@ -57,6 +64,7 @@ __all__ = [
     "SessionNotFound",
     "SessionExists",
     "StaleRevision",
+    "DeltaIdReused",
     "RevisionNotReached",
     "RunNotFound",
     "RunCancelled",
@@ -166,6 +174,22 @@ class StaleRevision(SidecarError):
     def __init__(self, message: str, *, current_revision: int) -> None:
         super().__init__(message, metadata={"current_revision": str(current_revision)})
         self.current_revision = current_revision
+
+
+class DeltaIdReused(SidecarError):
+    """A delta_id already applied to the session with a different batch (metadata "revision").
+
+    A retry of the same batch is a replay (OK, `replayed`); the same ID over other
+    ops is a game that restarted its delta counter, and applying nothing in silence
+    would lose its batch.
+    """
+
+    code = "ALREADY_EXISTS"
+    reason = "DELTA_ID_REUSED"
+
+    def __init__(self, message: str, *, revision: int) -> None:
+        super().__init__(message, metadata={"revision": str(revision)})
+        self.revision = revision
 
 
 class RevisionNotReached(SidecarError):

@@ -194,14 +194,16 @@ class Timings(_message.Message):
     def __init__(self, queued_ms: _Optional[float] = ..., prompt_build_ms: _Optional[float] = ..., first_token_ms: _Optional[float] = ..., total_ms: _Optional[float] = ...) -> None: ...
 
 class RunFinished(_message.Message):
-    __slots__ = ("finish_reason", "timings", "attempts")
+    __slots__ = ("finish_reason", "timings", "attempts", "transcript_unsaved")
     FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    TRANSCRIPT_UNSAVED_FIELD_NUMBER: _ClassVar[int]
     finish_reason: FinishReason
     timings: Timings
     attempts: int
-    def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., timings: _Optional[_Union[Timings, _Mapping]] = ..., attempts: _Optional[int] = ...) -> None: ...
+    transcript_unsaved: bool
+    def __init__(self, finish_reason: _Optional[_Union[FinishReason, str]] = ..., timings: _Optional[_Union[Timings, _Mapping]] = ..., attempts: _Optional[int] = ..., transcript_unsaved: _Optional[bool] = ...) -> None: ...
 
 class RunEvent(_message.Message):
     __slots__ = ("run_id", "seq", "started", "text", "rejected", "action", "notes", "usage", "finished")

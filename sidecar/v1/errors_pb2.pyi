@@ -40,6 +40,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
     ERROR_REASON_MODEL_NOT_INSTALLED: _ClassVar[ErrorReason]
     ERROR_REASON_STORAGE_FULL: _ClassVar[ErrorReason]
+    ERROR_REASON_SIDECAR_GONE: _ClassVar[ErrorReason]
+    ERROR_REASON_DELTA_ID_REUSED: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_UNAUTHENTICATED: ErrorReason
 ERROR_REASON_SESSION_NOT_FOUND: ErrorReason
@@ -71,6 +73,8 @@ ERROR_REASON_MODEL_UNAVAILABLE: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
 ERROR_REASON_MODEL_NOT_INSTALLED: ErrorReason
 ERROR_REASON_STORAGE_FULL: ErrorReason
+ERROR_REASON_SIDECAR_GONE: ErrorReason
+ERROR_REASON_DELTA_ID_REUSED: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("code", "reason", "message", "metadata")

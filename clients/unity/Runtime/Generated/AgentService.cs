@@ -60,50 +60,51 @@ namespace GameSidecar.V1 {
             "a2VucxgBIAEoAxIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoAxIVCg1jYWNo",
             "ZWRfdG9rZW5zGAMgASgDEhAKCGNvc3RfdXNkGAQgASgBIl8KB1RpbWluZ3MS",
             "EQoJcXVldWVkX21zGAEgASgBEhcKD3Byb21wdF9idWlsZF9tcxgCIAEoARIW",
-            "Cg5maXJzdF90b2tlbl9tcxgDIAEoARIQCgh0b3RhbF9tcxgEIAEoASJ2CgtS",
-            "dW5GaW5pc2hlZBIvCg1maW5pc2hfcmVhc29uGAEgASgOMhguc2lkZWNhci52",
-            "MS5GaW5pc2hSZWFzb24SJAoHdGltaW5ncxgCIAEoCzITLnNpZGVjYXIudjEu",
-            "VGltaW5ncxIQCghhdHRlbXB0cxgDIAEoBSLaAgoIUnVuRXZlbnQSDgoGcnVu",
-            "X2lkGAEgASgJEgsKA3NlcRgCIAEoBBIpCgdzdGFydGVkGAMgASgLMhYuc2lk",
-            "ZWNhci52MS5SdW5TdGFydGVkSAASJQoEdGV4dBgEIAEoCzIVLnNpZGVjYXIu",
-            "djEuVGV4dERlbHRhSAASLwoIcmVqZWN0ZWQYBSABKAsyGy5zaWRlY2FyLnYx",
-            "LkF0dGVtcHRSZWplY3RlZEgAEioKBmFjdGlvbhgGIAEoCzIYLnNpZGVjYXIu",
-            "djEuQ2hvc2VuQWN0aW9uSAASKQoFbm90ZXMYByABKAsyGC5zaWRlY2FyLnYx",
-            "Lk5vdGVzVXBkYXRlZEgAEiIKBXVzYWdlGAggASgLMhEuc2lkZWNhci52MS5V",
-            "c2FnZUgAEisKCGZpbmlzaGVkGAkgASgLMhcuc2lkZWNhci52MS5SdW5GaW5p",
-            "c2hlZEgAQgYKBGtpbmQiMgoLUnVuUmVzcG9uc2USIwoFZXZlbnQYASABKAsy",
-            "FC5zaWRlY2FyLnYxLlJ1bkV2ZW50IiIKEENhbmNlbFJ1blJlcXVlc3QSDgoG",
-            "cnVuX2lkGAEgASgJIhMKEUNhbmNlbFJ1blJlc3BvbnNlIjsKFFByZXZpZXdQ",
-            "cm9tcHRSZXF1ZXN0EiMKA3J1bhgBIAEoCzIWLnNpZGVjYXIudjEuUnVuUmVx",
-            "dWVzdCIuCg1Qcm9tcHRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVu",
-            "dBgCIAEoCSKEAQoNUHJvbXB0U2VjdGlvbhIMCgRuYW1lGAEgASgJEg4KBnRv",
-            "a2VucxgCIAEoBRIVCg1tZXNzYWdlX2luZGV4GAMgASgFEg8KB3RyaW1tZWQY",
-            "BCABKAgSDwoHZHJvcHBlZBgFIAEoCBIOCgZyZWFzb24YBiABKAkSDAoEdGll",
-            "chgHIAEoCSJHCgdMZWZ0T3V0Eg8KB3NlY3Rpb24YASABKAkSDAoEa2luZBgC",
-            "IAEoCRINCgVjb3VudBgDIAEoBRIOCgZyZWFzb24YBCABKAki5wEKFVByZXZp",
-            "ZXdQcm9tcHRSZXNwb25zZRIrCghtZXNzYWdlcxgBIAMoCzIZLnNpZGVjYXIu",
-            "djEuUHJvbXB0TWVzc2FnZRIrCghzZWN0aW9ucxgCIAMoCzIZLnNpZGVjYXIu",
-            "djEuUHJvbXB0U2VjdGlvbhIVCg1idWRnZXRfdG9rZW5zGAMgASgFEhUKDXBy",
-            "b21wdF90b2tlbnMYBCABKAUSDQoFbW9kZWwYBSABKAkSEAoIcmV2aXNpb24Y",
-            "BiABKAMSJQoIbGVmdF9vdXQYByADKAsyEy5zaWRlY2FyLnYxLkxlZnRPdXQi",
-            "YAoVUmVhZFRyYW5zY3JpcHRSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkS",
-            "EAoIYWN0b3JfaWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEg4KBmN1cnNv",
-            "chgEIAEoCSKGAQoPVHJhbnNjcmlwdEVudHJ5Eg0KBWluZGV4GAEgASgDEgwK",
-            "BHJvbGUYAiABKAkSEgoKc3BlYWtlcl9pZBgDIAEoCRIMCgR0ZXh0GAQgASgJ",
-            "EhMKC2ludGVycnVwdGVkGAUgASgIEg4KBnJ1bl9pZBgGIAEoCRIPCgd1bml4",
-            "X21zGAcgASgDImoKFlJlYWRUcmFuc2NyaXB0UmVzcG9uc2USLAoHZW50cmll",
-            "cxgBIAMoCzIbLnNpZGVjYXIudjEuVHJhbnNjcmlwdEVudHJ5EhMKC25leHRf",
-            "Y3Vyc29yGAIgASgJEg0KBXRvdGFsGAMgASgDKl8KDEZpbmlzaFJlYXNvbhId",
-            "ChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNP",
-            "Tl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAjLBAgoMQWdlbnRT",
-            "ZXJ2aWNlEjgKA1J1bhIWLnNpZGVjYXIudjEuUnVuUmVxdWVzdBoXLnNpZGVj",
-            "YXIudjEuUnVuUmVzcG9uc2UwARJICglDYW5jZWxSdW4SHC5zaWRlY2FyLnYx",
-            "LkNhbmNlbFJ1blJlcXVlc3QaHS5zaWRlY2FyLnYxLkNhbmNlbFJ1blJlc3Bv",
-            "bnNlElQKDVByZXZpZXdQcm9tcHQSIC5zaWRlY2FyLnYxLlByZXZpZXdQcm9t",
-            "cHRSZXF1ZXN0GiEuc2lkZWNhci52MS5QcmV2aWV3UHJvbXB0UmVzcG9uc2US",
-            "VwoOUmVhZFRyYW5zY3JpcHQSIS5zaWRlY2FyLnYxLlJlYWRUcmFuc2NyaXB0",
-            "UmVxdWVzdBoiLnNpZGVjYXIudjEuUmVhZFRyYW5zY3JpcHRSZXNwb25zZUIR",
-            "qgIOR2FtZVNpZGVjYXIuVjFiBnByb3RvMw=="));
+            "Cg5maXJzdF90b2tlbl9tcxgDIAEoARIQCgh0b3RhbF9tcxgEIAEoASKSAQoL",
+            "UnVuRmluaXNoZWQSLwoNZmluaXNoX3JlYXNvbhgBIAEoDjIYLnNpZGVjYXIu",
+            "djEuRmluaXNoUmVhc29uEiQKB3RpbWluZ3MYAiABKAsyEy5zaWRlY2FyLnYx",
+            "LlRpbWluZ3MSEAoIYXR0ZW1wdHMYAyABKAUSGgoSdHJhbnNjcmlwdF91bnNh",
+            "dmVkGAQgASgIItoCCghSdW5FdmVudBIOCgZydW5faWQYASABKAkSCwoDc2Vx",
+            "GAIgASgEEikKB3N0YXJ0ZWQYAyABKAsyFi5zaWRlY2FyLnYxLlJ1blN0YXJ0",
+            "ZWRIABIlCgR0ZXh0GAQgASgLMhUuc2lkZWNhci52MS5UZXh0RGVsdGFIABIv",
+            "CghyZWplY3RlZBgFIAEoCzIbLnNpZGVjYXIudjEuQXR0ZW1wdFJlamVjdGVk",
+            "SAASKgoGYWN0aW9uGAYgASgLMhguc2lkZWNhci52MS5DaG9zZW5BY3Rpb25I",
+            "ABIpCgVub3RlcxgHIAEoCzIYLnNpZGVjYXIudjEuTm90ZXNVcGRhdGVkSAAS",
+            "IgoFdXNhZ2UYCCABKAsyES5zaWRlY2FyLnYxLlVzYWdlSAASKwoIZmluaXNo",
+            "ZWQYCSABKAsyFy5zaWRlY2FyLnYxLlJ1bkZpbmlzaGVkSABCBgoEa2luZCIy",
+            "CgtSdW5SZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnNpZGVjYXIudjEuUnVu",
+            "RXZlbnQiIgoQQ2FuY2VsUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiEwoR",
+            "Q2FuY2VsUnVuUmVzcG9uc2UiOwoUUHJldmlld1Byb21wdFJlcXVlc3QSIwoD",
+            "cnVuGAEgASgLMhYuc2lkZWNhci52MS5SdW5SZXF1ZXN0Ii4KDVByb21wdE1l",
+            "c3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIoQBCg1Qcm9t",
+            "cHRTZWN0aW9uEgwKBG5hbWUYASABKAkSDgoGdG9rZW5zGAIgASgFEhUKDW1l",
+            "c3NhZ2VfaW5kZXgYAyABKAUSDwoHdHJpbW1lZBgEIAEoCBIPCgdkcm9wcGVk",
+            "GAUgASgIEg4KBnJlYXNvbhgGIAEoCRIMCgR0aWVyGAcgASgJIkcKB0xlZnRP",
+            "dXQSDwoHc2VjdGlvbhgBIAEoCRIMCgRraW5kGAIgASgJEg0KBWNvdW50GAMg",
+            "ASgFEg4KBnJlYXNvbhgEIAEoCSLnAQoVUHJldmlld1Byb21wdFJlc3BvbnNl",
+            "EisKCG1lc3NhZ2VzGAEgAygLMhkuc2lkZWNhci52MS5Qcm9tcHRNZXNzYWdl",
+            "EisKCHNlY3Rpb25zGAIgAygLMhkuc2lkZWNhci52MS5Qcm9tcHRTZWN0aW9u",
+            "EhUKDWJ1ZGdldF90b2tlbnMYAyABKAUSFQoNcHJvbXB0X3Rva2VucxgEIAEo",
+            "BRINCgVtb2RlbBgFIAEoCRIQCghyZXZpc2lvbhgGIAEoAxIlCghsZWZ0X291",
+            "dBgHIAMoCzITLnNpZGVjYXIudjEuTGVmdE91dCJgChVSZWFkVHJhbnNjcmlw",
+            "dFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIQCghhY3Rvcl9pZBgCIAEo",
+            "CRIRCglwYWdlX3NpemUYAyABKAUSDgoGY3Vyc29yGAQgASgJIoYBCg9UcmFu",
+            "c2NyaXB0RW50cnkSDQoFaW5kZXgYASABKAMSDAoEcm9sZRgCIAEoCRISCgpz",
+            "cGVha2VyX2lkGAMgASgJEgwKBHRleHQYBCABKAkSEwoLaW50ZXJydXB0ZWQY",
+            "BSABKAgSDgoGcnVuX2lkGAYgASgJEg8KB3VuaXhfbXMYByABKAMiagoWUmVh",
+            "ZFRyYW5zY3JpcHRSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuc2lkZWNh",
+            "ci52MS5UcmFuc2NyaXB0RW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAkSDQoF",
+            "dG90YWwYAyABKAMqXwoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05f",
+            "VU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5J",
+            "U0hfUkVBU09OX0xFTkdUSBACMsECCgxBZ2VudFNlcnZpY2USOAoDUnVuEhYu",
+            "c2lkZWNhci52MS5SdW5SZXF1ZXN0Ghcuc2lkZWNhci52MS5SdW5SZXNwb25z",
+            "ZTABEkgKCUNhbmNlbFJ1bhIcLnNpZGVjYXIudjEuQ2FuY2VsUnVuUmVxdWVz",
+            "dBodLnNpZGVjYXIudjEuQ2FuY2VsUnVuUmVzcG9uc2USVAoNUHJldmlld1By",
+            "b21wdBIgLnNpZGVjYXIudjEuUHJldmlld1Byb21wdFJlcXVlc3QaIS5zaWRl",
+            "Y2FyLnYxLlByZXZpZXdQcm9tcHRSZXNwb25zZRJXCg5SZWFkVHJhbnNjcmlw",
+            "dBIhLnNpZGVjYXIudjEuUmVhZFRyYW5zY3JpcHRSZXF1ZXN0GiIuc2lkZWNh",
+            "ci52MS5SZWFkVHJhbnNjcmlwdFJlc3BvbnNlQhGqAg5HYW1lU2lkZWNhci5W",
+            "MWIGcHJvdG8z"));
       descriptor = pbr::FileDescriptor.FromGeneratedCode(descriptorData,
           new pbr::FileDescriptor[] { global::GameSidecar.V1.TypesReflection.Descriptor, },
           new pbr::GeneratedClrTypeInfo(new[] {typeof(global::GameSidecar.V1.FinishReason), }, null, new pbr::GeneratedClrTypeInfo[] {
@@ -122,7 +123,7 @@ namespace GameSidecar.V1 {
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.NotesUpdated), global::GameSidecar.V1.NotesUpdated.Parser, new[]{ "Notes" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.Usage), global::GameSidecar.V1.Usage.Parser, new[]{ "PromptTokens", "CompletionTokens", "CachedTokens", "CostUsd" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.Timings), global::GameSidecar.V1.Timings.Parser, new[]{ "QueuedMs", "PromptBuildMs", "FirstTokenMs", "TotalMs" }, null, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunFinished), global::GameSidecar.V1.RunFinished.Parser, new[]{ "FinishReason", "Timings", "Attempts" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunFinished), global::GameSidecar.V1.RunFinished.Parser, new[]{ "FinishReason", "Timings", "Attempts", "TranscriptUnsaved" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunEvent), global::GameSidecar.V1.RunEvent.Parser, new[]{ "RunId", "Seq", "Started", "Text", "Rejected", "Action", "Notes", "Usage", "Finished" }, new[]{ "Kind" }, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunResponse), global::GameSidecar.V1.RunResponse.Parser, new[]{ "Event" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.CancelRunRequest), global::GameSidecar.V1.CancelRunRequest.Parser, new[]{ "RunId" }, null, null, null, null),
@@ -4943,6 +4944,7 @@ namespace GameSidecar.V1 {
       finishReason_ = other.finishReason_;
       timings_ = other.timings_ != null ? other.timings_.Clone() : null;
       attempts_ = other.attempts_;
+      transcriptUnsaved_ = other.transcriptUnsaved_;
       _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
     }
 
@@ -4991,6 +4993,24 @@ namespace GameSidecar.V1 {
       }
     }
 
+    /// <summary>Field number for the "transcript_unsaved" field.</summary>
+    public const int TranscriptUnsavedFieldNumber = 4;
+    private bool transcriptUnsaved_;
+    /// <summary>
+    /// True when the run's transcript entries (and notes) could not be written to
+    /// --state-dir (the disk is full): they are held in memory only and are lost
+    /// if the sidecar crashes before a later write succeeds. Always false without
+    /// --state-dir. The game may tell the player, free space, or export the session.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool TranscriptUnsaved {
+      get { return transcriptUnsaved_; }
+      set {
+        transcriptUnsaved_ = value;
+      }
+    }
+
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public override bool Equals(object other) {
@@ -5009,6 +5029,7 @@ namespace GameSidecar.V1 {
       if (FinishReason != other.FinishReason) return false;
       if (!object.Equals(Timings, other.Timings)) return false;
       if (Attempts != other.Attempts) return false;
+      if (TranscriptUnsaved != other.TranscriptUnsaved) return false;
       return Equals(_unknownFields, other._unknownFields);
     }
 
@@ -5019,6 +5040,7 @@ namespace GameSidecar.V1 {
       if (FinishReason != global::GameSidecar.V1.FinishReason.Unspecified) hash ^= FinishReason.GetHashCode();
       if (timings_ != null) hash ^= Timings.GetHashCode();
       if (Attempts != 0) hash ^= Attempts.GetHashCode();
+      if (TranscriptUnsaved != false) hash ^= TranscriptUnsaved.GetHashCode();
       if (_unknownFields != null) {
         hash ^= _unknownFields.GetHashCode();
       }
@@ -5049,6 +5071,10 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(24);
         output.WriteInt32(Attempts);
       }
+      if (TranscriptUnsaved != false) {
+        output.WriteRawTag(32);
+        output.WriteBool(TranscriptUnsaved);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(output);
       }
@@ -5071,6 +5097,10 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(24);
         output.WriteInt32(Attempts);
       }
+      if (TranscriptUnsaved != false) {
+        output.WriteRawTag(32);
+        output.WriteBool(TranscriptUnsaved);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(ref output);
       }
@@ -5089,6 +5119,9 @@ namespace GameSidecar.V1 {
       }
       if (Attempts != 0) {
         size += 1 + pb::CodedOutputStream.ComputeInt32Size(Attempts);
+      }
+      if (TranscriptUnsaved != false) {
+        size += 1 + 1;
       }
       if (_unknownFields != null) {
         size += _unknownFields.CalculateSize();
@@ -5113,6 +5146,9 @@ namespace GameSidecar.V1 {
       }
       if (other.Attempts != 0) {
         Attempts = other.Attempts;
+      }
+      if (other.TranscriptUnsaved != false) {
+        TranscriptUnsaved = other.TranscriptUnsaved;
       }
       _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
     }
@@ -5148,6 +5184,10 @@ namespace GameSidecar.V1 {
             Attempts = input.ReadInt32();
             break;
           }
+          case 32: {
+            TranscriptUnsaved = input.ReadBool();
+            break;
+          }
         }
       }
     #endif
@@ -5180,6 +5220,10 @@ namespace GameSidecar.V1 {
           }
           case 24: {
             Attempts = input.ReadInt32();
+            break;
+          }
+          case 32: {
+            TranscriptUnsaved = input.ReadBool();
             break;
           }
         }

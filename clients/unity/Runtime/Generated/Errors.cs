@@ -28,7 +28,7 @@ namespace GameSidecar.V1 {
             "b3JEZXRhaWwSDAoEY29kZRgBIAEoBRIOCgZyZWFzb24YAiABKAkSDwoHbWVz",
             "c2FnZRgDIAEoCRI3CghtZXRhZGF0YRgEIAMoCzIlLnNpZGVjYXIudjEuRXJy",
             "b3JEZXRhaWwuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tl",
-            "eRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEqsggKC0Vycm9yUmVhc29uEhwK",
+            "eRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEq8wgKC0Vycm9yUmVhc29uEhwK",
             "GEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEiAKHEVSUk9SX1JFQVNPTl9V",
             "TkFVVEhFTlRJQ0FURUQQARIiCh5FUlJPUl9SRUFTT05fU0VTU0lPTl9OT1Rf",
             "Rk9VTkQQAhIfChtFUlJPUl9SRUFTT05fU1RBTEVfUkVWSVNJT04QAxIeChpF",
@@ -52,8 +52,9 @@ namespace GameSidecar.V1 {
             "T1JfUkVBU09OX1NFU1NJT05fRVhJU1RTEBoSIgoeRVJST1JfUkVBU09OX01P",
             "REVMX1VOQVZBSUxBQkxFEBsSGQoVRVJST1JfUkVBU09OX0lOVEVSTkFMEBwS",
             "JAogRVJST1JfUkVBU09OX01PREVMX05PVF9JTlNUQUxMRUQQHRIdChlFUlJP",
-            "Ul9SRUFTT05fU1RPUkFHRV9GVUxMEB5CEaoCDkdhbWVTaWRlY2FyLlYxYgZw",
-            "cm90bzM="));
+            "Ul9SRUFTT05fU1RPUkFHRV9GVUxMEB4SHQoZRVJST1JfUkVBU09OX1NJREVD",
+            "QVJfR09ORRAfEiAKHEVSUk9SX1JFQVNPTl9ERUxUQV9JRF9SRVVTRUQQIEIR",
+            "qgIOR2FtZVNpZGVjYXIuVjFiBnByb3RvMw=="));
       descriptor = pbr::FileDescriptor.FromGeneratedCode(descriptorData,
           new pbr::FileDescriptor[] { },
           new pbr::GeneratedClrTypeInfo(new[] {typeof(global::GameSidecar.V1.ErrorReason), }, null, new pbr::GeneratedClrTypeInfo[] {
@@ -196,6 +197,19 @@ namespace GameSidecar.V1 {
     /// not applied or acknowledged (nothing acknowledged is lost). Free space, retry.
     /// </summary>
     [pbr::OriginalName("ERROR_REASON_STORAGE_FULL")] StorageFull = 30,
+    /// <summary>
+    /// UNAVAILABLE, set by clients only (never sent by the sidecar): the sidecar
+    /// process exited or stopped answering. The client's error carries the exit
+    /// (code or signal, last stderr lines, whether the game asked for the stop).
+    /// Distinct from PROVIDER_UNAVAILABLE, which is a model provider being down.
+    /// </summary>
+    [pbr::OriginalName("ERROR_REASON_SIDECAR_GONE")] SidecarGone = 31,
+    /// <summary>
+    /// ALREADY_EXISTS: the delta_id was already applied to this session with a
+    /// different batch; nothing was applied. Metadata "revision" is the revision the
+    /// first batch produced. A game that restarts its delta counter must use new IDs.
+    /// </summary>
+    [pbr::OriginalName("ERROR_REASON_DELTA_ID_REUSED")] DeltaIdReused = 32,
   }
 
   #endregion
