@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import sys
 from typing import TYPE_CHECKING
 
-from sidecar import __version__
+from sidecar import __version__, platforms
 from sidecar.lifecycle import EXIT_CANNOT_START, EXIT_OK, EXIT_STATE_DIR_BUSY, EXIT_USAGE, ListenSpec
 
 if TYPE_CHECKING:  # loaded inside the commands: `--version` and `--help` stay quick
@@ -142,11 +141,7 @@ async def _serve(
         return EXIT_CANNOT_START
     lifecycle.write_handshake(handshake_fd, bound, token if generated else None)
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
-            loop.add_signal_handler(sig, server.request_stop, sig.name)
-        except NotImplementedError:  # Windows: the game ends us through stdin EOF or the parent watch
-            pass
+    platforms.install_stop_signals(platforms.current(), loop, server.request_stop)
     lifecycle.watch_host(loop, server.request_stop, parent_pid, watch_stdin=watch_stdin)
     await server.wait_stop_requested()
     await server.stop()

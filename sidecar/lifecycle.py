@@ -10,14 +10,13 @@ import logging
 import os
 import secrets
 import shutil
-import socket
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sidecar import PROTOCOL_VERSION, __version__
+from sidecar import PROTOCOL_VERSION, __version__, platforms
 from sidecar.host_watch import process_alive, watch_host
+from sidecar.platforms import SOCKET_NAME, Platform
 
 __all__ = [
     "EXIT_OK",
@@ -45,7 +44,6 @@ EXIT_OK = 0
 EXIT_CANNOT_START = 1
 EXIT_USAGE = 2  # bad flags or config, or no magic variable
 EXIT_STATE_DIR_BUSY = 3  # another sidecar holds the --state-dir lock
-SOCKET_NAME = "sidecar.sock"
 
 log = logging.getLogger("sidecar.lifecycle")
 
@@ -83,29 +81,29 @@ class ListenSpec:
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def default_transport() -> str:
+def default_transport(platform: Platform | None = None) -> str:
     """ "unix" where this Python can make Unix sockets, else "tcp" (loopback).
 
     CPython on Windows has no socket.AF_UNIX (even where Windows itself has it), so
     a frozen build for Windows listens on 127.0.0.1 with a random port: the token
     then guards the port against other local users (docs/shipping.md, "Windows").
     """
-    return "unix" if hasattr(socket, "AF_UNIX") else "tcp"
+    return (platform or platforms.current()).default_transport
 
 
-def parse_listen(value: str | None) -> ListenSpec:
+def parse_listen(value: str | None, platform: Platform | None = None) -> ListenSpec:
     """`None`: the platform's default (default_transport()); "unix": a socket in a
     fresh 0700 temp dir; "unix:PATH"; "tcp://HOST:PORT".
 
     Raises ValueError with a message for the command line.
     """
-    if value in (None, "") and default_transport() == "tcp":
+    platform = platform or platforms.current()
+    if value in (None, "") and platform.default_transport == "tcp":
         return ListenSpec("tcp", "127.0.0.1", 0)
     if value in (None, "", "unix"):
-        if default_transport() != "unix":
+        if platform.default_transport != "unix":
             raise ValueError("--listen unix: this platform has no Unix sockets; use tcp://127.0.0.1:0")
-        directory = Path(tempfile.mkdtemp(prefix="game-sidecar-"))  # mkdtemp makes it 0700
-        os.chmod(directory, 0o700)
+        directory = platforms.socket_dir(platform)
         return ListenSpec("unix", str(directory / SOCKET_NAME), owned_dir=directory)
     if value.startswith("unix:"):
         path = value.removeprefix("unix:").removeprefix("//")

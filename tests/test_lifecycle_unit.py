@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from sidecar import host_watch, lifecycle
+from sidecar import host_watch, lifecycle, platforms
 from sidecar.client import Handshake
 from sidecar.config import load_config
 from sidecar.errors import InvalidRequest
@@ -47,8 +47,10 @@ def test_bad_listen_values_are_refused(value: str) -> None:
 
 
 def test_without_unix_sockets_the_default_is_tcp_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
-    # What CPython on Windows looks like: no socket.AF_UNIX.
-    monkeypatch.delattr(lifecycle.socket, "AF_UNIX")
+    # What CPython on Windows looks like: no socket.AF_UNIX (the one place that reads it).
+    monkeypatch.delattr(platforms.socket, "AF_UNIX")
+    platforms.current.cache_clear()
+    monkeypatch.setattr(platforms, "current", platforms.current.__wrapped__)
     assert lifecycle.default_transport() == "tcp"
     spec = parse_listen(None)
     assert (spec.transport, spec.address, spec.port, spec.owned_dir) == ("tcp", "127.0.0.1", 0, None)
@@ -60,8 +62,9 @@ def test_without_unix_sockets_the_default_is_tcp_loopback(monkeypatch: pytest.Mo
 def test_process_alive_never_signals_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     # os.kill(pid, 0) is TerminateProcess on Windows: it must not be the liveness check there.
     seen: list[int] = []
-    monkeypatch.setattr(host_watch.sys, "platform", "win32")
-    monkeypatch.setattr(host_watch, "_windows_process_alive", lambda pid: seen.append(pid) or True)
+    monkeypatch.setattr(platforms, "current", lambda: platforms.for_name("win32"))
+    monkeypatch.setattr(host_watch, "_kernel32", lambda: None)
+    monkeypatch.setattr(host_watch, "_windows_process_alive", lambda pid, kernel32: seen.append(pid) or True)
     monkeypatch.setattr(host_watch.os, "kill", lambda *a: pytest.fail("os.kill called on Windows"))
     assert lifecycle.process_alive(1234) and seen == [1234]
 

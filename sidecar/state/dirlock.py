@@ -11,8 +11,12 @@ several stores on one directory in one process to simulate crashes.
 
 from __future__ import annotations
 
+import importlib
 import os
-import sys
+from types import ModuleType
+
+from sidecar import platforms
+from sidecar.platforms import Platform
 
 __all__ = ["StateDirLock", "StateDirBusy", "LOCK_FILE"]
 
@@ -33,16 +37,18 @@ class StateDirBusy(Exception):
 
 
 class StateDirLock:
-    def __init__(self, state_dir: str) -> None:
+    def __init__(self, state_dir: str, platform: Platform | None = None, msvcrt: ModuleType | None = None) -> None:
         self.state_dir = state_dir
         self.path = os.path.join(state_dir, LOCK_FILE)
         self._fd: int | None = None
+        self._platform = platform or platforms.current()
+        self._msvcrt = msvcrt
 
     def acquire(self) -> None:
         """Take the lock or raise StateDirBusy (the directory must exist)."""
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            _lock(fd)
+            lock_fd(fd, self._platform, self._msvcrt)
         except OSError:
             holder = _read(fd)
             os.close(fd)
@@ -67,17 +73,16 @@ def _read(fd: int) -> str:
         return ""
 
 
-if sys.platform == "win32":  # pragma: no cover - exercised by the Windows clients
-    import msvcrt
-
-    def _lock(fd: int) -> None:
+def lock_fd(fd: int, platform: Platform, msvcrt: ModuleType | None = None) -> None:
+    """Take the exclusive, non-blocking lock on `fd` or raise OSError. `msvcrt` is
+    the Windows module (injected by tests; imported where it exists)."""
+    if platform.lock == "msvcrt":
+        module = msvcrt or importlib.import_module("msvcrt")
         # Lock one byte past the pid text so reading the pid stays possible.
         os.lseek(fd, 1 << 20, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        module.locking(fd, module.LK_NBLCK, 1)
         os.lseek(fd, 0, os.SEEK_SET)
-
-else:
+        return
     import fcntl
 
-    def _lock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
