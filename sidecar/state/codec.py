@@ -4,9 +4,12 @@ via msgspec), and the versioned, self-describing save blob of ExportSession.
 Save blob (format_version 1): a msgpack map
 ``{"format": "game-sidecar/session", "version": 1, "session_id", "revision",
 "crc32", "payload"}`` where `payload` is the msgpack of `model.Session`
-(delta window and its digests cleared) and `crc32` its checksum. Later versions add Session
-fields with defaults, so an old blob still decodes; a blob whose version is
-newer than this code's is refused rather than half-read.
+(delta window and its digests cleared) and `crc32` its checksum. Later
+versions add Session fields with defaults, so an old blob still decodes
+(`blobshape.ADDED_IN` says
+which fields an older version may lack; every other field must be there, of its
+type, with no unknown ones); a blob whose version is newer than this code's is
+refused rather than half-read.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import msgspec
 
 from sidecar.errors import InvalidBlob
 from sidecar.state import ops as o
+from sidecar.state.blobshape import check_payload_shape
 from sidecar.state.model import (
     ActorUsage,
     AliasTable,
@@ -242,6 +246,13 @@ def import_blob(blob: bytes) -> Session:
         raise InvalidBlob(f"blob format version {env.version} is not valid")
     if zlib.crc32(env.payload) != env.crc32:
         raise InvalidBlob("blob checksum mismatch: the save data is corrupt")
+    try:
+        raw = msgspec.msgpack.decode(env.payload)
+    except msgspec.DecodeError as exc:
+        raise InvalidBlob(f"blob payload does not decode: {exc}") from None
+    # Whole, before the typed decode: that one fills a missing field with its default
+    # and drops an unknown one, so a payload that only looks like a session would pass.
+    check_payload_shape(raw, env.version)
     try:
         session = decode_session(env.payload)
     except (msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError, ValueError) as exc:
