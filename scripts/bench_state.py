@@ -19,6 +19,12 @@ change (3 fields each: position, hp, state). Measured in one run:
   once, what an ExportSession costs on the loop.
 - rss_mb_10k_entities: RSS growth of a fresh process holding the world in a
   session (measured in a child process).
+- delta_digest_us_per_tick / delta_digest_ms_10k_ops: the digest a delta ID is
+  remembered with (codec.ops_digest), of one tick and of the whole world as one
+  10,000-op batch; apply_ms_per_tick beside it for scale.
+- import_blob_ms_10k_entities: decoding a save of the world (codec.import_blob),
+  of which blob_shape_check_ms is the payload's shape check (blobshape); best
+  of 5 each.
 
 Usage: .venv/bin/python scripts/bench_state.py [--quick]
 """
@@ -136,6 +142,47 @@ def engine_throughput(snapshot: pb.Snapshot, rng: random.Random, ticks: int) -> 
         apply_ops(session, d, session.revision + 1, limits)
     with_decode_s = time.perf_counter() - t0
     return updates / engine_s, updates / with_decode_s
+
+
+def _best_ms(fn: object, n: int = 5) -> float:
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()  # type: ignore[operator]
+        best = min(best, time.perf_counter() - t0)
+    return best * 1000
+
+
+def digests_and_blobs(snapshot: pb.Snapshot, rng: random.Random) -> dict[str, float]:
+    """What delta digests cost per batch, and what the blob shape check adds to an import."""
+    from sidecar.state.blobshape import check_payload_shape
+    from sidecar.state.ops import world_to_ops
+
+    limits = StateLimits()
+    world = world_from_pb(snapshot)
+    ops = world_to_ops(world)
+    session = Session(id="bench")
+    apply_ops(session, ops, 1, limits)
+    ticks = [ops_from_pb(tick_ops(rng, int(N_ENTITIES * CHANGE_SHARE))) for _ in range(200)]
+    gc.collect()
+    t0 = time.perf_counter()
+    for t in ticks:
+        codec.ops_digest(t)
+    digest_us = (time.perf_counter() - t0) / len(ticks) * 1e6
+    t0 = time.perf_counter()
+    for t in ticks:
+        apply_ops(session, t, session.revision + 1, limits)
+    apply_ms = (time.perf_counter() - t0) / len(ticks) * 1000
+    blob = codec.export_blob(session)
+    raw = msgspec.msgpack.decode(msgspec.msgpack.decode(blob)["payload"])
+    return {
+        "delta_digest_us_per_tick": digest_us,
+        "apply_ms_per_tick": apply_ms,
+        "delta_digest_ms_10k_ops": _best_ms(lambda: codec.ops_digest(ops)),
+        "import_blob_ms_10k_entities": _best_ms(lambda: codec.import_blob(blob)),
+        "blob_shape_check_ms": _best_ms(lambda: check_payload_shape(raw, codec.BLOB_VERSION)),
+        "blob_mb": len(blob) / 1e6,
+    }
 
 
 def msgspec_replace(limits: StateLimits, n: int) -> StateLimits:
@@ -276,6 +323,7 @@ async def main(quick: bool) -> None:
     whole = spb.ReplaceStateRequest(session_id="bench", snapshot=snapshot)
     delta_bytes, snapshot_bytes = tick.ByteSize(), whole.ByteSize()
     ups, ups_decode = engine_throughput(snapshot, rng, 50 if quick else 300)
+    costs = digests_and_blobs(snapshot, rng)
     plain = await rtts(None, snapshot, rng, 200 if quick else 2000)
     with tempfile.TemporaryDirectory(prefix="bench-state-") as d:
         journaled = await rtts(d, snapshot, rng, 200 if quick else 2000)
@@ -307,6 +355,7 @@ async def main(quick: bool) -> None:
                 "snapshot_encode_ms": round(lag["snapshot_encode_ms"], 2),
                 "snapshot_chunk_encode_ms": round(lag["snapshot_chunk_encode_ms"], 2),
                 "rss_mb_10k_entities": round(rss, 1),
+                **{k: round(v, 2) for k, v in costs.items()},
                 "python": sys.version.split()[0],
                 "cpus": os.cpu_count(),
             }

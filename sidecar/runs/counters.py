@@ -9,7 +9,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sidecar.errors import SidecarError
+from sidecar.errors import SessionNotFound, SidecarError
 from sidecar.runs.attempts import Progress
 from sidecar.state.model import ActorUsage, Session
 
@@ -48,14 +48,25 @@ class RunCounters:
         if session is not None:
             session.errors_by_reason[reason] = session.errors_by_reason.get(reason, 0) + 1
 
-    async def persist(self, session_id: str) -> None:
-        """Write the counters and transcripts through (the store's journal, when it has one)."""
+    async def persist(self, session_id: str) -> bool:
+        """Write the counters and transcripts through (the store's journal, when it
+        has one). True when that failed (a full disk, a closing store): what runs
+        changed is held in memory only, and the run that ends says so
+        (RunFinished.transcript_unsaved). A session closed meanwhile has nothing to save."""
         if self._session(session_id) is None:
-            return
+            return False
         try:
             await self._store.persist_extras(session_id)
-        except Exception:  # noqa: BLE001 - counters and transcripts are best effort here
-            log.warning("persist_extras failed", exc_info=True, extra={"fields": {"session_id": session_id}})
+        except SessionNotFound:
+            return False
+        except Exception as exc:  # noqa: BLE001 - the run is done either way; its outcome tells
+            log.warning(
+                "transcripts and counters not journaled",
+                exc_info=True,
+                extra={"fields": {"session_id": session_id, "reason": getattr(exc, "reason", type(exc).__name__)}},
+            )
+            return True
+        return False
 
     def stats(self, live: Iterable[tuple[str, bool]]) -> list[dict[str, Any]]:
         """Per session: runs, tokens, cost, errors by reason (GetInfo). `live`: (session

@@ -71,6 +71,9 @@ class Finished(msgspec.Struct, frozen=True, tag="finished"):
     finish_reason: str
     timings: Timings
     attempts: int
+    #: The run's transcript entries and notes could not be journaled (the disk is
+    #: full): they are in memory only until a later write of the session succeeds.
+    transcript_unsaved: bool = False
 
 
 RunEventValue = Started | Text | AttemptRejected | ActionChosen | NotesChanged | UsageReport | Finished

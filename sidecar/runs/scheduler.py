@@ -21,6 +21,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from sidecar import runtrace
 from sidecar.config import Config
 from sidecar.context.contract import RunSpec
@@ -199,10 +201,12 @@ class RunScheduler:
     async def _life(self, handle: RunHandle) -> None:
         emit = handle.queue.put_nowait
         deadline = handle.plan.deadline_s
+        session_id = handle.spec.session_id
+        persisted = False
         try:
             try:
                 async with asyncio.timeout(deadline):
-                    await self._serve(handle, emit)
+                    finished = await self._serve(handle, emit)
             except TimeoutError:
                 raise ProviderTimeout(f"run {handle.run_id!r} did not finish within {deadline:g} s") from None
         except asyncio.CancelledError:
@@ -218,13 +222,24 @@ class RunScheduler:
             self._ended_early(handle, bug)
             emit(bug)
         else:
-            emit(END)
+            # The reply is recorded: too late to cancel. Journal it before RunFinished, which
+            # tells the game whether that worked (outside the deadline: the model was in time).
+            handle.done = True
+            unsaved = True
+            try:
+                unsaved = await self.counters.persist(session_id)
+                persisted = True
+            finally:
+                emit(msgspec.structs.replace(finished, transcript_unsaved=unsaved))
+                emit(END)
         finally:
             handle.done = True
             self._release(handle)
-            await self.counters.persist(handle.spec.session_id)
+            if not persisted:
+                await self.counters.persist(session_id)
 
-    async def _serve(self, handle: RunHandle, emit: Callable[[Any], None]) -> None:
+    async def _serve(self, handle: RunHandle, emit: Callable[[Any], None]) -> Finished:
+        """Run the model and record its reply; the run's Finished, for `_life` to send."""
         plan = handle.plan
         assert handle.slot is not None
         await handle.slot
@@ -272,7 +287,7 @@ class RunScheduler:
             first_token_ms=first,
             total_ms=(end - handle.arrived) * 1000,
         )
-        emit(Finished(progress.finish_reason, timings, progress.attempt))
+        return Finished(progress.finish_reason, timings, progress.attempt)
 
     # -- bookkeeping --------------------------------------------------------
 

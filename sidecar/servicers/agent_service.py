@@ -106,6 +106,7 @@ def event_to_proto(run_id: str, seq: int, value: ev.RunEventValue) -> pb.RunResp
         finished.timings.first_token_ms = t.first_token_ms
         finished.timings.total_ms = t.total_ms
         finished.attempts = value.attempts
+        finished.transcript_unsaved = value.transcript_unsaved
     else:  # pragma: no cover - a new event type without a mapping is a bug
         raise TypeError(f"no wire form for {type(value).__name__}")
     return response

@@ -210,9 +210,15 @@ def _strip(values: list[Value], gone: set[str]) -> list[Value]:
     return out
 
 
-def remember_delta(session: Session, delta_id: str, revision: int, window: int) -> None:
-    """Record a delta ID for idempotent replays, forgetting the oldest past `window`."""
+def remember_delta(session: Session, delta_id: str, revision: int, window: int, digest: bytes) -> None:
+    """Record a delta ID (and its batch's digest, b"" = none) for idempotent
+    replays, forgetting the oldest past `window`."""
     recent = session.recent_deltas
+    digests = session.delta_digests
     recent[delta_id] = revision
+    if digest:
+        digests[delta_id] = digest
     while len(recent) > window:
-        del recent[next(iter(recent))]
+        oldest = next(iter(recent))
+        del recent[oldest]
+        digests.pop(oldest, None)

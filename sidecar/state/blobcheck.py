@@ -2,7 +2,8 @@
 anything (docs/protocol.md §5, "Saves").
 
 A blob's checksum only says it was not damaged in transit; its content may still
-come from a buggy or hand-edited save. Everything in it is held to the rules a
+come from a buggy or hand-edited save. Its shape (every field there, of its type)
+was checked before it was decoded (`blobshape`); here, what it says. Everything in it is held to the rules a
 live session is held to: the world as one snapshot batch (`validate_batch`),
 every number in the range its wire type and the journal can carry (revisions
 within `MAX_REVISION`), history no newer than the session, collections within

@@ -4,14 +4,18 @@ via msgspec), and the versioned, self-describing save blob of ExportSession.
 Save blob (format_version 1): a msgpack map
 ``{"format": "game-sidecar/session", "version": 1, "session_id", "revision",
 "crc32", "payload"}`` where `payload` is the msgpack of `model.Session`
-(delta window cleared) and `crc32` its checksum. Later versions add Session
-fields with defaults, so an old blob still decodes; a blob whose version is
-newer than this code's is refused rather than half-read.
+(delta window and its digests cleared) and `crc32` its checksum. Later
+versions add Session fields with defaults, so an old blob still decodes
+(`blobshape.ADDED_IN` says
+which fields an older version may lack; every other field must be there, of its
+type, with no unknown ones); a blob whose version is newer than this code's is
+refused rather than half-read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import zlib
 from collections.abc import Sequence
 from typing import Any, cast
@@ -20,6 +24,7 @@ import msgspec
 
 from sidecar.errors import InvalidBlob
 from sidecar.state import ops as o
+from sidecar.state.blobshape import check_payload_shape
 from sidecar.state.model import (
     ActorUsage,
     AliasTable,
@@ -42,6 +47,7 @@ __all__ = [
     "decode_snapshot",
     "encode_ops",
     "decode_ops",
+    "ops_digest",
     "export_blob",
     "import_blob",
     "revive_world",
@@ -56,6 +62,8 @@ BLOB_FORMAT = "game-sidecar/session"
 BLOB_VERSION = 1
 
 _enc = msgspec.msgpack.Encoder()
+#: Map keys sorted: one batch has one encoding, whatever order its maps arrived in.
+_canonical = msgspec.msgpack.Encoder(order="deterministic")
 _session_dec = msgspec.msgpack.Decoder(Session)
 _ops_dec = msgspec.msgpack.Decoder(list[o.Op])
 
@@ -182,6 +190,12 @@ def encode_ops(ops: Sequence[o.Op]) -> bytes:
     return _enc.encode(ops)
 
 
+def ops_digest(ops: Sequence[o.Op]) -> bytes:
+    """The digest a delta ID is remembered with: equal for the same batch however
+    its maps were ordered on the wire, different for any other batch."""
+    return hashlib.blake2b(_canonical.encode(ops), digest_size=16).digest()
+
+
 def decode_ops(data: bytes) -> list[o.Op]:
     ops = _ops_dec.decode(data)
     for op in ops:
@@ -200,7 +214,7 @@ def decode_ops(data: bytes) -> list[o.Op]:
 
 
 def export_blob(session: Session) -> bytes:
-    payload = _enc.encode(msgspec.structs.replace(session, recent_deltas={}))
+    payload = _enc.encode(msgspec.structs.replace(session, recent_deltas={}, delta_digests={}))
     return _enc.encode(
         _Envelope(
             format=BLOB_FORMAT,
@@ -233,10 +247,18 @@ def import_blob(blob: bytes) -> Session:
     if zlib.crc32(env.payload) != env.crc32:
         raise InvalidBlob("blob checksum mismatch: the save data is corrupt")
     try:
+        raw = msgspec.msgpack.decode(env.payload)
+    except msgspec.DecodeError as exc:
+        raise InvalidBlob(f"blob payload does not decode: {exc}") from None
+    # Whole, before the typed decode: that one fills a missing field with its default
+    # and drops an unknown one, so a payload that only looks like a session would pass.
+    check_payload_shape(raw, env.version)
+    try:
         session = decode_session(env.payload)
     except (msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError, ValueError) as exc:
         raise InvalidBlob(f"blob payload does not decode: {exc}") from None
     if env.revision != session.revision or (env.session_id and env.session_id != session.id):
         raise InvalidBlob("blob envelope and payload disagree (revision or session ID)")
     session.recent_deltas = {}
+    session.delta_digests = {}
     return session

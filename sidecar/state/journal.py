@@ -2,8 +2,8 @@
 dedicated thread so commits never stall the event loop.
 
 Per session it holds a snapshot (the msgpack of `model.Session` covering
-records up to `seq`) plus a tail of records after it (delta batches,
-replacements, option and extras updates). Writers `submit` statements and
+records up to `seq`) plus a tail of records after it (delta batches with their
+delta ID and the digest of their ops, replacements, option and extras updates). Writers `submit` statements and
 await the returned future, which resolves only after the transaction that
 holds them committed; everything submitted while a commit runs goes into the
 next transaction together (group commit), in submission order.
@@ -40,9 +40,14 @@ CREATE TABLE IF NOT EXISTS records (
     revision INTEGER NOT NULL,
     delta_id TEXT NOT NULL,
     body BLOB NOT NULL,
+    digest BLOB NOT NULL DEFAULT x'',
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 """
+
+#: Journals written before delta digests were kept have no `digest` column: it is
+#: added empty (no rewrite in SQLite), and a record without one replays as before.
+_ADD_DIGEST = "ALTER TABLE records ADD COLUMN digest BLOB NOT NULL DEFAULT x''"
 
 
 log = logging.getLogger("sidecar.state.journal")
@@ -79,6 +84,9 @@ class Record(msgspec.Struct):
     revision: int
     delta_id: str
     body: bytes
+    #: codec.ops_digest of a delta batch with a delta ID; b"" otherwise (and in
+    #: records written before digests were kept).
+    digest: bytes = b""
 
 
 class StoredSession(msgspec.Struct):
@@ -110,17 +118,19 @@ class Journal:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
         conn.executescript(_SCHEMA)
+        if "digest" not in {row[1] for row in conn.execute("PRAGMA table_info(records)")}:
+            conn.execute(_ADD_DIGEST)
         self._conn = conn
         stored: dict[str, StoredSession] = {}
         for sid, seq, snap in conn.execute("SELECT id, seq, snapshot FROM sessions"):
             stored[sid] = StoredSession(sid, seq, bytes(snap), [])
         rows = conn.execute(
-            "SELECT session_id, seq, kind, revision, delta_id, body FROM records ORDER BY session_id, seq"
+            "SELECT session_id, seq, kind, revision, delta_id, body, digest FROM records ORDER BY session_id, seq"
         )
-        for sid, seq, kind, rev, did, body in rows:
+        for sid, seq, kind, rev, did, body, digest in rows:
             s = stored.get(sid)
             if s is not None and seq > s.seq:
-                s.tail.append(Record(seq, kind, rev, did, bytes(body)))
+                s.tail.append(Record(seq, kind, rev, did, bytes(body), bytes(digest)))
         return list(stored.values())
 
     # -- statements ------------------------------------------------------------
@@ -134,8 +144,9 @@ class Journal:
     @staticmethod
     def record_stmt(session_id: str, rec: Record) -> Statement:
         return (
-            "INSERT INTO records (session_id, seq, kind, revision, delta_id, body) VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, rec.seq, rec.kind, rec.revision, rec.delta_id, rec.body),
+            "INSERT INTO records (session_id, seq, kind, revision, delta_id, body, digest)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (session_id, rec.seq, rec.kind, rec.revision, rec.delta_id, rec.body, rec.digest),
         )
 
     @staticmethod

@@ -227,3 +227,7 @@ class Session(msgspec.Struct):
     #: Recent delta IDs -> the revision they produced, oldest first (bounded by
     #: StateLimits.delta_id_window), for idempotent replays. Not exported.
     recent_deltas: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Delta ID -> digest of its batch (`codec.ops_digest`), for the IDs of
+    #: `recent_deltas` that have one (an ID remembered before digests were kept has
+    #: none): a reused ID with other ops is refused, not replayed. Not exported.
+    delta_digests: dict[str, bytes] = msgspec.field(default_factory=dict)

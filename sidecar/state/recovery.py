@@ -10,7 +10,7 @@ from sidecar.config import StateLimits
 from sidecar.state import codec
 from sidecar.state.apply import apply_ops, remember_delta
 from sidecar.state.codec import Extras
-from sidecar.state.journal import StoredSession
+from sidecar.state.journal import Record, StoredSession
 from sidecar.state.model import Session, World
 
 __all__ = ["recover_session", "Extras"]
@@ -24,7 +24,7 @@ def recover_session(stored: StoredSession, limits: StateLimits) -> tuple[Session
     session.id = stored.id
     for rec in stored.tail:
         try:
-            _replay(session, rec.kind, rec.revision, rec.delta_id, rec.body, limits)
+            _replay(session, rec, limits)
         except Exception:  # noqa: BLE001 - keep what replayed; say where it stopped
             log.exception(
                 "journal record does not replay; session stops at the revision before it",
@@ -34,11 +34,12 @@ def recover_session(stored: StoredSession, limits: StateLimits) -> tuple[Session
     return session, True
 
 
-def _replay(session: Session, kind: str, revision: int, delta_id: str, body: bytes, limits: StateLimits) -> None:
+def _replay(session: Session, rec: Record, limits: StateLimits) -> None:
+    kind, revision, body = rec.kind, rec.revision, rec.body
     if kind == "delta":
         apply_ops(session, codec.decode_ops(body), revision, limits)
-        if delta_id:
-            remember_delta(session, delta_id, revision, limits.delta_id_window)
+        if rec.delta_id:
+            remember_delta(session, rec.delta_id, revision, limits.delta_id_window, rec.digest)
     elif kind == "replace":
         session.world = World()
         apply_ops(session, codec.decode_ops(body), revision, limits)

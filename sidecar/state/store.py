@@ -1,5 +1,6 @@
 """SessionStore: every session of the sidecar, their revisions, idempotent
-delta replays, revision waits, saves, and (with a state dir) the journal.
+delta replays (a delta ID remembered with its batch's digest), revision
+waits, saves, and (with a state dir) the journal.
 
 Order of a write, under the session's lock: check (replay window, base
 revision, whole batch), commit to the journal, then apply in memory and wake
@@ -21,6 +22,7 @@ import msgspec
 from sidecar.config import StateLimits
 from sidecar.errors import (
     CapacityExceeded,
+    DeltaIdReused,
     InvalidRequest,
     LimitExceeded,
     RevisionNotReached,
@@ -178,14 +180,26 @@ class SessionStore:
 
     # -- deltas ----------------------------------------------------------------
     async def apply(self, session_id: str, base_revision: int, delta_id: str, ops: Sequence[Op]) -> tuple[int, bool]:
-        """Apply one batch atomically: (new revision, False), or (original revision, True) on replay."""
+        """Apply one batch atomically: (new revision, False), or (original revision, True) on replay.
+
+        A remembered delta ID over other ops is DeltaIdReused: replaying it would
+        drop the new batch in silence (a game that restarted its delta counter)."""
         slot = self._slot(session_id)
+        digest = codec.ops_digest(ops) if delta_id else b""
         async with slot.lock:
             self._alive(slot)
             s = slot.session
             if delta_id:
                 done = s.recent_deltas.get(delta_id)
                 if done is not None:
+                    # No stored digest: remembered before digests were kept; a replay as before.
+                    if s.delta_digests.get(delta_id, digest) != digest:
+                        raise DeltaIdReused(
+                            f"delta_id {delta_id!r} was applied at revision {done} with other ops; "
+                            "nothing was applied: a retry must resend the same batch, a new batch "
+                            f"needs a delta_id not among the session's last {self.limits.delta_id_window}",
+                            revision=done,
+                        )
                     return done, True
                 if len(delta_id) > self.limits.max_id_length:
                     raise LimitExceeded(
@@ -206,10 +220,10 @@ class SessionStore:
                     metadata={"limit": "max_revision", "current_revision": str(s.revision)},
                 )
             if self._journal is not None:
-                await self._record(slot, "delta", revision, delta_id, codec.encode_ops(ops))
+                await self._record(slot, "delta", revision, delta_id, codec.encode_ops(ops), digest)
             apply_ops(s, ops, revision, self.limits)
             if delta_id:
-                remember_delta(s, delta_id, revision, self.limits.delta_id_window)
+                remember_delta(s, delta_id, revision, self.limits.delta_id_window, digest)
             self._wake(slot)
         if self._journal is not None:
             await self.compact_if_due(session_id)
@@ -337,12 +351,14 @@ class SessionStore:
         if self._closed:
             raise ShuttingDown("the session store is closed (the sidecar is shutting down)")
 
-    async def _record(self, slot: _Slot, kind: str, revision: int, delta_id: str, body: bytes) -> None:
+    async def _record(
+        self, slot: _Slot, kind: str, revision: int, delta_id: str, body: bytes, digest: bytes = b""
+    ) -> None:
         self._writable()
         if self._journal is None:
             return
         slot.seq += 1
-        rec = Record(slot.seq, kind, revision, delta_id, body)
+        rec = Record(slot.seq, kind, revision, delta_id, body, digest)
         await self._journal.submit([Journal.record_stmt(slot.session.id, rec)])
         slot.tail_records += 1
         slot.tail_bytes += len(body)

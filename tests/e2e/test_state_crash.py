@@ -1,5 +1,6 @@
 """Crash test: the real sidecar process with --state-dir, deltas streaming,
-kill -9 at a random point, restart with the same dir; several trials.
+kill -9 at a random point, restart with the same dir, resend what was in
+flight under its original delta IDs; several trials.
 
 Batch k (the one that makes revision k) is a fixed function of k, so the state
 at any revision R is known exactly: every acknowledged revision must be back,
@@ -16,7 +17,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from sidecar.client import SidecarProcess
+from sidecar.client import SidecarProcess, error_reason
 from sidecar.v1 import session_service_pb2 as spb
 from sidecar.v1 import state_pb2 as pb
 from sidecar.v1 import types_pb2 as tpb
@@ -137,6 +138,24 @@ async def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
                 spb.ApplyDeltasRequest(session_id="g", base_revision=acked - 1, delta_id=f"d{acked}", ops=batch(acked))
             )
             assert (again.revision, again.replayed) == (acked, True)
-            revision = reopened.revision
+            # The batches in flight at the kill, resent under their original IDs and bases
+            # (what a crash-recovering client does), are each applied exactly once: a
+            # replay when the dead process had committed it, applied now when not.
+            for k in range(acked + 1, sent + 1):
+                resent = await proc.client.sessions.ApplyDeltas(
+                    spb.ApplyDeltasRequest(session_id="g", base_revision=k - 1, delta_id=f"d{k}", ops=batch(k))
+                )
+                assert (resent.revision, resent.replayed) == (k, k <= reopened.revision)
+            state = await proc.client.sessions.GetState(spb.GetStateRequest(session_id="g"))
+            assert state.revision == sent
+            check_state(state)
+            # The same IDs over other ops are refused, as the window came back with its digests.
+            other = spb.ApplyDeltasRequest(session_id="g", base_revision=sent, delta_id=f"d{acked}")
+            other.ops.extend(batch(sent + 1))
+            with pytest.raises(grpc.aio.AioRpcError) as reused:
+                await proc.client.sessions.ApplyDeltas(other)
+            assert reused.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            assert error_reason(reused.value) == "DELTA_ID_REUSED"
+            revision = sent
         finally:
             await proc.close()

@@ -15,6 +15,7 @@ from waits import eventually
 from sidecar.config import StateLimits
 from sidecar.errors import (
     CapacityExceeded,
+    DeltaIdReused,
     InvalidBlob,
     InvalidRequest,
     LimitExceeded,
@@ -173,8 +174,9 @@ async def test_export_import_round_trip_and_bad_blobs(store: SessionStore) -> No
     sid, rev = await store.import_("copy", blob)
     copy = store.get("copy")
     assert (sid, rev) == ("copy", 1)
-    assert enc(msgspec.structs.replace(copy, id="g", recent_deltas=s.recent_deltas)) == enc(s)
-    assert copy.recent_deltas == {}  # the replay window is not part of a save
+    window = {"recent_deltas": s.recent_deltas, "delta_digests": s.delta_digests}
+    assert enc(msgspec.structs.replace(copy, id="g", **window)) == enc(s)
+    assert copy.recent_deltas == copy.delta_digests == {}  # the replay window is not part of a save
     with pytest.raises(SessionExists):
         await store.import_("copy", blob)
     # Overwrite keeps the Session object (runs hold it) and rewinds to the save.
@@ -235,7 +237,10 @@ async def test_journal_recovers_every_acknowledged_change(tmp_path: Path) -> Non
     assert sorted(b.session_ids()) == ["g", "saved"]
     assert enc(b.get("g")) == expected
     assert b.get("g").options.profile == "y" and b.get("g").notes == {"bob": "n"}
-    assert await b.apply("g", 0, "d8", []) == (8, True)  # the replay window survived too
+    # The replay window survived too, with the digests of its batches.
+    assert await b.apply("g", 0, "d8", [o.RecordEvent(Event("tick 8"))]) == (8, True)
+    with pytest.raises(DeltaIdReused):
+        await b.apply("g", 0, "d8", [])
     assert await b.apply("g", 20, "d21", [upsert("new")]) == (21, False)
     await b.aclose()
     c = await reopen(tmp_path)

@@ -273,5 +273,5 @@ async def test_state_dir_survives_a_server_restart(make_server, tmp_path) -> Non
     reopened = await second.client.open_session("g")
     assert (reopened.revision, reopened.created) == (2, False)
     assert await state_bytes(second.client, "g") == before
-    replay = await second.client.apply_deltas("g", 1, [], delta_id="d2")
+    replay = await second.client.apply_deltas("g", 1, [patch("bob", hp=tpb.Value(int_value=7))], delta_id="d2")
     assert (replay.revision, replay.replayed) == (2, True)
