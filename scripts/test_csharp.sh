@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build and run the C# client's xunit suite (clients/csharp) against the real
-# sidecar process with the scripted model. Also compiles the Unity layer against a
-# stand-in UnityEngine (compile check only), the example and the benchmark, so none
-# of them rots. Fails (non-zero) on any build or test error.
+# sidecar process with the scripted model. Also builds the Unity package tarball
+# (scripts/unity_package) and compiles each of its asmdefs against exactly the
+# references it lists and stand-ins of UnityEngine/UnityEditor/ugui (compile check
+# only: scripts/check_unity_asmdefs.py), the example and the benchmark, so none of
+# them rots. Fails (non-zero) on any build or test error.
 #
 #   scripts/test_csharp.sh                          # everything
 #   scripts/test_csharp.sh --filter RunTests        # extra arguments go to dotnet test
@@ -22,8 +24,13 @@ if [[ ! -x "$exe" ]]; then
 fi
 
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
-echo "== build (library, Unity layer vs stand-in UnityEngine, example, bench, tests)"
+echo "== build (library, example, bench, tests)"
 dotnet build "$root/clients/csharp/GameSidecar.slnx" -c "$configuration" -nologo -v quiet
+echo "== Unity package: tarball, and each asmdef compiled against exactly its references"
+staging="$(mktemp -d)"
+trap 'rm -rf "$staging"' EXIT
+python3 "$root/scripts/unity_package" --keep-staging "$staging" >/dev/null
+python3 "$root/scripts/check_unity_asmdefs.py" --package "$staging/package"
 echo "== test (sidecar: $exe)"
 export GAME_SIDECAR_EXE="$exe"
 dotnet test "$root/clients/csharp/tests/GameSidecar.Client.Tests" -c "$configuration" --no-build -nologo "$@"

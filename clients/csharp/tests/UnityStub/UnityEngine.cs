@@ -24,6 +24,7 @@ namespace UnityEngine
     public static class Application
     {
         public static string streamingAssetsPath => "";
+        public static string dataPath => "";
     }
 
     [AttributeUsage(AttributeTargets.Field)]
@@ -37,12 +38,4 @@ namespace UnityEngine
 
     [AttributeUsage(AttributeTargets.Class)]
     public sealed class DisallowMultipleComponent : Attribute { }
-}
-
-namespace UnityEngine.UI
-{
-    public class Text : MonoBehaviour
-    {
-        public virtual string text { get; set; } = "";
-    }
 }
