@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sidecar.context.contract import LeftOut, Prompt, PromptSection
 from sidecar.context.parts import Layout, Part
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, trim_lines, trim_text
-from sidecar.context.window import Window, window_start
+from sidecar.context.window import Selection, Window, select
 from sidecar.errors import ContextWindowExceeded
 
 __all__ = ["Fitted", "fit", "REQUIRED_SHARE", "FRAMING"]
@@ -42,19 +43,21 @@ MEMORY_SHARE = 0.25
 ALLOWANCE_STEP = 32
 HISTORY_SHARE = 0.50
 HISTORY_SHARE_NO_MEMORY = 0.75
-#: Memories most relevant to the input that the memory block lacks, recalled in the volatile block.
-MAX_RECALL = 2
+#: The scene (seed 000): before the story texts and the lore, and not held to the cap.
+SCENE_PARTS = frozenset({"scene", "setting"})
 #: A trimmed part smaller than this is not worth its header: it is dropped instead.
 MIN_TRIM_TOKENS = 12
 SEP = "\n\n"
-#: Why the recalled memories are left out of a prompt that sends waiting lore behind a dialogue line.
-RECALL_YIELDS = "a lore card enters with this line; the recall returns next turn"
+_CAPPED = f"the story's texts are capped at {int(REQUIRED_SHARE * 100)}% of the budget"
+MEMORY_FULL = "memory share full"
+FIT_EXACTLY = "dropped to fit the budget exactly"
 
 
 @dataclass
 class Fitted:
     prompt: Prompt
-    history_start: int
+    #: The history items the prompt holds (the next prompt extends it while it fits).
+    history: Selection
     #: Keys of the lore cards the prompt holds.
     lore_keys: frozenset[str] = frozenset()
     #: Keys of the memories in the memory block.
@@ -64,8 +67,16 @@ class Fitted:
     #: Lore cards or memories wait outside the stable blocks (see layout.build_layout).
     deferred: bool = False
     has_history: bool = False
-    #: The waiting lore the volatile block sent (its text, its card keys), if any.
-    entering: tuple[str, frozenset[str]] | None = None
+    #: The waiting lore and recalled memories the volatile block sent after its opening line, if any.
+    entering: Entering | None = None
+
+
+class Entering(NamedTuple):
+    """What followed the volatile block's opening line (parts.Entered without the line)."""
+
+    text: str
+    cards: frozenset[str]
+    memories: frozenset[tuple[int, str]]
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -87,24 +98,32 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
             f"the prompt's fixed part (system rules, persona, input) needs {used} tokens, over the budget of {budget}",
             metadata={"required_tokens": str(used), "budget_tokens": str(budget)},
         )
-    # Required tier: capped at 70% of the budget.
-    room = int(budget * REQUIRED_SHARE) - used
-    full_tier = False
+    # The newest history item (the last event, or the last turn) is part of the scene:
+    # its room is kept before the scene parts take theirs.
+    newest = count(layout.history[-1].content) + MESSAGE_OVERHEAD if layout.history else 0
+    cut = ""
     for name in layout.required_order:
         part = parts.get(name)
         if part is None or not part.body:
             continue
         p = part
-        if full_tier:
-            # Once one part had to be cut, every lower one is dropped (docs/context.md, Budget).
-            p.dropped, p.reason = True, f"required tier is capped at {int(REQUIRED_SHARE * 100)}% of the budget"
+        if cut:
+            # A part is trimmed before a lower one is kept whole (docs/context.md, Budget).
+            p.dropped, p.reason = True, f"a higher part ({cut}) was trimmed to fit"
+            p.omitted = ("section", 1)
             continue
-        _fit_required(p, room, count)
-        full_tier = p.trimmed or p.dropped
-        room -= p.tokens
+        if name in SCENE_PARTS:
+            # The scene goes before the story's texts and is not held to the tier's cap.
+            room, why = budget - used - newest, "the budget holds no more after the fixed part and the last event"
+        else:
+            room, why = int(budget * REQUIRED_SHARE) - used, _CAPPED
+        _fit_required(p, room, count, why)
+        if p.trimmed or p.dropped:
+            cut = name
         used += p.tokens
     # Dynamic tier: the remainder. Lore and memory allowances move in steps, so a few
-    # tokens more or less in the input do not reshuffle the blocks before the history.
+    # tokens more or less in the input do not reshuffle the blocks before the history;
+    # what one leaves unused goes to the next (lore -> memory -> history).
     dynamic = budget - used
     lore, memory, recall = parts.get("lore"), parts.get("memory"), parts.get("memory_recall")
     lore_allow = _step(dynamic * LORE_SHARE)
@@ -112,28 +131,24 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     deferred = parts.get("lore_new")
     if deferred is not None:
         lore_used += _fit_cards(deferred, lore_allow - lore_used, count)
-    memory_used = _fit_cards(memory, _step(dynamic * MEMORY_SHARE), count) if memory is not None else 0
-    if recall is not None and deferred is not None and deferred.text and layout.said:
-        # Lore enters the history with this line (parts.Entered): this one turn the recall gives way.
-        recall.body, recall.dropped, recall.reason = [], True, RECALL_YIELDS
-    elif recall is not None:
-        # The input's best memories the block does not hold, a few, in the volatile block.
+    memory_allow = _step(dynamic * MEMORY_SHARE + max(0, lore_allow - lore_used))
+    memory_used = _fit_cards(memory, memory_allow, count) if memory is not None else 0
+    if recall is not None:
+        # The input's best memories the block does not hold fill the rest of the memory share.
         held = {k for k, _ in memory.body} if memory is not None and memory.text else set()
-        wanted = [(key, text) for key, text in recall.body if key not in held][:MAX_RECALL]
+        wanted = [(key, text) for key, text in recall.body if key not in held]
         recall.body = [text for _, text in wanted]
-        memory_used += _fit_lines(recall, dynamic - lore_used - memory_used, count, "dynamic tier full")
+        recall_used = _fit_lines(recall, memory_allow - memory_used, count, MEMORY_FULL)
+        memory_used += recall_used
         recall.shown_keys = frozenset(k for k, _ in wanted[: recall.text.count("\n")])
     if memory is not None and memory.text:
         memory.shown_keys = frozenset(k for k, _ in memory.body)
     # History: what lore and memory leave (at least 50%, 75% without the memory bank).
     history_allow = dynamic - lore_used - memory_used
-    window = Window.of(layout.history, layout.sticky_start, history_allow, count)
-    # A window that has to start anew starts within the history's own share, so it still
-    # has room to grow when lore and memory later take the shares they leave today.
     own = int(dynamic * (HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY))
-    start = window_start(window.items, window.costs, window.sticky, history_allow, min(own, history_allow))
-    fitted = _finish(layout, window, parts, start, budget, count)
-    fitted.window_moved = window.sticky is None or start != window.sticky
+    window = select(layout.history, layout.sticky, history_allow, own, count, layout.asked)
+    fitted = _finish(layout, window, parts, budget, count)
+    fitted.window_moved = window.moved
     fitted.has_history = bool(layout.history)
     return fitted
 
@@ -142,26 +157,31 @@ def _step(tokens: float) -> int:
     return int(tokens) // ALLOWANCE_STEP * ALLOWANCE_STEP
 
 
-def _fit_required(p: Part, room: int, count: Callable[[str], int]) -> None:
+def _fit_required(p: Part, room: int, count: Callable[[str], int], why: str) -> None:
+    """The part whole, else trimmed at its end (a line list by whole lines, lowest first;
+    prose at a word boundary), else dropped; what was cut is in `p.omitted`."""
     full = p.full()
     cost = _cost(count, full)
     if cost <= room:
         p.text, p.tokens = full, cost
         return
-    why = f"required tier is capped at {int(REQUIRED_SHARE * 100)}% of the budget"
     if room < MIN_TRIM_TOKENS:
-        p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
+        p.dropped, p.reason, p.text, p.tokens, p.omitted = True, why, "", 0, ("section", 1)
         return
     if p.mode == "lines":
         text, kept = trim_lines(p.header, p.body, room - 1, count)
         if kept and kept < len(p.body):
             p.reason = f"{why}: kept {kept} of {len(p.body)} lines"
+            p.omitted = ("line", len(p.body) - kept)
     else:
-        body = trim_text("\n".join(p.body), room - 1 - count(p.header) - 1, count)
+        whole = "\n".join(p.body)
+        body = trim_text(whole, room - 1 - count(p.header) - 1, count)
         text = f"{p.header}\n{body}" if body else ""
-        p.reason = f"{why}: cut at its end"
+        cut = len(whole.split()) - len(body.removesuffix(" …").split())
+        p.reason = f"{why}: cut at its end ({cut} words)"
+        p.omitted = ("words", cut)
     if not text:
-        p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
+        p.dropped, p.reason, p.text, p.tokens, p.omitted = True, why, "", 0, ("section", 1)
         return
     p.trimmed, p.text, p.tokens = True, text, _cost(count, text)
 
@@ -208,47 +228,29 @@ def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
     return p.tokens
 
 
-def _finish(
-    layout: Layout, window: Window, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]
-) -> Fitted:
+def _finish(layout: Layout, window: Window, parts: dict[str, Part], budget: int, count: Callable[[str], int]) -> Fitted:
     while True:
-        messages, sections = _render(layout, window, parts, start)
+        messages, sections = _render(layout, window, parts)
         # Each message counted whole; the history's were counted once (Window.costs).
         outer = messages[0]["content"], messages[-1]["content"]
         total = sum(map(count, outer)) + 2 * MESSAGE_OVERHEAD + REPLY_PRIMING + layout.framing_tokens
-        total += sum(window.costs[start:])
+        total += window.tokens
         if total <= budget:
-            lore = parts.get("lore")
-            keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
-            left_out = [*layout.left_out, *window.left_out(start)]
-            for part in parts.values():
-                if part.omitted and part.omitted[1]:
-                    left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
-            shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
-            matches = layout.memory_matches
-            missing = layout.memory_unranked + len(matches) - sum(map(shown.__contains__, matches))
-            if missing:
-                recall = parts.get("memory_recall")
-                why = RECALL_YIELDS if recall is not None and recall.reason == RECALL_YIELDS else "memory share full"
-                left_out.append(LeftOut("memory", "memory", missing, f"relevant to the input; {why}"))
-            memory = parts.get("memory")
-            held = memory.shown_keys if memory is not None and memory.text else frozenset()
-            waiting = parts.get("lore_new")
-            entering = (waiting.text, frozenset(k for k, _ in waiting.body)) if waiting and waiting.text else None
-            prompt, at = Prompt(messages, sections, budget, total, left_out), window.start_in_layout(start)
-            return Fitted(prompt, at, keys, held, deferred=layout.deferred, entering=entering)
+            return _fitted(layout, window, parts, Prompt(messages, sections, budget, total, []))
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
-        if start < len(window.items):
-            start += 1
+        if window.drop_oldest():
             continue
         for name in ["memory_recall", "lore_new", "memory", "lore", *reversed(layout.required_order)]:
             p = parts.get(name)
             if p is not None and p.text:
-                p.text, p.tokens, p.dropped, p.reason = "", 0, True, "dropped to fit the budget exactly"
+                p.text, p.tokens, p.dropped, p.reason = "", 0, True, FIT_EXACTLY
+                p.shown_keys = frozenset()
                 if p.unit:
                     # The body is what the share kept; add what it had left out already.
                     p.omitted = (p.unit, len(p.body) + (p.omitted[1] if p.omitted else 0))
+                elif name in layout.required_order:
+                    p.omitted = ("section", 1)
                 break
         else:
             raise ContextWindowExceeded(
@@ -257,10 +259,52 @@ def _finish(
             )
 
 
+def _fitted(layout: Layout, window: Window, parts: dict[str, Part], prompt: Prompt) -> Fitted:
+    lore = parts.get("lore")
+    keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
+    left_out = [*layout.left_out, *window.left_out()]
+    for part in parts.values():
+        if part.omitted and part.omitted[1]:
+            left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
+    left_out.extend(_memories_left_out(layout, parts))
+    prompt.left_out = left_out
+    memory = parts.get("memory")
+    held = memory.shown_keys if memory is not None and memory.text else frozenset()
+    waiting, recall = parts.get("lore_new"), parts.get("memory_recall")
+    sent = [p.text for p in (waiting, recall) if p is not None and p.text]
+    entering = None
+    if sent:
+        cards = frozenset(k for k, _ in waiting.body) if waiting is not None and waiting.text else frozenset()
+        recalled = recall.shown_keys if recall is not None and recall.text else frozenset()
+        entering = Entering(SEP.join(sent), cards, recalled)
+    return Fitted(prompt, window.selection(), keys, held, deferred=layout.deferred, entering=entering)
+
+
+def _memories_left_out(layout: Layout, parts: dict[str, Part]) -> list[LeftOut]:
+    """The memories relevant to the input that neither memory part holds, and why."""
+    shown = layout.memories_in_history.union(*(p.shown_keys for p in parts.values() if p.text))
+    missing = len(layout.memory_matches) - sum(map(shown.__contains__, layout.memory_matches))
+    out = []
+    if missing:
+        exact = any(p.reason == FIT_EXACTLY for p in (parts.get("memory"), parts.get("memory_recall")) if p)
+        why = FIT_EXACTLY if exact else MEMORY_FULL
+        out.append(LeftOut("memory", "memory", missing, f"relevant to the input; {why}"))
+    if layout.memory_unranked:
+        out.append(
+            LeftOut(
+                "memory",
+                "memory",
+                layout.memory_unranked,
+                f"relevant to the input; past the {len(layout.memory_matches)} best matches ranked",
+            )
+        )
+    return out
+
+
 Rendered = tuple[list[dict[str, str]], list[PromptSection]]
 
 
-def _render(layout: Layout, window: Window, parts: dict[str, Part], start: int) -> Rendered:
+def _render(layout: Layout, window: Window, parts: dict[str, Part]) -> Rendered:
     sections: list[PromptSection] = []
     messages: list[dict[str, str]] = []
 
@@ -280,14 +324,14 @@ def _render(layout: Layout, window: Window, parts: dict[str, Part], start: int) 
         sections.append(
             PromptSection(FRAMING, layout.framing_tokens, 0, "required", reason="added by the model's prompt format")
         )
-    shown = window.items[start:]
-    dropped = start + window.background
+    shown = window.shown()
+    dropped = len(window.items) - len(shown)
     if shown or dropped:
-        reason = f"{dropped} older entries or events left out (history share full)" if dropped else ""
+        reason = f"{dropped} entries or events left out (history share full)" if dropped else ""
         sections.append(
             PromptSection(
                 "history",
-                sum(window.costs[start:]),
+                window.tokens,
                 len(messages),
                 "dynamic",
                 trimmed=bool(dropped and shown),

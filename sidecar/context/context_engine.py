@@ -26,7 +26,7 @@ from sidecar.context.contract import (
     TokenCounter,
 )
 from sidecar.context.history import HistoryCache
-from sidecar.context.input_parts import focus_of, input_text, named_ids
+from sidecar.context.input_parts import event_place, focus_of, input_text, named_ids
 from sidecar.context.layout import LayoutInputs, Sticky, build_layout
 from sidecar.context.lorefiles import LoreFiles
 from sidecar.context.parts import Entered, Layout
@@ -37,6 +37,7 @@ from sidecar.context.selection_caches import MemoryLineCache, SceneCache
 from sidecar.context.session_lru import drop_session
 from sidecar.context.timeline import TimelineCache
 from sidecar.context.tokens import CountCache
+from sidecar.context.window import Selection
 from sidecar.errors import InvalidRequest
 from sidecar.projection import Projection
 from sidecar.projection.session_index import index_for
@@ -66,7 +67,7 @@ class _Cached:
     prompt: Prompt
     shown: frozenset[str]
     #: None when the prompt held no history.
-    history_start: int | None
+    history: Selection | None
     lore_keys: frozenset[str]
     memory_keys: frozenset[tuple[int, str]]
     #: Lore in the history with its line (parts.Entered), oldest first.
@@ -89,8 +90,8 @@ class ContextEngine:
         #: Transcript + perceived world events per actor (the history share's timeline).
         self.timelines = TimelineCache()
         self._lock = threading.Lock()
-        #: (session id, session object id, actor) -> first history index of the last prompt (prefix stability).
-        self._sticky: dict[tuple[str, int, str], int] = {}
+        #: (session id, session object id, actor) -> the history the last prompt held (prefix stability).
+        self._sticky: dict[tuple[str, int, str], Selection] = {}
         #: Same key -> lore card keys of the last prompt (lore hysteresis).
         self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
         #: Same key -> memory keys of the last prompt's memory block (kept while relevant).
@@ -124,7 +125,7 @@ class ContextEngine:
         count = self._counts.get(count_tokens)
         self.lore_files.refresh()
         budget = resolve_budget(spec, session, self.config, budget_tokens)
-        proj = Projection(session, spec.actor_id, named_ids=named_ids(spec))
+        proj = Projection(session, spec.actor_id, named_ids=named_ids(spec, session))
         base = index_for(session)
         # The session object too: an imported session with the same ID starts afresh.
         sticky_key = (session.id, id(session), spec.actor_id)
@@ -172,7 +173,7 @@ class ContextEngine:
                     session, spec, proj, cidx, sticky, budget, count, framing, inputs, fold=True
                 )
             self.builds += 1
-            start = fitted.history_start if fitted.has_history else None
+            start = fitted.history if fitted.has_history else None
             entered = () if folded or fitted.window_moved else layout.entered
             if fitted.entering is not None and layout.said and not folded:
                 index = len(session.transcripts.get(spec.actor_id, ()))
@@ -191,14 +192,17 @@ class ContextEngine:
 
     def _inputs(self, session: Session, spec: RunSpec, proj: Projection, cidx: ContextIndex) -> LayoutInputs:
         """What the layout needs from the caches, looked up once per build."""
-        named = tuple(sorted(named_ids(spec)))
+        named = tuple(sorted(named_ids(spec, session)))
         actor = session.world.entities.get(spec.actor_id) if spec.actor_id else None
         rendered = self.history.items(session, proj, cidx.base)
         # The actor's transcript and the world events it perceived, in order (docs/context.md).
         timeline = self.timelines.get(session, proj, cidx, rendered, named)
         persona = persona_text(self.templates, self.personas, session, proj, actor, timeline.newest_event)
         moment = proj.moment_text(spec.moment)
-        scene, aliases = self.scenes.get(session, proj, cidx, actor, focus_of(spec), moment, named, input_text(spec))
+        place = event_place(session, spec)
+        scene, aliases = self.scenes.get(
+            session, proj, cidx, actor, focus_of(spec), moment, named, input_text(spec), place
+        )
         return LayoutInputs(
             timeline,
             persona,
@@ -235,8 +239,8 @@ class ContextEngine:
                 self._lore.clear()
                 self._memories.clear()
                 self._entered.clear()
-            if entry.history_start is not None:
-                self._sticky[sticky_key] = entry.history_start
+            if entry.history is not None:
+                self._sticky[sticky_key] = entry.history
             self._lore[sticky_key] = entry.lore_keys
             self._memories[sticky_key] = entry.memory_keys
             if entry.entered:

@@ -12,15 +12,15 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sidecar.context.budget import LORE_SHARE, MAX_RECALL, REQUIRED_SHARE, SEP
+from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, SEP
 from sidecar.context.context_index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
-from sidecar.context.contract import LeftOut, RunSpec
-from sidecar.context.input_parts import input_part, input_text, said_part
+from sidecar.context.contract import LeftOut, NarrateInput, RunSpec
+from sidecar.context.input_parts import asked_ids, input_part, input_text, said_part
 from sidecar.context.parts import Entered, Layout, Part
 from sidecar.context.recall import LORE_STICKY, rank_lore, rank_memories
 from sidecar.context.select import SceneLines, Shown, game_text
 from sidecar.context.timeline import Timeline
-from sidecar.context.window import HistoryItem
+from sidecar.context.window import HistoryItem, Selection
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line, quote
 from sidecar.prompts.persona import PersonaText
@@ -32,7 +32,8 @@ from sidecar.state.model import LoreCard, Memory, Session
 class Sticky:
     """What the actor's previous prompt held, kept to preserve its prefix."""
 
-    history_start: int | None = None
+    #: The history items the previous prompt held.
+    history: Selection | None = None
     lore: frozenset[str] = frozenset()
     #: Keys of the memory block (sidecar.context.context_index.memory_key).
     memories: frozenset[tuple[int, str]] = frozenset()
@@ -60,13 +61,16 @@ class LayoutInputs:
 
 __all__ = ["build_layout", "Entered", "LayoutInputs", "REQUIRED_ORDER", "Sticky"]
 
+#: The required parts, highest priority first: the scene (seed 000: conditions, the focus
+#: entity's state, the actor's and the player's state; then where, who is present, what
+#: the player carries), then the story's texts (docs/context.md, Budget).
 REQUIRED_ORDER = [
+    "scene",
+    "setting",
     "author_note",
     "plot_essentials",
     "instructions",
     "story_summary",
-    "scene",
-    "setting",
 ]
 
 
@@ -92,9 +96,22 @@ def _with_entered(timeline: Timeline, entered: tuple[Entered, ...]) -> tuple[lis
         if not kept:
             items = list(items)  # the timeline is cached and shared
         old = items[pos]
-        items[pos] = HistoryItem(old.role, f"{old.content}{SEP}{e.text}", old.kind, old.relevant)
+        items[pos] = HistoryItem(old.role, f"{old.content}{SEP}{e.text}", old.kind, old.relevant, old.about, old.source)
         kept.append(e)
     return items, kept
+
+
+def _without_narrated(items: list[HistoryItem], text: str) -> list[HistoryItem]:
+    """The history without the world event this narration tells: the volatile block opens
+    with it (`said`), as the narrator's transcript will tell it from the next turn on, so
+    it is sent once. Only among the events since the actor's last own entry."""
+    for i in range(len(items) - 1, -1, -1):
+        item = items[i]
+        if item.kind != "event":
+            break
+        if item.source == text:
+            return [*items[:i], *items[i + 1 :]]
+    return items
 
 
 def build_layout(
@@ -118,7 +135,10 @@ def build_layout(
     actor = world.entities.get(spec.actor_id) if spec.actor_id else None
     timeline, persona, stable = inputs.timeline, inputs.persona, inputs.stable_setting
     history, entered = (timeline.items, []) if fold else _with_entered(timeline, sticky.entered)
+    if isinstance(spec.input, NarrateInput):
+        history = _without_narrated(history, spec.input.text)
     in_history = frozenset().union(*(e.cards for e in entered))
+    recalled: frozenset[tuple[int, str]] = frozenset().union(*(e.memories for e in entered))
 
     # Template texts come from the game or its files: scrub them like any game text.
     identity = [game_text(proj, persona.identity)] if persona.identity else []
@@ -150,7 +170,7 @@ def build_layout(
     actions.extend(reversed(timeline.recent_events))
     cards = rank_lore(cidx, proj, actions, window, sticky.lore | in_history, inputs.lore_files)
     # Only a history is worth protecting: with none (a first prompt) every card goes in the block.
-    defer = stable and sticky.history_start is not None and not fold
+    defer = stable and sticky.history is not None and not fold
     held = [c for c in cards if not defer or c.id in sticky.lore]
     new = [c for c in cards if defer and c.id not in sticky.lore and c.id not in in_history]
     # Keys are engine-side card IDs used only for ordering; they never reach the text.
@@ -172,9 +192,12 @@ def build_layout(
     if stable:
         system.append(setting_part)
     said = said_part(spec, proj, shown, cidx)
-    # The line first, then a waiting card: what the history repeats next turn (`Entered`).
+    asked = asked_ids(spec, proj, cidx)
+    # The line first, then a waiting card and the memories it brings to mind: what the
+    # history repeats from next turn on (`Entered`).
     final = [said] if said is not None else []
     final.append(deferred if stable else setting_part)
+    recall_at = len(final)
     final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
     mood_lines = [game_text(proj, x) for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
@@ -199,8 +222,9 @@ def build_layout(
         memory = Part("memory", place, "dynamic", "## You remember", remembered, mode="cards", sep="\n")
         (system if stable else final).append(memory)
         if stable and found:
-            recall = [(memory_key(m), line(m)) for m in found[: 4 * MAX_RECALL]]
-            final.append(Part("memory_recall", "final", "dynamic", "## This brings to mind", recall, mode="lines"))
+            recall = [(memory_key(m), line(m)) for m in found if memory_key(m) not in recalled]
+            part = Part("memory_recall", "final", "dynamic", "## This brings to mind", recall, mode="lines")
+            final.insert(recall_at, part)
     notes = session.notes.get(spec.actor_id, "")
     if notes:
         final.append(Part("notes", "final", "volatile", "## Your notes", [quote(proj.text(notes))]))
@@ -212,12 +236,14 @@ def build_layout(
         final=[p for p in final if p.body or p.name == "input"],
         required_order=REQUIRED_ORDER,
         memory_bank=session.options.memory_bank,
-        sticky_start=sticky.history_start,
+        sticky=sticky.history,
+        asked=asked,
         left_out=[LeftOut("setting", kind, n, why) for kind, n, why in inputs.scene.left_out],
         memory_matches=matches,
         memory_unranked=unranked,
         deferred=bool(new) or (defer and any(k not in sticky.memories for k in matches)),
         entered=tuple(entered),
         said=said.body[0] if said is not None else "",
+        memories_in_history=recalled,
     )
     return layout, shown

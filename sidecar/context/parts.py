@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from sidecar.context.contract import LeftOut
-from sidecar.context.window import HistoryItem
+from sidecar.context.window import HistoryItem, Selection
 
 
 class Entered(NamedTuple):
@@ -25,9 +25,11 @@ class Entered(NamedTuple):
     entry: int
     #: The line as sent (the entry must still render so, or the cards wait again).
     said: str
-    #: The `## Lore` text sent after it.
+    #: The `## Lore` and `## This brings to mind` text sent after it.
     text: str
     cards: frozenset[str]
+    #: Keys of the memories recalled with it (they are in the history from then on).
+    memories: frozenset[tuple[int, str]] = frozenset()
 
 
 @dataclass
@@ -72,8 +74,10 @@ class Layout:
     #: Names of the required trimmable parts, highest priority first.
     required_order: list[str]
     memory_bank: bool
-    #: Index into `history` of the previous window's first entry (None: no previous window).
-    sticky_start: int | None = None
+    #: The history items the actor's previous prompt held (None: no previous prompt).
+    sticky: Selection | None = None
+    #: Engine IDs the input is about: history items involving them rank first.
+    asked: frozenset[str] = frozenset()
     #: Tokens the serving model's prompt format sends beyond the messages (counted as fixed).
     framing_tokens: int = 0
     #: What selection left out before the budget (characters past the cap...).
@@ -86,5 +90,7 @@ class Layout:
     memory_unranked: int = 0
     #: Lore that entered the history with an earlier line and is in `history` with it.
     entered: tuple[Entered, ...] = ()
-    #: This turn's dialogue line as the volatile block opens with it ("" for other inputs).
+    #: This turn's dialogue line (or narrated event) as the volatile block opens with it ("" for other inputs).
     said: str = ""
+    #: Keys of memories the history holds (recalled with an earlier line: `Entered`).
+    memories_in_history: frozenset[tuple[int, str]] = frozenset()
