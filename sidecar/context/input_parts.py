@@ -34,6 +34,10 @@ def named_ids(spec: RunSpec, session: Session | None = None) -> list[str]:
             named.extend(by_location.get(pid, ()))
     if isinstance(inp, NarrateInput):
         named.extend(inp.entity_ids)
+        place = event_place(session, spec) if session is not None else ""
+        if place:
+            # The narrator perceives where the event happens (its scene is there).
+            named.append(place)
     elif isinstance(inp, DialogueInput):
         if inp.speaker_id:
             named.append(inp.speaker_id)

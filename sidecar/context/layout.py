@@ -214,8 +214,13 @@ def build_layout(
         # The share (25% of at most the budget) holds at most this many lines of 10+ tokens.
         most = max(8, budget // 40)
         block, found, unranked = rank_memories(cidx, spec.actor_id, query, recent, previous, not defer, most)
-        unranked -= len(found)
         matches = [memory_key(m) for m in found]
+        # A memory the block keeps from the last prompt that also matches this input
+        # counts as a match shown (so left_out counts only matches not shown).
+        asked_words = _words_of((query,))
+        ranked = set(matches)
+        matches += [k for m in block if (k := memory_key(m)) not in ranked and asked_words.intersection(words(m.text))]
+        unranked = max(0, unranked - len(matches))
         line = inputs.memory_line
         remembered = [(memory_key(m), line(m)) for m in block[:most]]
         place = "system" if stable else "final"

@@ -171,8 +171,8 @@ def select(
         first -= 1
     whole = sum(cost(i) for i in range(first, n))
     if first == 0 and whole <= allow:
-        chosen = list(range(n))
-        return Window(items, chosen, [cost(i) for i in chosen], previous is not None)
+        every = list(range(n))
+        return Window(items, every, [cost(i) for i in every], previous is not None)
     target = int(allow * FRESH_FILL) if previous is None else int(min(share, allow) * HISTORY_REFILL)
     units = _units(items, first)
 

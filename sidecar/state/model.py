@@ -227,3 +227,7 @@ class Session(msgspec.Struct):
     #: Recent delta IDs -> the revision they produced, oldest first (bounded by
     #: StateLimits.delta_id_window), for idempotent replays. Not exported.
     recent_deltas: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Actor engine ID -> what its last prompt held (the history it kept, its lore and
+    #: memory blocks), encoded by sidecar/context/prefix_state.py: the next prompt
+    #: extends that prefix. Exported, so an imported session builds the same prompts.
+    prompt_state: dict[str, bytes] = msgspec.field(default_factory=dict)
