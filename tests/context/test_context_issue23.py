@@ -74,11 +74,19 @@ def _silk_memories(n: int):
     return world.onto(s)
 
 
+def _reasons_are_true(prompt) -> None:
+    """A memory left out "memory share full" means a memory part was cut by its share."""
+    full = [x for x in prompt.left_out if x.section == "memory" and "memory share full" in x.reason]
+    cut = [x for x in prompt.sections if x.name in ("memory", "memory_recall") and (x.trimmed or x.dropped)]
+    assert not full or cut, (prompt.left_out, prompt.sections)
+
+
 def test_memories_fill_their_share_in_a_continuing_dialogue() -> None:
     s, eng = _silk_memories(12), engine()
     for turn, line in enumerate(["Evening.", "Busy night?"]):
         prepare(eng, s, RunSpec("s1", MAERWYN, DialogueInput(line))).record(f"R{turn}.", interrupted=False, run_id="r")
     p = prepare(eng, s, RunSpec("s1", MAERWYN, DialogueInput("Where did the silk go?")))
+    _reasons_are_true(p.prompt)
     text = all_text(p.prompt.messages)
     assert all(f"Silk bale number {i} " in text for i in range(12))
     assert not any(x.section == "memory" for x in p.prompt.left_out)
@@ -89,8 +97,13 @@ def test_memories_fill_their_share_in_a_continuing_dialogue() -> None:
 
 
 def test_memories_left_out_say_true_reasons() -> None:
-    s = _silk_memories(300)
-    p = prepare(engine(), s, RunSpec("s1", MAERWYN, DialogueInput("Where did the silk go?")), budget=1200)
+    s, eng = _silk_memories(300), engine()
+    # A continuing dialogue: the block holds what the first turn matched.
+    prepare(eng, s, RunSpec("s1", MAERWYN, DialogueInput("Evening.")), budget=1200).record(
+        "R.", interrupted=False, run_id="r"
+    )
+    p = prepare(eng, s, RunSpec("s1", MAERWYN, DialogueInput("Where did the silk go?")), budget=1200)
+    _reasons_are_true(p.prompt)
     memory = [x for x in p.prompt.left_out if x.section == "memory"]
     assert memory and all("memory share full" in x.reason or "best matches ranked" in x.reason for x in memory)
     text = all_text(p.prompt.messages)
@@ -184,3 +197,20 @@ def test_an_imported_session_previews_byte_identical_prompts() -> None:
         a = prepare(eng, s, RunSpec("s1", actor, inp), budget=1500, preview=True).prompt
         b = prepare(engine(), copy, RunSpec("s1", actor, inp), budget=1500, preview=True).prompt
         assert a.messages == b.messages and a.left_out == b.left_out
+
+
+def test_lore_a_narration_triggers_is_cached_from_its_second_turn() -> None:
+    s, eng = anchor_tavern(), engine()  # its world event gives the first prompt a history
+    card = "A red dragon sleeps under the hill."
+    previous = None
+    for turn, text in enumerate(["Aria sits down.", "A dragon roars beyond the hill.", "Silence.", "Rain falls."]):
+        p = prepare(eng, s, RunSpec("s1", "", NarrateInput(text, (ARIA,))))
+        msgs = p.prompt.messages
+        if previous is not None:
+            assert msgs[: len(previous) - 1] == previous[:-1], turn  # each prompt extends the last
+        if turn == 1:
+            assert card in msgs[-1]["content"]  # sent once, uncached, after the event it came with
+        if turn > 1:
+            assert card not in msgs[-1]["content"] and all_text(msgs).count(card) == 1, turn
+        previous = msgs
+        p.record(f"Narration {turn}.", interrupted=False, run_id=str(turn))
