@@ -50,6 +50,8 @@ MIN_TRIM_TOKENS = 12
 SEP = "\n\n"
 _CAPPED = f"the story's texts are capped at {int(REQUIRED_SHARE * 100)}% of the budget"
 MEMORY_FULL = "memory share full"
+#: Share of the memory allowance the recall may take before the block takes the memories.
+RECALL_HEAVY = 0.5
 FIT_EXACTLY = "dropped to fit the budget exactly"
 
 
@@ -67,16 +69,17 @@ class Fitted:
     #: Lore cards or memories wait outside the stable blocks (see layout.build_layout).
     deferred: bool = False
     has_history: bool = False
-    #: The waiting lore and recalled memories the volatile block sent after its opening line, if any.
+    #: The recalled memories (volatile) take more than RECALL_HEAVY of the memory share.
+    recall_heavy: bool = False
+    #: The waiting lore the volatile block sent after its opening line, if any.
     entering: Entering | None = None
 
 
 class Entering(NamedTuple):
-    """What followed the volatile block's opening line (parts.Entered without the line)."""
+    """The waiting lore that followed the volatile block's opening line (parts.Entered without the line)."""
 
     text: str
     cards: frozenset[str]
-    memories: frozenset[tuple[int, str]]
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -123,15 +126,19 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
         used += p.tokens
     # Dynamic tier: the remainder. Lore and memory allowances move in steps, so a few
     # tokens more or less in the input do not reshuffle the blocks before the history;
-    # what one leaves unused goes to the next (lore -> memory -> history).
+    # what they leave unused goes to the history.
     dynamic = budget - used
     lore, memory, recall = parts.get("lore"), parts.get("memory"), parts.get("memory_recall")
+    recall_heavy = False
     lore_allow = _step(dynamic * LORE_SHARE)
     lore_used = _fit_cards(lore, lore_allow, count) if lore is not None else 0
     deferred = parts.get("lore_new")
     if deferred is not None:
         lore_used += _fit_cards(deferred, lore_allow - lore_used, count)
-    memory_allow = _step(dynamic * MEMORY_SHARE + max(0, lore_allow - lore_used))
+    # What lore leaves goes to the history, not to the memory block: a bigger block before
+    # the history would leave the history less room to grow, and the window would move
+    # (re-caching it) more often.
+    memory_allow = _step(dynamic * MEMORY_SHARE)
     memory_used = _fit_cards(memory, memory_allow, count) if memory is not None else 0
     if recall is not None:
         # The input's best memories the block does not hold fill the rest of the memory share.
@@ -140,6 +147,9 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
         recall.body = [text for _, text in wanted]
         recall_used = _fit_lines(recall, memory_allow - memory_used, count, MEMORY_FULL)
         memory_used += recall_used
+        # Sent uncached every turn: past half the share, the engine has the block take them
+        # instead (re-caching the history once rather than resending them each turn).
+        recall_heavy = recall_used > memory_allow * RECALL_HEAVY
         recall.shown_keys = frozenset(k for k, _ in wanted[: recall.text.count("\n")])
     if memory is not None and memory.text:
         memory.shown_keys = frozenset(k for k, _ in memory.body)
@@ -149,6 +159,7 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     window = select(layout.history, layout.sticky, history_allow, own, count, layout.asked)
     fitted = _finish(layout, window, parts, budget, count)
     fitted.window_moved = window.moved
+    fitted.recall_heavy = recall_heavy
     fitted.has_history = bool(layout.history)
     return fitted
 
@@ -270,19 +281,16 @@ def _fitted(layout: Layout, window: Window, parts: dict[str, Part], prompt: Prom
     prompt.left_out = left_out
     memory = parts.get("memory")
     held = memory.shown_keys if memory is not None and memory.text else frozenset()
-    waiting, recall = parts.get("lore_new"), parts.get("memory_recall")
-    sent = [p.text for p in (waiting, recall) if p is not None and p.text]
+    waiting = parts.get("lore_new")
     entering = None
-    if sent:
-        cards = frozenset(k for k, _ in waiting.body) if waiting is not None and waiting.text else frozenset()
-        recalled = recall.shown_keys if recall is not None and recall.text else frozenset()
-        entering = Entering(SEP.join(sent), cards, recalled)
+    if waiting is not None and waiting.text:
+        entering = Entering(waiting.text, frozenset(k for k, _ in waiting.body))
     return Fitted(prompt, window.selection(), keys, held, deferred=layout.deferred, entering=entering)
 
 
 def _memories_left_out(layout: Layout, parts: dict[str, Part]) -> list[LeftOut]:
     """The memories relevant to the input that neither memory part holds, and why."""
-    shown = layout.memories_in_history.union(*(p.shown_keys for p in parts.values() if p.text))
+    shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
     missing = len(layout.memory_matches) - sum(map(shown.__contains__, layout.memory_matches))
     out = []
     if missing:

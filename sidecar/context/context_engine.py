@@ -153,7 +153,9 @@ class ContextEngine:
             cidx = context_index(session, base)
             inputs = self._inputs(session, spec, proj, cidx)
             fitted, shown, layout = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, inputs)
-            folded = (fitted.deferred or bool(sticky.entered)) and fitted.window_moved
+            # The history re-caches this turn anyway, or the recall would resend half the
+            # memory share uncached every turn: waiting lore and memories join the blocks.
+            folded = (fitted.deferred or bool(sticky.entered)) and fitted.window_moved or fitted.recall_heavy
             if folded:
                 # The history re-caches this turn anyway: waiting lore and memories join the blocks.
                 fitted, shown, layout = self._fit(

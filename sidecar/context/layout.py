@@ -138,7 +138,6 @@ def build_layout(
     if isinstance(spec.input, NarrateInput):
         history = _without_narrated(history, spec.input.text)
     in_history = frozenset().union(*(e.cards for e in entered))
-    recalled: frozenset[tuple[int, str]] = frozenset().union(*(e.memories for e in entered))
 
     # Template texts come from the game or its files: scrub them like any game text.
     identity = [game_text(proj, persona.identity)] if persona.identity else []
@@ -193,11 +192,9 @@ def build_layout(
         system.append(setting_part)
     said = said_part(spec, proj, shown, cidx)
     asked = asked_ids(spec, proj, cidx)
-    # The line first, then a waiting card and the memories it brings to mind: what the
-    # history repeats from next turn on (`Entered`).
+    # The line first, then a waiting card: what the history repeats next turn (`Entered`).
     final = [said] if said is not None else []
     final.append(deferred if stable else setting_part)
-    recall_at = len(final)
     final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
     mood_lines = [game_text(proj, x) for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
@@ -227,9 +224,9 @@ def build_layout(
         memory = Part("memory", place, "dynamic", "## You remember", remembered, mode="cards", sep="\n")
         (system if stable else final).append(memory)
         if stable and found:
-            recall = [(memory_key(m), line(m)) for m in found if memory_key(m) not in recalled]
-            part = Part("memory_recall", "final", "dynamic", "## This brings to mind", recall, mode="lines")
-            final.insert(recall_at, part)
+            # All the input's matches the block lacks, as many as the memory share holds (budget.py).
+            recall = [(memory_key(m), line(m)) for m in found]
+            final.append(Part("memory_recall", "final", "dynamic", "## This brings to mind", recall, mode="lines"))
     notes = session.notes.get(spec.actor_id, "")
     if notes:
         final.append(Part("notes", "final", "volatile", "## Your notes", [quote(proj.text(notes))]))
@@ -249,6 +246,5 @@ def build_layout(
         deferred=bool(new) or (defer and any(k not in sticky.memories for k in matches)),
         entered=tuple(entered),
         said=said.body[0] if said is not None else "",
-        memories_in_history=recalled,
     )
     return layout, shown

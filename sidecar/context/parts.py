@@ -25,11 +25,9 @@ class Entered(NamedTuple):
     entry: int
     #: The line as sent (the entry must still render so, or the cards wait again).
     said: str
-    #: The `## Lore` and `## This brings to mind` text sent after it.
+    #: The `## Lore` text sent after it.
     text: str
     cards: frozenset[str]
-    #: Keys of the memories recalled with it (they are in the history from then on).
-    memories: frozenset[tuple[int, str]] = frozenset()
 
 
 @dataclass
@@ -92,5 +90,3 @@ class Layout:
     entered: tuple[Entered, ...] = ()
     #: This turn's dialogue line (or narrated event) as the volatile block opens with it ("" for other inputs).
     said: str = ""
-    #: Keys of memories the history holds (recalled with an earlier line: `Entered`).
-    memories_in_history: frozenset[tuple[int, str]] = frozenset()

@@ -36,7 +36,7 @@ class _Wire(msgspec.Struct, array_like=True):
     end: int
     lore: list[str]
     memories: list[tuple[int, str]]
-    entered: list[tuple[int, str, str, list[str], list[tuple[int, str]]]]
+    entered: list[tuple[int, str, str, list[str]]]
 
 
 _enc = msgspec.msgpack.Encoder()
@@ -62,7 +62,7 @@ def write(session: Session, actor_id: str, state: PrefixState) -> None:
         sel.end if sel is not None else 0,
         sorted(state.lore),
         sorted(state.memories),
-        [(e.entry, e.said, e.text, sorted(e.cards), sorted(e.memories)) for e in state.entered],
+        [(e.entry, e.said, e.text, sorted(e.cards)) for e in state.entered],
     )
     session.prompt_state[actor_id] = _enc.encode(wire)
 
@@ -90,7 +90,7 @@ def read(session: Session, actor_id: str) -> PrefixState:
         history,
         frozenset(w.lore),
         _keys(w.memories),
-        tuple(Entered(n, said, text, frozenset(c), _keys(m)) for n, said, text, c, m in w.entered),
+        tuple(Entered(n, said, text, frozenset(c)) for n, said, text, c in w.entered),
     )
     _decoded[raw] = state
     if len(_decoded) > _DECODED_MAX:

@@ -18,9 +18,9 @@ HOLLIS = "npc-hollis-12"
 def _crowded_tavern():
     """The anchor tavern as the audit rebuilt it: 15 characters, 50 events (the oldest
     about Captain Hollis, the watch captain), long story texts."""
-    world = World().entity(HOLLIS, "character", "Captain Hollis", at=ANCHOR, description="Captain of the harbour watch.")
+    world = World().entity(HOLLIS, "character", "Captain Hollis", at=ANCHOR, description="Captain of the watch.")
     for i in range(13):
-        world.entity(f"npc-patron-{i:02d}", "character", f"Patron {i}", at=ANCHOR, description=f"A dockhand, number {i}.")
+        world.entity(f"npc-patron-{i:02d}", "character", f"Patron {i}", at=ANCHOR, description=f"A dockhand, {i}.")
     world.story(
         plot_essentials="The king's seal was stolen. " + "The guilds argue over the harbour tolls. " * 25,
         story_summary="Aria arrived by ship. " + "Days passed in rain and rumour along the quays. " * 40,
