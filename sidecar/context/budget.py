@@ -7,16 +7,18 @@ and the world events it perceived, append-only, so each turn extends the last
 prefix), then one final user message, the volatile block (waiting lore, scene,
 mood and reminder, the last event, recalled memories, notes, the input).
 
-Budget: the core (system rules, identity, inviolable rules, mood, the last
-event, notes, the input, the model's prompt format) always goes in whole, or the
-prompt is refused with ContextWindowExceeded. The required tier is capped at 70%
-of the budget: the trimmable required parts (author's note, plot essentials,
-instructions, story summary, then the scene and the setting) are added in that
-order, each trimmed at its end when it does not fit; lower ones are dropped. The
-remainder is the dynamic tier: 25% lore, 25% memory (both in steps of 32 tokens),
-two recalled memories, and the history gets the rest. Every count is the model
-tokenizer's, and the finished messages are counted again as a whole; a prompt
-over budget is never returned. docs/context.md has the why of each rule.
+Budget: the core (system rules, identity, inviolable rules, mood, the line or
+narrated event, notes, the input, the model's prompt format) always goes in whole, or
+the prompt is refused with ContextWindowExceeded. Then the required parts in priority
+order: the scene (scene, setting: seed 000), with all the budget left after the core and
+the newest history item; then the story's texts (author's note, plot essentials,
+instructions, story summary), capped with everything above at 70% of the budget. The
+first part that does not fit is trimmed at its end (what was cut goes to left_out) and
+every lower one is dropped. The remainder is the dynamic tier: 25% lore, 25% memory
+(both in steps of 32 tokens; the recalled memories fill what the block leaves of the
+memory share), and the history gets the rest (window.py chooses its items). Every count
+is the model tokenizer's, and the finished messages are counted again as a whole; a
+prompt over budget is never returned. docs/context.md has the why of each rule.
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
         held = {k for k, _ in memory.body} if memory is not None and memory.text else set()
         wanted = [(key, text) for key, text in recall.body if key not in held]
         recall.body = [text for _, text in wanted]
-        recall_used = _fit_lines(recall, memory_allow - memory_used, count, MEMORY_FULL)
+        recall_used = _fit_ranked(recall, memory_allow - memory_used, count, MEMORY_FULL)
         memory_used += recall_used
         # Sent uncached every turn: past half the share, the engine has the block take them
         # instead (re-caching the history once rather than resending them each turn).
@@ -197,21 +199,25 @@ def _fit_required(p: Part, room: int, count: Callable[[str], int], why: str) -> 
     p.trimmed, p.text, p.tokens = True, text, _cost(count, text)
 
 
-def _fit_lines(p: Part, allow: int, count: Callable[[str], int], why: str) -> int:
+def _fit_ranked(p: Part, allow: int, count: Callable[[str], int], why: str) -> int:
+    """The best lines (`p.body`, best first) while they fit: counted one by one (each count
+    is memoized per text), so a hundred candidates cost no count of their joined text."""
     if not p.body:
         return 0
-    full = p.full()
-    cost = _cost(count, full)
-    if cost <= allow:
-        p.text, p.tokens = full, cost
-        return cost
-    text, kept = trim_lines(p.header, p.body, allow - 1, count) if allow > MIN_TRIM_TOKENS else ("", 0)
+    total, kept = _cost(count, p.header), 0
+    for line in p.body:
+        c = count(line) + 1
+        if total + c > allow:
+            break
+        total, kept = total + c, kept + 1
     if not kept:
         p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
         return 0
-    p.trimmed, p.reason = True, f"{why}: kept {kept} of {len(p.body)}"
-    p.text, p.tokens = text, _cost(count, text)
-    return p.tokens
+    if kept < len(p.body):
+        p.trimmed, p.reason = True, f"{why}: kept {kept} of {len(p.body)}"
+    p.text = "\n".join([p.header, *p.body[:kept]])
+    p.tokens = total
+    return total
 
 
 def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:

@@ -62,9 +62,18 @@ def asked_ids(spec: RunSpec, proj: Projection, cidx: ContextIndex) -> frozenset[
         asked.add(inp.entity_id)
     said = set(words(input_text(spec))) - STOPWORDS
     if said:
-        for ent in proj.visible_entities():
-            if ent.kind != "location" and said.intersection(words(proj.text(ent.name))):
-                asked.add(ent.id)
+        # Who and what is around the actor (or the narrated event), what it carries, what
+        # the input names: O(the scene), not O(the world).
+        ents, by_location = proj.session.world.entities, cidx.base.by_location
+        actor = ents.get(spec.actor_id) if spec.actor_id else None
+        named = [ents[e] for e in asked if e in ents]
+        places = [spec.actor_id, actor.location_id] if actor is not None else [e.location_id for e in named]
+        near = {eid for place in places if place for eid in by_location.get(place, ())} | asked
+        for eid in near:
+            ent = ents.get(eid)
+            if ent is not None and ent.kind != "location" and proj.can_see(ent):
+                if said.intersection(words(proj.text(ent.name))):
+                    asked.add(eid)
     return frozenset(asked - set(cidx.player_ids) - {spec.actor_id})
 
 
