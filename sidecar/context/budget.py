@@ -68,8 +68,10 @@ class Fitted:
     memory_keys: frozenset[tuple[int, str]] = frozenset()
     #: The history window did not start where the previous prompt's did.
     window_moved: bool = False
-    #: Lore cards or memories wait outside the stable blocks (see layout.build_layout).
+    #: Lore cards wait outside the lore block (see layout.build_layout).
     deferred: bool = False
+    #: A line that lore entered the history with is no longer in the window.
+    entered_left: bool = False
     has_history: bool = False
     #: The recalled memories (volatile) take more than RECALL_HEAVY of the memory share.
     recall_heavy: bool = False
@@ -161,6 +163,8 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     window = select(layout.history, layout.sticky, history_allow, own, count, layout.asked)
     fitted = _finish(layout, window, parts, budget, count)
     fitted.window_moved = window.moved
+    held = set(window.chosen)
+    fitted.entered_left = any(pos not in held for pos in layout.entered_at)
     fitted.recall_heavy = recall_heavy
     fitted.has_history = bool(layout.history)
     return fitted

@@ -153,9 +153,10 @@ class ContextEngine:
             cidx = context_index(session, base)
             inputs = self._inputs(session, spec, proj, cidx)
             fitted, shown, layout = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, inputs)
-            # The history re-caches this turn anyway, or the recall would resend half the
-            # memory share uncached every turn: waiting lore and memories join the blocks.
-            folded = (fitted.deferred or bool(sticky.entered)) and fitted.window_moved or fitted.recall_heavy
+            # When the window moves, waiting lore joins the block, as does lore whose line
+            # the window no longer holds; when the recall would resend half the memory share
+            # uncached every turn, the memory block takes it. Each re-caches the history once.
+            folded = (fitted.deferred or fitted.entered_left) and fitted.window_moved or fitted.recall_heavy
             if folded:
                 # The history re-caches this turn anyway: waiting lore and memories join the blocks.
                 fitted, shown, layout = self._fit(
@@ -163,7 +164,7 @@ class ContextEngine:
                 )
             self.builds += 1
             start = fitted.history if fitted.has_history else None
-            entered = () if folded or fitted.window_moved else layout.entered
+            entered = () if folded else layout.entered
             if fitted.entering is not None and layout.said and not folded:
                 index = len(session.transcripts.get(spec.actor_id, ()))
                 entered = (*entered, Entered(index, layout.said, *fitted.entering))

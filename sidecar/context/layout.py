@@ -84,11 +84,15 @@ def _words_of(actions: tuple[str, ...]) -> frozenset[str]:
     return frozenset().union(*(words(a) for a in actions)) - STOPWORDS
 
 
-def _with_entered(timeline: Timeline, entered: tuple[Entered, ...]) -> tuple[list[HistoryItem], list[Entered]]:
+def _with_entered(
+    timeline: Timeline, entered: tuple[Entered, ...]
+) -> tuple[list[HistoryItem], list[Entered], list[int]]:
     """The timeline with each entered lore text after its line, as it was sent; an
-    entry that no longer renders as sent (the run never recorded it) drops its cards."""
+    entry that no longer renders as sent (the run never recorded it) drops its cards.
+    Also where each kept one is in the history."""
     items = timeline.items
     kept: list[Entered] = []
+    at: list[int] = []
     for e in entered:
         pos = timeline.entry_at[e.entry] if e.entry < len(timeline.entry_at) else -1
         if pos < 0 or items[pos].content != e.said:
@@ -98,7 +102,8 @@ def _with_entered(timeline: Timeline, entered: tuple[Entered, ...]) -> tuple[lis
         old = items[pos]
         items[pos] = HistoryItem(old.role, f"{old.content}{SEP}{e.text}", old.kind, old.relevant, old.about, old.source)
         kept.append(e)
-    return items, kept
+        at.append(pos)
+    return items, kept, at
 
 
 def _without_narrated(items: list[HistoryItem], text: str) -> list[HistoryItem]:
@@ -134,7 +139,7 @@ def build_layout(
     shown = Shown(set(inputs.scene_aliases))
     actor = world.entities.get(spec.actor_id) if spec.actor_id else None
     timeline, persona, stable = inputs.timeline, inputs.persona, inputs.stable_setting
-    history, entered = (timeline.items, []) if fold else _with_entered(timeline, sticky.entered)
+    history, entered, entered_at = (timeline.items, [], []) if fold else _with_entered(timeline, sticky.entered)
     if isinstance(spec.input, NarrateInput):
         history = _without_narrated(history, spec.input.text)
     in_history = frozenset().union(*(e.cards for e in entered))
@@ -243,8 +248,9 @@ def build_layout(
         left_out=[LeftOut("setting", kind, n, why) for kind, n, why in inputs.scene.left_out],
         memory_matches=matches,
         memory_unranked=unranked,
-        deferred=bool(new) or (defer and any(k not in sticky.memories for k in matches)),
+        deferred=bool(new),
         entered=tuple(entered),
+        entered_at=tuple(entered_at),
         said=said.body[0] if said is not None else "",
     )
     return layout, shown

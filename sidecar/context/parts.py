@@ -80,7 +80,7 @@ class Layout:
     framing_tokens: int = 0
     #: What selection left out before the budget (characters past the cap...).
     left_out: list[LeftOut] = field(default_factory=list)
-    #: New lore cards or memories were kept out of the blocks before the history.
+    #: New lore cards were kept out of the lore block before the history.
     deferred: bool = False
     #: Keys of the memories relevant to the input (left out when in neither memory part).
     memory_matches: list[tuple[int, str]] = field(default_factory=list)
@@ -88,5 +88,7 @@ class Layout:
     memory_unranked: int = 0
     #: Lore that entered the history with an earlier line and is in `history` with it.
     entered: tuple[Entered, ...] = ()
+    #: Where each of `entered` is in `history`.
+    entered_at: tuple[int, ...] = ()
     #: This turn's dialogue line (or narrated event) as the volatile block opens with it ("" for other inputs).
     said: str = ""
