@@ -72,6 +72,9 @@ def _keys(pairs: list[tuple[int, str]]) -> frozenset[tuple[int, str]]:
 
 
 def read(session: Session, actor_id: str) -> PrefixState:
+    """The actor's state; a fresh one when there is none, or when it does not decode or
+    names history items past what the session can hold (an imported blob is the game's
+    input: a state that claims a billion items must not make us build a billion)."""
     raw = session.prompt_state.get(actor_id)
     if not raw:
         return PrefixState()
@@ -82,6 +85,11 @@ def read(session: Session, actor_id: str) -> PrefixState:
         w = _dec.decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         # A save from another version: start afresh (the prompt is still valid, only less cached).
+        return PrefixState()
+    # The timeline holds at most the actor's transcript and the world's events.
+    bound = len(session.transcripts.get(actor_id, ())) + len(session.world.events)
+    runs = w.runs or []
+    if w.end > bound or any(not 0 <= a < b <= w.end for a, b in runs):
         return PrefixState()
     history = None
     if w.runs is not None:

@@ -214,3 +214,15 @@ def test_lore_a_narration_triggers_is_cached_from_its_second_turn() -> None:
             assert card not in msgs[-1]["content"] and all_text(msgs).count(card) == 1, turn
         previous = msgs
         p.record(f"Narration {turn}.", interrupted=False, run_id=str(turn))
+
+
+def test_a_prompt_state_from_a_blob_that_claims_too_much_is_ignored() -> None:
+    from sidecar.context import prefix_state
+    from sidecar.context.window import Selection
+
+    s = anchor_tavern()
+    baseline = prepare(engine(), s, RunSpec("s1", MAERWYN, DialogueInput("Hi.")), preview=True).prompt
+    prefix_state.write(s, MAERWYN, prefix_state.PrefixState(Selection((0, 1, 2), 10**9)))
+    assert prefix_state.read(s, MAERWYN) == prefix_state.PrefixState()
+    s.prompt_state[MAERWYN] = b"\xc1 not msgpack"
+    assert prepare(engine(), s, RunSpec("s1", MAERWYN, DialogueInput("Hi.")), preview=True).prompt == baseline
