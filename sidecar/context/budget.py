@@ -4,8 +4,8 @@
 Layout: one system message (system rules, identity, INVIOLABLE rules, story
 texts, lore, setting, memory block), then the history (the actor's transcript
 and the world events it perceived, append-only, so each turn extends the last
-prefix), then one final user message, the volatile block (waiting lore, scene,
-mood and reminder, the last event, recalled memories, notes, the input).
+prefix), then one final user message, the volatile block (the line or narrated
+event, waiting lore, scene, mood and reminder, recalled memories, notes, the input).
 
 Budget: the core (system rules, identity, inviolable rules, mood, the line or
 narrated event, notes, the input, the model's prompt format) always goes in whole, or
