@@ -31,7 +31,10 @@ def named_ids(spec: RunSpec, session: Session | None = None) -> list[str]:
         ents = session.world.entities
         by_location = index_for(session).by_location
         for pid in sorted(e.id for e in ents.values() if e.kind == "player"):
-            named.extend(by_location.get(pid, ()))
+            # Public things only: naming makes an entity perceivable, and a hidden, private
+            # or known_to thing must stay what the projection says it is.
+            carried = (ents.get(eid) for eid in by_location.get(pid, ()))
+            named.extend(e.id for e in carried if e is not None and e.visibility.level == "public")
     if isinstance(inp, NarrateInput):
         named.extend(inp.entity_ids)
         place = event_place(session, spec) if session is not None else ""

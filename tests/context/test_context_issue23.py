@@ -6,7 +6,7 @@ Each test failed on the code before the fix."""
 from __future__ import annotations
 
 from ctxhelpers import all_text, count_messages, engine, prepare
-from world import ANCHOR, ARIA, MAERWYN, World, anchor_tavern
+from world import ANCHOR, ARIA, MAERWYN, World, anchor_tavern, known_to
 
 from sidecar.context.contract import DialogueInput, NarrateInput, RunSpec
 from sidecar.state import codec
@@ -154,6 +154,10 @@ def test_items_the_player_carries_are_visible_to_the_narrator() -> None:
     sword = s.aliases.by_id["item-sword-9"]
     assert f'"with {sword}"' in text and "with something" not in text
     assert f"{sword} (iron sword)" in text
+    # Only what is public: a carried thing the game keeps from the narrator stays out.
+    World().entity("item-letter-3", "item", "secret letter", at=ARIA, visibility=known_to(ARIA)).onto(s)
+    p = prepare(engine(), s, RunSpec("s1", "", NarrateInput("Aria waits.", (ARIA,))))
+    assert "secret letter" not in all_text(p.prompt.messages)
 
 
 def test_the_narrator_gets_one_length_instruction_with_tone_and_senses() -> None:
