@@ -38,7 +38,7 @@ def named_ids(spec: RunSpec, session: Session | None = None) -> list[str]:
     if isinstance(inp, NarrateInput):
         named.extend(inp.entity_ids)
         place = event_place(session, spec) if session is not None else ""
-        if place:
+        if place and session is not None and session.world.entities[place].visibility.level == "public":
             # The narrator perceives where the event happens (its scene is there).
             named.append(place)
     elif isinstance(inp, DialogueInput):
