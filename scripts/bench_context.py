@@ -15,6 +15,21 @@
   state dumped as JSON (the baseline), same scene; required facts checked present.
 - over_budget_prompts: prompts over budget among generated sessions (tiny to large budgets).
 
+Issue 23 (`issue23_figures`, the audit's scene: 15 characters, 50 events, long story texts):
+- scene_kept_ratio: the scene's parts kept (location, each character present, the
+  conditions, the actor's and the player's state, the last event) over those present, per
+  budget (500, 800, 1200, 3000, 20000); scene_fits: whether the budget holds the fixed
+  part, the scene and the last event.
+- budget_fill_min: the lowest prompt tokens / budget among first prompts (1000 to 4000)
+  where something relevant (history, memory, lore) was cut; budget_fill_min_dialogue: the
+  same over a 20-turn dialogue at 1500 (a window that moves refills to 60% of its share).
+- memory_recall_ratio: matching memories shown over those that fit the memory share
+  (12 matching, in a continuing dialogue).
+- import_prompt_equal: PreviewPrompt-equivalent builds of a session and of its
+  export imported, after dialogue and narration runs, events, lore and memories.
+- prefix_reuse_ratio_narration: prefix reuse over 12 narrations of tavern events, every
+  third naming someone elsewhere.
+
 Token counts use cl100k_base through tiktoken (the gateway's fallback tokenizer).
 """
 
@@ -36,9 +51,10 @@ import msgspec  # noqa: E402
 
 from sidecar.config import Config  # noqa: E402
 from sidecar.context import ContextEngine  # noqa: E402
-from sidecar.context.contract import DialogueInput, RunSpec  # noqa: E402
+from sidecar.context.contract import DialogueInput, NarrateInput, RunSpec  # noqa: E402
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING  # noqa: E402
 from sidecar.errors import ContextWindowExceeded  # noqa: E402
+from sidecar.state import codec  # noqa: E402
 from sidecar.state.model import (  # noqa: E402
     Entity,
     Event,
@@ -295,6 +311,156 @@ def over_budget_figures(sessions: int, count) -> dict:
     return {"over_budget_prompts": over, "generated_sessions": sessions, "refused_fixed_part_too_big": refused}
 
 
+CAPTAIN = "BP_Hollis_C_0000000012"
+
+
+def audit_session() -> Session:
+    """The audit's scene: the bench tavern with 15 characters, 50 events (the oldest
+    about the watch captain), long story texts, no other world."""
+    rng = random.Random(23)
+    s = Session(id="audit")
+    w = s.world
+    w.entities[TAVERN] = Entity(id=TAVERN, kind="location", name="The Rusty Anchor", description=text(rng, 20))
+    w.entities[NPC] = Entity(
+        id=NPC, kind="character", name="Maerwyn", description="A nomad merchant of fifty.", location_id=TAVERN,
+        fields={"hp": Field(30), "max_hp": Field(30)},
+    )  # fmt: skip
+    w.entities[PLAYER] = Entity(
+        id=PLAYER, kind="player", name="Aria", description="A young sellsword.", location_id=TAVERN,
+        fields={"hp": Field(14), "max_hp": Field(20)},
+    )  # fmt: skip
+    w.entities[CAPTAIN] = Entity(
+        id=CAPTAIN, kind="character", name="Captain Hollis", description="Captain of the watch.", location_id=TAVERN
+    )
+    for i in range(12):
+        eid = f"BP_Patron_C_{i:010d}"
+        w.entities[eid] = Entity(id=eid, kind="character", name=f"Patron {i}", description=text(rng, 8),
+                                 location_id=TAVERN)  # fmt: skip
+    w.entities["BP_Sword_C_0000000001"] = Entity(
+        id="BP_Sword_C_0000000001", kind="item", name="iron sword", location_id=PLAYER
+    )
+    for i in range(16):
+        w.events.append(Event(text=f"{CAPTAIN} {text(rng, 8)}", actor_id=CAPTAIN, location_id=TAVERN, revision=1 + i))
+    for i in range(33):
+        who = f"BP_Patron_C_{i % 12:010d}"
+        w.events.append(Event(text=f"{who} {text(rng, 10)}", location_id=TAVERN, revision=17 + i))
+    w.events.append(Event(text="Thunder rolls over Veldria.", revision=50))
+    w.scene.update({"time_of_day": "dusk", "weather": "rain"})
+    w.story = Story(plot_essentials=text(rng, 150), story_summary=text(rng, 300), author_note=text(rng, 20))
+    for i in range(12):
+        w.memories.append(Memory(actor_id=NPC, text=f"The watch captain {text(rng, 8)}", revision=2 + i))
+    s.revision = 50
+    return s
+
+
+def _scene_parts(session: Session, msgs: list[dict[str, str]]) -> tuple[int, int]:
+    """(kept, present) of the scene's parts in a prompt."""
+    blob = "\n".join(m["content"] for m in msgs)
+    aliases = session.aliases.by_id
+    wanted = ["Location: " + aliases[TAVERN], "Conditions: ", f"You are {aliases[NPC]} [",
+              f"Player: {aliases[PLAYER]} [", "Thunder rolls over Veldria."]  # fmt: skip
+    present = [e for e in session.world.entities.values() if e.kind == "character" and e.id != NPC]
+    wanted += [f"Present: {aliases[e.id]} " for e in present]
+    return sum(w in blob for w in wanted), len(wanted)
+
+
+def issue23_figures(count) -> dict:
+    out: dict = {}
+    question = RunSpec("audit", NPC, DialogueInput("What do you know of the watch captain?"))
+    ratios, fits = {}, {}
+    whole = ContextEngine(Config()).prepare(audit_session(), question, count_tokens=count, budget_tokens=20000)
+    need = sum(x.tokens for x in whole.prompt.sections if x.tier == "volatile" or x.name in (
+        "system_rules", "identity", "inviolable", "setting"))  # fmt: skip
+    # With the last event, the request's overhead (3 messages) and the separators.
+    need += count("Event: Thunder rolls over Veldria.") + 3 * MESSAGE_OVERHEAD + REPLY_PRIMING + 12
+    for budget in (500, 800, 1200, 3000, 20000):
+        session = audit_session()
+        p = ContextEngine(Config()).prepare(session, question, count_tokens=count, budget_tokens=budget)
+        kept, present = _scene_parts(session, p.prompt.messages)
+        ratios[str(budget)] = round(kept / present, 3)
+        fits[str(budget)] = need <= budget
+    out["scene_kept_ratio"] = ratios
+    out["scene_fits"] = fits
+    fills = []
+    for budget in (1000, 1500, 2000, 3000, 4000):
+        p = ContextEngine(Config()).prepare(audit_session(), question, count_tokens=count, budget_tokens=budget)
+        if any(x.section in ("history", "memory", "lore") for x in p.prompt.left_out):
+            fills.append(prompt_tokens(p.prompt.messages, count) / budget)
+    out["budget_fill_min"] = round(min(fills), 3) if fills else None
+    session, engine, rng, fills = audit_session(), ContextEngine(Config()), random.Random(8), []
+    for turn in range(20):
+        spec = RunSpec("audit", NPC, DialogueInput(f"And the {rng.choice(WORDS)}, {turn}?"))
+        p = engine.prepare(session, spec, count_tokens=count, budget_tokens=1500)
+        if any(x.section in ("history", "memory", "lore") for x in p.prompt.left_out):
+            fills.append(prompt_tokens(p.prompt.messages, count) / 1500)
+        p.record(text(rng, rng.randint(10, 30)), interrupted=False, run_id=str(turn))
+    out["budget_fill_min_dialogue"] = round(min(fills), 3) if fills else None
+    # Memories: a continuing dialogue, then a question 12 memories match (all fit the share).
+    session, engine = audit_session(), ContextEngine(Config())
+    for turn, line in enumerate(["Evening.", "Busy night?"]):
+        p = engine.prepare(session, RunSpec("audit", NPC, DialogueInput(line)), count_tokens=count, budget_tokens=4000)
+        p.record("Aye.", interrupted=False, run_id=str(turn))
+    p = engine.prepare(session, question, count_tokens=count, budget_tokens=4000)
+    blob = "\n".join(m["content"] for m in p.prompt.messages)
+    shown = sum(f"- {m.text}" in blob for m in session.world.memories)
+    out["memory_recall_ratio"] = round(shown / len(session.world.memories), 3)
+    # A save: dialogue and narration runs, events, lore and memories; then export -> import.
+    session, engine = audit_session(), ContextEngine(Config())
+    session.world.lore["LORE_watch"] = LoreCard(id="LORE_watch", title="Watch", text=text(rng, 40), triggers=["watch"])
+    for turn in range(6):
+        line = RunSpec("audit", NPC, DialogueInput(f"The watch and the {rng.choice(WORDS)}, {turn}?"))
+        engine.prepare(session, line, count_tokens=count, budget_tokens=1500).record(
+            text(rng, 15), interrupted=False, run_id=f"d{turn}"
+        )
+        session.world.events.append(Event(text=f"A patron leaves, {turn}.", location_id=TAVERN))
+        session.revision += 1
+        session.world.events[-1].revision = session.revision
+        narr = RunSpec("audit", "", NarrateInput(f"A patron leaves, {turn}.", (PLAYER,)))
+        engine.prepare(session, narr, count_tokens=count, budget_tokens=1500).record(
+            text(rng, 15), interrupted=False, run_id=f"n{turn}"
+        )
+    copy = codec.import_blob(codec.export_blob(session))
+    equal = True
+    for spec in (question, RunSpec("audit", "", NarrateInput("Rain.", (PLAYER,)))):
+        a = engine.prepare(session, spec, count_tokens=count, budget_tokens=1500, preview=True).prompt
+        b = ContextEngine(Config()).prepare(copy, spec, count_tokens=count, budget_tokens=1500, preview=True).prompt
+        equal = equal and a.messages == b.messages and a.left_out == b.left_out
+    out["import_prompt_equal"] = equal
+    out.update(narration_reuse(count))
+    return out
+
+
+def narration_reuse(count) -> dict:
+    """Prefix reuse over narrations in the big session's tavern, every third naming
+    someone elsewhere (the scene follows where the event happens)."""
+    session, engine = big_session(), ContextEngine(Config())
+    far = next(e.id for e in session.world.entities.values() if e.kind == "character" and e.location_id != TAVERN)
+    rng, previous, ratios, leaked = random.Random(12), None, [], 0
+    for turn in range(12):
+        about = (PLAYER, far) if turn % 3 == 2 else (PLAYER,)
+        line = f"{text(rng, 8)} ({turn})"
+        session.revision += 1
+        event = Event(text=line, location_id=TAVERN, entity_ids=list(about), revision=session.revision)
+        session.world.events.append(event)
+        p = engine.prepare(session, RunSpec("bench", "", NarrateInput(line, about)), count_tokens=count,
+                           budget_tokens=4000)  # fmt: skip
+        msgs = p.prompt.messages
+        leaked += any(eid in m["content"] for m in msgs for eid in (NPC, PLAYER, TAVERN, far))
+        if previous is not None:
+            a, b = serialize(previous), serialize(msgs)
+            n = 0
+            while n < min(len(a), len(b)) and a[n] == b[n]:
+                n += 1
+            ratios.append(count(b[:n]) / count(b))
+        previous = msgs
+        p.record(text(rng, rng.randint(20, 40)), interrupted=False, run_id=f"n{turn}")
+    return {
+        "prefix_reuse_ratio_narration": round(statistics.mean(ratios), 4),
+        "prefix_reuse_ratio_narration_min": round(min(ratios), 4),
+        "engine_ids_in_narration": leaked,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20)
@@ -313,7 +479,13 @@ def main() -> None:
         out[f"prompt_build_ms_p50_after_{prior}_exchanges"] = long["prompt_build_ms_p50"]
         out[f"prompt_build_cpu_ms_p50_after_{prior}_exchanges"] = long["prompt_build_cpu_ms_p50"]
     out.update(over_budget_figures(args.sessions, count))
+    out.update(issue23_figures(count))
     out["targets"] = {
+        "scene_kept_ratio": "1.0 where scene_fits",
+        "budget_fill_min": ">= 0.9",
+        "memory_recall_ratio": "1.0",
+        "import_prompt_equal": "true",
+        "prefix_reuse_ratio_narration": ">= 0.9",
         "prompt_build_ms_p50": "<= 1",
         "prompt_build_ms_p50_cached": "<= 0.1",
         "prefix_reuse_ratio": ">= 0.9",

@@ -4,30 +4,33 @@
 Layout: one system message (system rules, identity, INVIOLABLE rules, story
 texts, lore, setting, memory block), then the history (the actor's transcript
 and the world events it perceived, append-only, so each turn extends the last
-prefix), then one final user message, the volatile block (waiting lore, scene,
-mood and reminder, the last event, recalled memories, notes, the input).
+prefix), then one final user message, the volatile block (the line or narrated
+event, waiting lore, scene, mood and reminder, recalled memories, notes, the input).
 
-Budget: the core (system rules, identity, inviolable rules, mood, the last
-event, notes, the input, the model's prompt format) always goes in whole, or the
-prompt is refused with ContextWindowExceeded. The required tier is capped at 70%
-of the budget: the trimmable required parts (author's note, plot essentials,
-instructions, story summary, then the scene and the setting) are added in that
-order, each trimmed at its end when it does not fit; lower ones are dropped. The
-remainder is the dynamic tier: 25% lore, 25% memory (both in steps of 32 tokens),
-two recalled memories, and the history gets the rest. Every count is the model
-tokenizer's, and the finished messages are counted again as a whole; a prompt
-over budget is never returned. docs/context.md has the why of each rule.
+Budget: the core (system rules, identity, inviolable rules, mood, the line or
+narrated event, notes, the input, the model's prompt format) always goes in whole, or
+the prompt is refused with ContextWindowExceeded. Then the required parts in priority
+order: the scene (scene, setting: seed 000), with all the budget left after the core and
+the newest history item; then the story's texts (author's note, plot essentials,
+instructions, story summary), capped with everything above at 70% of the budget. The
+first part that does not fit is trimmed at its end (what was cut goes to left_out) and
+every lower one is dropped. The remainder is the dynamic tier: 25% lore, 25% memory
+(both in steps of 32 tokens; the recalled memories fill what the block leaves of the
+memory share), and the history gets the rest (window.py chooses its items). Every count
+is the model tokenizer's, and the finished messages are counted again as a whole; a
+prompt over budget is never returned. docs/context.md has the why of each rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sidecar.context.contract import LeftOut, Prompt, PromptSection
 from sidecar.context.parts import Layout, Part
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, trim_lines, trim_text
-from sidecar.context.window import Window, window_start
+from sidecar.context.window import Selection, Window, select
 from sidecar.errors import ContextWindowExceeded
 
 __all__ = ["Fitted", "fit", "REQUIRED_SHARE", "FRAMING"]
@@ -42,30 +45,45 @@ MEMORY_SHARE = 0.25
 ALLOWANCE_STEP = 32
 HISTORY_SHARE = 0.50
 HISTORY_SHARE_NO_MEMORY = 0.75
-#: Memories most relevant to the input that the memory block lacks, recalled in the volatile block.
-MAX_RECALL = 2
+#: The scene (seed 000): before the story texts and the lore, and not held to the cap.
+SCENE_PARTS = frozenset({"scene", "setting"})
 #: A trimmed part smaller than this is not worth its header: it is dropped instead.
 MIN_TRIM_TOKENS = 12
 SEP = "\n\n"
-#: Why the recalled memories are left out of a prompt that sends waiting lore behind a dialogue line.
-RECALL_YIELDS = "a lore card enters with this line; the recall returns next turn"
+_CAPPED = f"the story's texts are capped at {int(REQUIRED_SHARE * 100)}% of the budget"
+MEMORY_FULL = "memory share full"
+#: Share of the memory allowance the recall may take before the block takes the memories.
+RECALL_HEAVY = 0.5
+FIT_EXACTLY = "dropped to fit the budget exactly"
 
 
 @dataclass
 class Fitted:
     prompt: Prompt
-    history_start: int
+    #: The history items the prompt holds (the next prompt extends it while it fits).
+    history: Selection
     #: Keys of the lore cards the prompt holds.
     lore_keys: frozenset[str] = frozenset()
     #: Keys of the memories in the memory block.
     memory_keys: frozenset[tuple[int, str]] = frozenset()
     #: The history window did not start where the previous prompt's did.
     window_moved: bool = False
-    #: Lore cards or memories wait outside the stable blocks (see layout.build_layout).
+    #: Lore cards wait outside the lore block (see layout.build_layout).
     deferred: bool = False
+    #: A line that lore entered the history with is no longer in the window.
+    entered_left: bool = False
     has_history: bool = False
-    #: The waiting lore the volatile block sent (its text, its card keys), if any.
-    entering: tuple[str, frozenset[str]] | None = None
+    #: The recalled memories (volatile) take more than RECALL_HEAVY of the memory share.
+    recall_heavy: bool = False
+    #: The waiting lore the volatile block sent after its opening line, if any.
+    entering: Entering | None = None
+
+
+class Entering(NamedTuple):
+    """The waiting lore that followed the volatile block's opening line (parts.Entered without the line)."""
+
+    text: str
+    cards: frozenset[str]
 
 
 def _cost(count: Callable[[str], int], text: str) -> int:
@@ -87,53 +105,67 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
             f"the prompt's fixed part (system rules, persona, input) needs {used} tokens, over the budget of {budget}",
             metadata={"required_tokens": str(used), "budget_tokens": str(budget)},
         )
-    # Required tier: capped at 70% of the budget.
-    room = int(budget * REQUIRED_SHARE) - used
-    full_tier = False
+    # The newest history item (the last event, or the last turn) is part of the scene:
+    # its room is kept before the scene parts take theirs.
+    newest = count(layout.history[-1].content) + MESSAGE_OVERHEAD if layout.history else 0
+    cut = ""
     for name in layout.required_order:
         part = parts.get(name)
         if part is None or not part.body:
             continue
         p = part
-        if full_tier:
-            # Once one part had to be cut, every lower one is dropped (docs/context.md, Budget).
-            p.dropped, p.reason = True, f"required tier is capped at {int(REQUIRED_SHARE * 100)}% of the budget"
+        if cut:
+            # A part is trimmed before a lower one is kept whole (docs/context.md, Budget).
+            p.dropped, p.reason = True, f"a higher part ({cut}) was trimmed to fit"
+            p.omitted = ("section", 1)
             continue
-        _fit_required(p, room, count)
-        full_tier = p.trimmed or p.dropped
-        room -= p.tokens
+        if name in SCENE_PARTS:
+            # The scene goes before the story's texts and is not held to the tier's cap.
+            room, why = budget - used - newest, "the budget holds no more after the fixed part and the last event"
+        else:
+            room, why = int(budget * REQUIRED_SHARE) - used, _CAPPED
+        _fit_required(p, room, count, why)
+        if p.trimmed or p.dropped:
+            cut = name
         used += p.tokens
     # Dynamic tier: the remainder. Lore and memory allowances move in steps, so a few
-    # tokens more or less in the input do not reshuffle the blocks before the history.
+    # tokens more or less in the input do not reshuffle the blocks before the history;
+    # what they leave unused goes to the history.
     dynamic = budget - used
     lore, memory, recall = parts.get("lore"), parts.get("memory"), parts.get("memory_recall")
+    recall_heavy = False
     lore_allow = _step(dynamic * LORE_SHARE)
     lore_used = _fit_cards(lore, lore_allow, count) if lore is not None else 0
     deferred = parts.get("lore_new")
     if deferred is not None:
         lore_used += _fit_cards(deferred, lore_allow - lore_used, count)
-    memory_used = _fit_cards(memory, _step(dynamic * MEMORY_SHARE), count) if memory is not None else 0
-    if recall is not None and deferred is not None and deferred.text and layout.said:
-        # Lore enters the history with this line (parts.Entered): this one turn the recall gives way.
-        recall.body, recall.dropped, recall.reason = [], True, RECALL_YIELDS
-    elif recall is not None:
-        # The input's best memories the block does not hold, a few, in the volatile block.
+    # What lore leaves goes to the history, not to the memory block: a bigger block before
+    # the history would leave the history less room to grow, and the window would move
+    # (re-caching it) more often.
+    memory_allow = _step(dynamic * MEMORY_SHARE)
+    memory_used = _fit_cards(memory, memory_allow, count) if memory is not None else 0
+    if recall is not None:
+        # The input's best memories the block does not hold fill the rest of the memory share.
         held = {k for k, _ in memory.body} if memory is not None and memory.text else set()
-        wanted = [(key, text) for key, text in recall.body if key not in held][:MAX_RECALL]
+        wanted = [(key, text) for key, text in recall.body if key not in held]
         recall.body = [text for _, text in wanted]
-        memory_used += _fit_lines(recall, dynamic - lore_used - memory_used, count, "dynamic tier full")
+        recall_used = _fit_ranked(recall, memory_allow - memory_used, count, MEMORY_FULL)
+        memory_used += recall_used
+        # Sent uncached every turn: past half the share, the engine has the block take them
+        # instead (re-caching the history once rather than resending them each turn).
+        recall_heavy = recall_used > memory_allow * RECALL_HEAVY
         recall.shown_keys = frozenset(k for k, _ in wanted[: recall.text.count("\n")])
     if memory is not None and memory.text:
         memory.shown_keys = frozenset(k for k, _ in memory.body)
     # History: what lore and memory leave (at least 50%, 75% without the memory bank).
     history_allow = dynamic - lore_used - memory_used
-    window = Window.of(layout.history, layout.sticky_start, history_allow, count)
-    # A window that has to start anew starts within the history's own share, so it still
-    # has room to grow when lore and memory later take the shares they leave today.
     own = int(dynamic * (HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY))
-    start = window_start(window.items, window.costs, window.sticky, history_allow, min(own, history_allow))
-    fitted = _finish(layout, window, parts, start, budget, count)
-    fitted.window_moved = window.sticky is None or start != window.sticky
+    window = select(layout.history, layout.sticky, history_allow, own, count, layout.asked)
+    fitted = _finish(layout, window, parts, budget, count)
+    fitted.window_moved = window.moved
+    held = set(window.chosen)
+    fitted.entered_left = any(pos not in held for pos in layout.entered_at)
+    fitted.recall_heavy = recall_heavy
     fitted.has_history = bool(layout.history)
     return fitted
 
@@ -142,45 +174,54 @@ def _step(tokens: float) -> int:
     return int(tokens) // ALLOWANCE_STEP * ALLOWANCE_STEP
 
 
-def _fit_required(p: Part, room: int, count: Callable[[str], int]) -> None:
+def _fit_required(p: Part, room: int, count: Callable[[str], int], why: str) -> None:
+    """The part whole, else trimmed at its end (a line list by whole lines, lowest first;
+    prose at a word boundary), else dropped; what was cut is in `p.omitted`."""
     full = p.full()
     cost = _cost(count, full)
     if cost <= room:
         p.text, p.tokens = full, cost
         return
-    why = f"required tier is capped at {int(REQUIRED_SHARE * 100)}% of the budget"
     if room < MIN_TRIM_TOKENS:
-        p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
+        p.dropped, p.reason, p.text, p.tokens, p.omitted = True, why, "", 0, ("section", 1)
         return
     if p.mode == "lines":
         text, kept = trim_lines(p.header, p.body, room - 1, count)
         if kept and kept < len(p.body):
             p.reason = f"{why}: kept {kept} of {len(p.body)} lines"
+            p.omitted = ("line", len(p.body) - kept)
     else:
-        body = trim_text("\n".join(p.body), room - 1 - count(p.header) - 1, count)
+        whole = "\n".join(p.body)
+        body = trim_text(whole, room - 1 - count(p.header) - 1, count)
         text = f"{p.header}\n{body}" if body else ""
-        p.reason = f"{why}: cut at its end"
+        cut = len(whole.split()) - len(body.removesuffix(" …").split())
+        p.reason = f"{why}: cut at its end ({cut} words)"
+        p.omitted = ("words", cut)
     if not text:
-        p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
+        p.dropped, p.reason, p.text, p.tokens, p.omitted = True, why, "", 0, ("section", 1)
         return
     p.trimmed, p.text, p.tokens = True, text, _cost(count, text)
 
 
-def _fit_lines(p: Part, allow: int, count: Callable[[str], int], why: str) -> int:
+def _fit_ranked(p: Part, allow: int, count: Callable[[str], int], why: str) -> int:
+    """The best lines (`p.body`, best first) while they fit: counted one by one (each count
+    is memoized per text), so a hundred candidates cost no count of their joined text."""
     if not p.body:
         return 0
-    full = p.full()
-    cost = _cost(count, full)
-    if cost <= allow:
-        p.text, p.tokens = full, cost
-        return cost
-    text, kept = trim_lines(p.header, p.body, allow - 1, count) if allow > MIN_TRIM_TOKENS else ("", 0)
+    total, kept = _cost(count, p.header), 0
+    for line in p.body:
+        c = count(line) + 1
+        if total + c > allow:
+            break
+        total, kept = total + c, kept + 1
     if not kept:
         p.dropped, p.reason, p.text, p.tokens = True, why, "", 0
         return 0
-    p.trimmed, p.reason = True, f"{why}: kept {kept} of {len(p.body)}"
-    p.text, p.tokens = text, _cost(count, text)
-    return p.tokens
+    if kept < len(p.body):
+        p.trimmed, p.reason = True, f"{why}: kept {kept} of {len(p.body)}"
+    p.text = "\n".join([p.header, *p.body[:kept]])
+    p.tokens = total
+    return total
 
 
 def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
@@ -208,47 +249,29 @@ def _fit_cards(p: Part, allow: int, count: Callable[[str], int]) -> int:
     return p.tokens
 
 
-def _finish(
-    layout: Layout, window: Window, parts: dict[str, Part], start: int, budget: int, count: Callable[[str], int]
-) -> Fitted:
+def _finish(layout: Layout, window: Window, parts: dict[str, Part], budget: int, count: Callable[[str], int]) -> Fitted:
     while True:
-        messages, sections = _render(layout, window, parts, start)
+        messages, sections = _render(layout, window, parts)
         # Each message counted whole; the history's were counted once (Window.costs).
         outer = messages[0]["content"], messages[-1]["content"]
         total = sum(map(count, outer)) + 2 * MESSAGE_OVERHEAD + REPLY_PRIMING + layout.framing_tokens
-        total += sum(window.costs[start:])
+        total += window.tokens
         if total <= budget:
-            lore = parts.get("lore")
-            keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
-            left_out = [*layout.left_out, *window.left_out(start)]
-            for part in parts.values():
-                if part.omitted and part.omitted[1]:
-                    left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
-            shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
-            matches = layout.memory_matches
-            missing = layout.memory_unranked + len(matches) - sum(map(shown.__contains__, matches))
-            if missing:
-                recall = parts.get("memory_recall")
-                why = RECALL_YIELDS if recall is not None and recall.reason == RECALL_YIELDS else "memory share full"
-                left_out.append(LeftOut("memory", "memory", missing, f"relevant to the input; {why}"))
-            memory = parts.get("memory")
-            held = memory.shown_keys if memory is not None and memory.text else frozenset()
-            waiting = parts.get("lore_new")
-            entering = (waiting.text, frozenset(k for k, _ in waiting.body)) if waiting and waiting.text else None
-            prompt, at = Prompt(messages, sections, budget, total, left_out), window.start_in_layout(start)
-            return Fitted(prompt, at, keys, held, deferred=layout.deferred, entering=entering)
+            return _fitted(layout, window, parts, Prompt(messages, sections, budget, total, []))
         # Tokenization across joins can differ from the parts' sum: give up the
         # least important content until the whole request fits.
-        if start < len(window.items):
-            start += 1
+        if window.drop_oldest():
             continue
         for name in ["memory_recall", "lore_new", "memory", "lore", *reversed(layout.required_order)]:
             p = parts.get(name)
             if p is not None and p.text:
-                p.text, p.tokens, p.dropped, p.reason = "", 0, True, "dropped to fit the budget exactly"
+                p.text, p.tokens, p.dropped, p.reason = "", 0, True, FIT_EXACTLY
+                p.shown_keys = frozenset()
                 if p.unit:
                     # The body is what the share kept; add what it had left out already.
                     p.omitted = (p.unit, len(p.body) + (p.omitted[1] if p.omitted else 0))
+                elif name in layout.required_order:
+                    p.omitted = ("section", 1)
                 break
         else:
             raise ContextWindowExceeded(
@@ -257,10 +280,49 @@ def _finish(
             )
 
 
+def _fitted(layout: Layout, window: Window, parts: dict[str, Part], prompt: Prompt) -> Fitted:
+    lore = parts.get("lore")
+    keys = frozenset(k for k, _ in lore.body) if lore is not None and lore.text else frozenset()
+    left_out = [*layout.left_out, *window.left_out()]
+    for part in parts.values():
+        if part.omitted and part.omitted[1]:
+            left_out.append(LeftOut(part.name, *part.omitted, part.reason or "share full"))
+    left_out.extend(_memories_left_out(layout, parts))
+    prompt.left_out = left_out
+    memory = parts.get("memory")
+    held = memory.shown_keys if memory is not None and memory.text else frozenset()
+    waiting = parts.get("lore_new")
+    entering = None
+    if waiting is not None and waiting.text:
+        entering = Entering(waiting.text, frozenset(k for k, _ in waiting.body))
+    return Fitted(prompt, window.selection(), keys, held, deferred=layout.deferred, entering=entering)
+
+
+def _memories_left_out(layout: Layout, parts: dict[str, Part]) -> list[LeftOut]:
+    """The memories relevant to the input that neither memory part holds, and why."""
+    shown = frozenset().union(*(p.shown_keys for p in parts.values() if p.text))
+    missing = len(layout.memory_matches) - sum(map(shown.__contains__, layout.memory_matches))
+    out = []
+    if missing:
+        exact = any(p.reason == FIT_EXACTLY for p in (parts.get("memory"), parts.get("memory_recall")) if p)
+        why = FIT_EXACTLY if exact else MEMORY_FULL
+        out.append(LeftOut("memory", "memory", missing, f"relevant to the input; {why}"))
+    if layout.memory_unranked:
+        out.append(
+            LeftOut(
+                "memory",
+                "memory",
+                layout.memory_unranked,
+                f"relevant to the input; past the {len(layout.memory_matches)} best matches ranked",
+            )
+        )
+    return out
+
+
 Rendered = tuple[list[dict[str, str]], list[PromptSection]]
 
 
-def _render(layout: Layout, window: Window, parts: dict[str, Part], start: int) -> Rendered:
+def _render(layout: Layout, window: Window, parts: dict[str, Part]) -> Rendered:
     sections: list[PromptSection] = []
     messages: list[dict[str, str]] = []
 
@@ -280,14 +342,14 @@ def _render(layout: Layout, window: Window, parts: dict[str, Part], start: int) 
         sections.append(
             PromptSection(FRAMING, layout.framing_tokens, 0, "required", reason="added by the model's prompt format")
         )
-    shown = window.items[start:]
-    dropped = start + window.background
+    shown = window.shown()
+    dropped = len(window.items) - len(shown)
     if shown or dropped:
-        reason = f"{dropped} older entries or events left out (history share full)" if dropped else ""
+        reason = f"{dropped} entries or events left out (history share full)" if dropped else ""
         sections.append(
             PromptSection(
                 "history",
-                sum(window.costs[start:]),
+                window.tokens,
                 len(messages),
                 "dynamic",
                 trimmed=bool(dropped and shown),

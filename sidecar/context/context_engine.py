@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from sidecar.config import Config
+from sidecar.context import prefix_state
 from sidecar.context.budget import SEP, Fitted, fit
 from sidecar.context.context_index import ContextIndex, context_index
 from sidecar.context.contract import (
@@ -26,7 +27,7 @@ from sidecar.context.contract import (
     TokenCounter,
 )
 from sidecar.context.history import HistoryCache
-from sidecar.context.input_parts import focus_of, input_text, named_ids
+from sidecar.context.input_parts import event_place, focus_of, input_text, named_ids
 from sidecar.context.layout import LayoutInputs, Sticky, build_layout
 from sidecar.context.lorefiles import LoreFiles
 from sidecar.context.parts import Entered, Layout
@@ -37,6 +38,7 @@ from sidecar.context.selection_caches import MemoryLineCache, SceneCache
 from sidecar.context.session_lru import drop_session
 from sidecar.context.timeline import TimelineCache
 from sidecar.context.tokens import CountCache
+from sidecar.context.window import Selection
 from sidecar.errors import InvalidRequest
 from sidecar.projection import Projection
 from sidecar.projection.session_index import index_for
@@ -47,7 +49,6 @@ from sidecar.state.model import Session
 __all__ = ["ContextEngine", "resolve_budget"]
 
 _PROMPT_CACHE_SIZE = 1024
-_STICKY_LIMIT = 65_536
 
 
 def resolve_budget(spec: RunSpec, session: Session, config: Config, model_budget: int) -> int:
@@ -66,7 +67,7 @@ class _Cached:
     prompt: Prompt
     shown: frozenset[str]
     #: None when the prompt held no history.
-    history_start: int | None
+    history: Selection | None
     lore_keys: frozenset[str]
     memory_keys: frozenset[tuple[int, str]]
     #: Lore in the history with its line (parts.Entered), oldest first.
@@ -89,14 +90,6 @@ class ContextEngine:
         #: Transcript + perceived world events per actor (the history share's timeline).
         self.timelines = TimelineCache()
         self._lock = threading.Lock()
-        #: (session id, session object id, actor) -> first history index of the last prompt (prefix stability).
-        self._sticky: dict[tuple[str, int, str], int] = {}
-        #: Same key -> lore card keys of the last prompt (lore hysteresis).
-        self._lore: dict[tuple[str, int, str], frozenset[str]] = {}
-        #: Same key -> memory keys of the last prompt's memory block (kept while relevant).
-        self._memories: dict[tuple[str, int, str], frozenset[tuple[int, str]]] = {}
-        #: Same key -> lore in the history with its line (parts.Entered).
-        self._entered: dict[tuple[str, int, str], tuple[Entered, ...]] = {}
         self._prompts: OrderedDict[tuple[object, ...], _Cached] = OrderedDict()
         self.scenes = SceneCache(_PROMPT_CACHE_SIZE)
         self.memory_lines = MemoryLineCache()
@@ -124,16 +117,11 @@ class ContextEngine:
         count = self._counts.get(count_tokens)
         self.lore_files.refresh()
         budget = resolve_budget(spec, session, self.config, budget_tokens)
-        proj = Projection(session, spec.actor_id, named_ids=named_ids(spec))
+        proj = Projection(session, spec.actor_id, named_ids=named_ids(spec, session))
         base = index_for(session)
-        # The session object too: an imported session with the same ID starts afresh.
-        sticky_key = (session.id, id(session), spec.actor_id)
-        sticky = Sticky(
-            self._sticky.get(sticky_key),
-            self._lore.get(sticky_key, frozenset()),
-            self._memories.get(sticky_key, frozenset()),
-            self._entered.get(sticky_key, ()),
-        )
+        # What the actor's last prompt held is kept in the session (exported with it).
+        held = prefix_state.read(session, spec.actor_id)
+        sticky = Sticky(held.history, held.lore, held.memories, held.entered)
         persona_version = self._persona_version(session, spec.actor_id)
         key = (
             session.id,  # first in every per-session cache key: forget_session drops by it
@@ -165,15 +153,18 @@ class ContextEngine:
             cidx = context_index(session, base)
             inputs = self._inputs(session, spec, proj, cidx)
             fitted, shown, layout = self._fit(session, spec, proj, cidx, sticky, budget, count, framing, inputs)
-            folded = (fitted.deferred or bool(sticky.entered)) and fitted.window_moved
+            # When the window moves, waiting lore joins the block, as does lore whose line
+            # the window no longer holds; when the recall would resend half the memory share
+            # uncached every turn, the memory block takes it. Each re-caches the history once.
+            folded = (fitted.deferred or fitted.entered_left) and fitted.window_moved or fitted.recall_heavy
             if folded:
                 # The history re-caches this turn anyway: waiting lore and memories join the blocks.
                 fitted, shown, layout = self._fit(
                     session, spec, proj, cidx, sticky, budget, count, framing, inputs, fold=True
                 )
             self.builds += 1
-            start = fitted.history_start if fitted.has_history else None
-            entered = () if folded or fitted.window_moved else layout.entered
+            start = fitted.history if fitted.has_history else None
+            entered = () if folded else layout.entered
             if fitted.entering is not None and layout.said and not folded:
                 index = len(session.transcripts.get(spec.actor_id, ()))
                 entered = (*entered, Entered(index, layout.said, *fitted.entering))
@@ -186,19 +177,22 @@ class ContextEngine:
                     self._prompts.popitem(last=False)
         if not preview:
             # A run remembers what its prompt held (also when a preview built it first).
-            self._remember(sticky_key, entry)
+            self._remember(session, spec.actor_id, held, entry)
         return Prepared(session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
 
     def _inputs(self, session: Session, spec: RunSpec, proj: Projection, cidx: ContextIndex) -> LayoutInputs:
         """What the layout needs from the caches, looked up once per build."""
-        named = tuple(sorted(named_ids(spec)))
+        named = tuple(sorted(named_ids(spec, session)))
         actor = session.world.entities.get(spec.actor_id) if spec.actor_id else None
         rendered = self.history.items(session, proj, cidx.base)
         # The actor's transcript and the world events it perceived, in order (docs/context.md).
         timeline = self.timelines.get(session, proj, cidx, rendered, named)
         persona = persona_text(self.templates, self.personas, session, proj, actor, timeline.newest_event)
         moment = proj.moment_text(spec.moment)
-        scene, aliases = self.scenes.get(session, proj, cidx, actor, focus_of(spec), moment, named, input_text(spec))
+        place = event_place(session, spec)
+        scene, aliases = self.scenes.get(
+            session, proj, cidx, actor, focus_of(spec), moment, named, input_text(spec), place
+        )
         return LayoutInputs(
             timeline,
             persona,
@@ -227,22 +221,12 @@ class ContextEngine:
         layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
         return fit(layout, budget, count), shown, layout
 
-    def _remember(self, sticky_key: tuple[str, int, str], entry: _Cached) -> None:
-        with self._lock:
-            if max(len(self._sticky), len(self._lore), len(self._memories)) > _STICKY_LIMIT:
-                # Sessions that closed without forget_session: start over rather than grow.
-                self._sticky.clear()
-                self._lore.clear()
-                self._memories.clear()
-                self._entered.clear()
-            if entry.history_start is not None:
-                self._sticky[sticky_key] = entry.history_start
-            self._lore[sticky_key] = entry.lore_keys
-            self._memories[sticky_key] = entry.memory_keys
-            if entry.entered:
-                self._entered[sticky_key] = entry.entered
-            else:
-                self._entered.pop(sticky_key, None)
+    def _remember(self, session: Session, actor_id: str, held: prefix_state.PrefixState, entry: _Cached) -> None:
+        history = entry.history if entry.history is not None else held.history
+        state = prefix_state.PrefixState(history, entry.lore_keys, entry.memory_keys, entry.entered)
+        if state != held:
+            with self._lock:
+                prefix_state.write(session, actor_id, state)
 
     def _persona_version(self, session: Session, actor_id: str) -> str:
         binding = session.world.personas.get(actor_id)
@@ -270,7 +254,7 @@ class ContextEngine:
 
     def _per_session(self) -> tuple[MutableMapping[Any, Any], ...]:
         # Every key starts with the session ID (the value types differ: Any).
-        return (self._sticky, self._lore, self._memories, self._entered, self._prompts)
+        return (self._prompts,)
 
 
 def _copy(prompt: Prompt) -> Prompt:

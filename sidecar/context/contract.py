@@ -77,9 +77,11 @@ class PromptSection(msgspec.Struct):
 class LeftOut(msgspec.Struct):
     """Something selected for a prompt that the prompt does not hold, and why."""
 
-    #: The section it would have gone to: "history", "memory", "lore", "setting".
+    #: The section it would have gone to: "history", "memory", "lore", "setting", or a
+    #: required part's name ("scene", "story_summary"...).
     section: str
-    #: "transcript_entry", "world_event", "memory", "lore_card", "character", "item".
+    #: "transcript_entry", "world_event", "memory", "lore_card", "character", "item";
+    #: for a required part the budget cut: "line", "words" or "section".
     kind: str
     count: int
     reason: str

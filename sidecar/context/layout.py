@@ -12,15 +12,15 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sidecar.context.budget import LORE_SHARE, MAX_RECALL, REQUIRED_SHARE, SEP
+from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, SEP
 from sidecar.context.context_index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
-from sidecar.context.contract import LeftOut, RunSpec
-from sidecar.context.input_parts import input_part, input_text, said_part
+from sidecar.context.contract import LeftOut, NarrateInput, RunSpec
+from sidecar.context.input_parts import asked_ids, input_part, input_text, said_part
 from sidecar.context.parts import Entered, Layout, Part
 from sidecar.context.recall import LORE_STICKY, rank_lore, rank_memories
 from sidecar.context.select import SceneLines, Shown, game_text
 from sidecar.context.timeline import Timeline
-from sidecar.context.window import HistoryItem
+from sidecar.context.window import HistoryItem, Selection
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line, quote
 from sidecar.prompts.persona import PersonaText
@@ -32,7 +32,8 @@ from sidecar.state.model import LoreCard, Memory, Session
 class Sticky:
     """What the actor's previous prompt held, kept to preserve its prefix."""
 
-    history_start: int | None = None
+    #: The history items the previous prompt held.
+    history: Selection | None = None
     lore: frozenset[str] = frozenset()
     #: Keys of the memory block (sidecar.context.context_index.memory_key).
     memories: frozenset[tuple[int, str]] = frozenset()
@@ -60,13 +61,16 @@ class LayoutInputs:
 
 __all__ = ["build_layout", "Entered", "LayoutInputs", "REQUIRED_ORDER", "Sticky"]
 
+#: The required parts, highest priority first: the scene (seed 000: conditions, the focus
+#: entity's state, the actor's and the player's state; then where, who is present, what
+#: the player carries), then the story's texts (docs/context.md, Budget).
 REQUIRED_ORDER = [
+    "scene",
+    "setting",
     "author_note",
     "plot_essentials",
     "instructions",
     "story_summary",
-    "scene",
-    "setting",
 ]
 
 
@@ -80,11 +84,15 @@ def _words_of(actions: tuple[str, ...]) -> frozenset[str]:
     return frozenset().union(*(words(a) for a in actions)) - STOPWORDS
 
 
-def _with_entered(timeline: Timeline, entered: tuple[Entered, ...]) -> tuple[list[HistoryItem], list[Entered]]:
+def _with_entered(
+    timeline: Timeline, entered: tuple[Entered, ...]
+) -> tuple[list[HistoryItem], list[Entered], list[int]]:
     """The timeline with each entered lore text after its line, as it was sent; an
-    entry that no longer renders as sent (the run never recorded it) drops its cards."""
+    entry that no longer renders as sent (the run never recorded it) drops its cards.
+    Also where each kept one is in the history."""
     items = timeline.items
     kept: list[Entered] = []
+    at: list[int] = []
     for e in entered:
         pos = timeline.entry_at[e.entry] if e.entry < len(timeline.entry_at) else -1
         if pos < 0 or items[pos].content != e.said:
@@ -92,9 +100,23 @@ def _with_entered(timeline: Timeline, entered: tuple[Entered, ...]) -> tuple[lis
         if not kept:
             items = list(items)  # the timeline is cached and shared
         old = items[pos]
-        items[pos] = HistoryItem(old.role, f"{old.content}{SEP}{e.text}", old.kind, old.relevant)
+        items[pos] = HistoryItem(old.role, f"{old.content}{SEP}{e.text}", old.kind, old.relevant, old.about, old.source)
         kept.append(e)
-    return items, kept
+        at.append(pos)
+    return items, kept, at
+
+
+def _without_narrated(items: list[HistoryItem], text: str) -> list[HistoryItem]:
+    """The history without the world event this narration tells: the volatile block opens
+    with it (`said`), as the narrator's transcript will tell it from the next turn on, so
+    it is sent once. Only among the events since the actor's last own entry."""
+    for i in range(len(items) - 1, -1, -1):
+        item = items[i]
+        if item.kind != "event":
+            break
+        if item.source == text:
+            return [*items[:i], *items[i + 1 :]]
+    return items
 
 
 def build_layout(
@@ -117,7 +139,9 @@ def build_layout(
     shown = Shown(set(inputs.scene_aliases))
     actor = world.entities.get(spec.actor_id) if spec.actor_id else None
     timeline, persona, stable = inputs.timeline, inputs.persona, inputs.stable_setting
-    history, entered = (timeline.items, []) if fold else _with_entered(timeline, sticky.entered)
+    history, entered, entered_at = (timeline.items, [], []) if fold else _with_entered(timeline, sticky.entered)
+    if isinstance(spec.input, NarrateInput):
+        history = _without_narrated(history, spec.input.text)
     in_history = frozenset().union(*(e.cards for e in entered))
 
     # Template texts come from the game or its files: scrub them like any game text.
@@ -150,7 +174,7 @@ def build_layout(
     actions.extend(reversed(timeline.recent_events))
     cards = rank_lore(cidx, proj, actions, window, sticky.lore | in_history, inputs.lore_files)
     # Only a history is worth protecting: with none (a first prompt) every card goes in the block.
-    defer = stable and sticky.history_start is not None and not fold
+    defer = stable and sticky.history is not None and not fold
     held = [c for c in cards if not defer or c.id in sticky.lore]
     new = [c for c in cards if defer and c.id not in sticky.lore and c.id not in in_history]
     # Keys are engine-side card IDs used only for ordering; they never reach the text.
@@ -172,6 +196,7 @@ def build_layout(
     if stable:
         system.append(setting_part)
     said = said_part(spec, proj, shown, cidx)
+    asked = asked_ids(spec, proj, cidx)
     # The line first, then a waiting card: what the history repeats next turn (`Entered`).
     final = [said] if said is not None else []
     final.append(deferred if stable else setting_part)
@@ -191,15 +216,21 @@ def build_layout(
         # The share (25% of at most the budget) holds at most this many lines of 10+ tokens.
         most = max(8, budget // 40)
         block, found, unranked = rank_memories(cidx, spec.actor_id, query, recent, previous, not defer, most)
-        unranked -= len(found)
         matches = [memory_key(m) for m in found]
+        # A memory the block keeps from the last prompt that also matches this input
+        # counts as a match shown (so left_out counts only matches not shown).
+        asked_words = _words_of((query,))
+        ranked = set(matches)
+        matches += [k for m in block if (k := memory_key(m)) not in ranked and asked_words.intersection(words(m.text))]
+        unranked = max(0, unranked - len(matches))
         line = inputs.memory_line
         remembered = [(memory_key(m), line(m)) for m in block[:most]]
         place = "system" if stable else "final"
         memory = Part("memory", place, "dynamic", "## You remember", remembered, mode="cards", sep="\n")
         (system if stable else final).append(memory)
         if stable and found:
-            recall = [(memory_key(m), line(m)) for m in found[: 4 * MAX_RECALL]]
+            # All the input's matches the block lacks, as many as the memory share holds (budget.py).
+            recall = [(memory_key(m), line(m)) for m in found]
             final.append(Part("memory_recall", "final", "dynamic", "## This brings to mind", recall, mode="lines"))
     notes = session.notes.get(spec.actor_id, "")
     if notes:
@@ -212,12 +243,14 @@ def build_layout(
         final=[p for p in final if p.body or p.name == "input"],
         required_order=REQUIRED_ORDER,
         memory_bank=session.options.memory_bank,
-        sticky_start=sticky.history_start,
+        sticky=sticky.history,
+        asked=asked,
         left_out=[LeftOut("setting", kind, n, why) for kind, n, why in inputs.scene.left_out],
         memory_matches=matches,
         memory_unranked=unranked,
-        deferred=bool(new) or (defer and any(k not in sticky.memories for k in matches)),
+        deferred=bool(new),
         entered=tuple(entered),
+        entered_at=tuple(entered_at),
         said=said.body[0] if said is not None else "",
     )
     return layout, shown

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from sidecar.context.contract import LeftOut
-from sidecar.context.window import HistoryItem
+from sidecar.context.window import HistoryItem, Selection
 
 
 class Entered(NamedTuple):
@@ -72,13 +72,15 @@ class Layout:
     #: Names of the required trimmable parts, highest priority first.
     required_order: list[str]
     memory_bank: bool
-    #: Index into `history` of the previous window's first entry (None: no previous window).
-    sticky_start: int | None = None
+    #: The history items the actor's previous prompt held (None: no previous prompt).
+    sticky: Selection | None = None
+    #: Engine IDs the input is about: history items involving them rank first.
+    asked: frozenset[str] = frozenset()
     #: Tokens the serving model's prompt format sends beyond the messages (counted as fixed).
     framing_tokens: int = 0
     #: What selection left out before the budget (characters past the cap...).
     left_out: list[LeftOut] = field(default_factory=list)
-    #: New lore cards or memories were kept out of the blocks before the history.
+    #: New lore cards were kept out of the lore block before the history.
     deferred: bool = False
     #: Keys of the memories relevant to the input (left out when in neither memory part).
     memory_matches: list[tuple[int, str]] = field(default_factory=list)
@@ -86,5 +88,7 @@ class Layout:
     memory_unranked: int = 0
     #: Lore that entered the history with an earlier line and is in `history` with it.
     entered: tuple[Entered, ...] = ()
-    #: This turn's dialogue line as the volatile block opens with it ("" for other inputs).
+    #: Where each of `entered` is in `history`.
+    entered_at: tuple[int, ...] = ()
+    #: This turn's dialogue line (or narrated event) as the volatile block opens with it ("" for other inputs).
     said: str = ""

@@ -5,6 +5,8 @@ rendered by the shared PersonaRenderer (docs/context.md, Personas and mood).
 
 from __future__ import annotations
 
+import re
+
 from sidecar.context.select import game_text
 from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line
@@ -14,6 +16,29 @@ from sidecar.prompts.templates import TemplateStore
 from sidecar.state.model import Entity, PersonaTemplate, Session
 
 __all__ = ["persona_text"]
+
+_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: Templates whose slot names were read (by identity: templates are replaced, not edited).
+_USED: dict[int, tuple[PersonaTemplate, frozenset[str]]] = {}
+
+
+def _slots_used(template: PersonaTemplate) -> frozenset[str]:
+    hit = _USED.get(id(template))
+    if hit is not None and hit[0] is template:
+        return hit[1]
+    texts = [
+        template.identity,
+        template.reminder,
+        *template.inviolable_rules,
+        *template.mood_modifiers.values(),
+        *(h.text for h in template.hp_descriptions),
+        *(m.text for m in template.situational_modifiers),
+    ]
+    used = frozenset(m.group(1) for t in texts for m in _SLOT.finditer(t))
+    if len(_USED) > 1024:
+        _USED.clear()
+    _USED[id(template)] = (template, used)
+    return used
 
 
 def persona_text(
@@ -52,6 +77,10 @@ def persona_text(
     if binding is not None:
         for k, v in binding.slots.items():
             slots[k] = one_line(proj.text(v))
+    # Only the slots the template renders key its cache: a new event (`{lastEvent}`, always
+    # set) rebuilds only a persona that shows it.
+    used = _slots_used(template)
+    slots = {k: v for k, v in slots.items() if k in used}
     fraction = hp_fraction(actor)
     bucket, hp_text = hp_description(template.hp_descriptions, fraction)
     situational = tuple(m.text for m in template.situational_modifiers if condition_holds(m.condition, actor))

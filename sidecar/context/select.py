@@ -128,6 +128,7 @@ def scene_lines(
     focus_ids: list[str],
     moment_text: str,
     query: str = "",
+    place: str = "",
 ) -> SceneLines:
     """(setting, scene), each most important first (trimming cuts from the end).
 
@@ -138,7 +139,7 @@ def scene_lines(
     actor's and the player's current fields (HP...).
     """
     b = _Scene(session.world.entities, proj, cidx, shown, actor)
-    here = b.where(focus_ids)
+    here = b.where(focus_ids, place)
     if here is not None and proj.can_see(here):
         b.location(here)
     facts = [f"{one_line(k)}: {one_line(v)}" for k, v in proj.scene_facts()]
@@ -175,13 +176,17 @@ class _Scene:
     def is_actor(self, eid: str) -> bool:
         return self.actor is not None and eid == self.actor.id
 
-    def where(self, focus_ids: list[str]) -> Entity | None:
+    def where(self, focus_ids: list[str], place: str = "") -> Entity | None:
         ents, actor = self.ents, self.actor
         here = ents.get(actor.location_id) if actor is not None and actor.location_id else None
         if here is not None:
             return here
-        # No acting actor (the narrator): the scene is where the focus, else the player, is.
-        for eid in (*focus_ids, *self.cidx.player_ids):
+        # No acting actor (the narrator): the scene is where the narrated event happens,
+        # else where the player is, else where the focus is. Not the first entity named:
+        # a narration that names someone elsewhere keeps the scene (and its cached prefix).
+        if place and place in ents:
+            return ents[place]
+        for eid in (*self.cidx.player_ids, *focus_ids):
             anchor = ents.get(eid)
             if anchor is not None and anchor.location_id and anchor.location_id in ents:
                 return ents[anchor.location_id]
@@ -204,6 +209,18 @@ class _Scene:
             desc = short(game_text(self.proj, player.description))
             if desc:
                 self.out.setting.append(f"Player: {self.shown.label(self.proj, player)} — {desc}")
+            self.carried(player)
+
+    def carried(self, player: Entity) -> None:
+        """What a player carries, where the actor perceives it (seed 000: the player's state
+        and what they carry are part of the scene)."""
+        proj, ents = self.proj, self.ents
+        things = [ents[e] for e in self.cidx.base.by_location.get(player.id, ()) if e in ents]
+        seen = [e for e in things if proj.can_see(e)][:MAX_ITEMS]
+        if seen:
+            self.described.update(e.id for e in seen)
+            who = self.shown.ref(self.proj, player.id)
+            self.out.setting.append(f"{who} carries: " + ", ".join(self.shown.label(proj, e) for e in seen))
 
     def present_here(self, here: Entity, query: str) -> None:
         proj, shown, out = self.proj, self.shown, self.out

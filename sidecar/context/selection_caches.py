@@ -16,7 +16,7 @@ from sidecar.state.model import Entity, Memory, Session
 
 __all__ = ["MemoryLineCache", "SceneCache"]
 
-_SceneKey = tuple[str, int, str, tuple[str, ...], str, tuple[str, ...]]
+_SceneKey = tuple[str, int, str, tuple[str, ...], str, tuple[str, ...], str]
 _MemoryKey = tuple[str, int, str, tuple[str, ...]]
 
 
@@ -38,14 +38,15 @@ class SceneCache:
         moment_text: str,
         named: tuple[str, ...],
         query: str,
+        place: str = "",
     ) -> tuple[SceneLines, frozenset[str]]:
-        """The scene lines and the aliases they show."""
-        key = (session.id, id(cidx.base), proj.actor_id, tuple(focus), moment_text, named)
+        """The scene lines and the aliases they show (`place`: where the narrated event happens)."""
+        key = (session.id, id(cidx.base), proj.actor_id, tuple(focus), moment_text, named, place)
         hit = self._cache.get(key)
         if hit is not None and hit[0] is cidx.base and (not hit[1].ranked_by_input or hit[3] == query):
             return hit[1], hit[2]
         shown = Shown()
-        lines = scene_lines(session, proj, cidx, shown, actor, focus, moment_text, query)
+        lines = scene_lines(session, proj, cidx, shown, actor, focus, moment_text, query, place)
         aliases = frozenset(shown.aliases)
         self._cache.put(key, (cidx.base, lines, aliases, query))
         return lines, aliases

@@ -95,7 +95,8 @@ def _events(session: Session, proj: Projection, cidx: ContextIndex, before: Sequ
         else:
             # The same matcher finds the same IDs in the same text; each must still read the same.
             line, refs = proj.noting(partial(event_line, proj, ev))
-        item = HistoryItem("user", f"Event: {line}", kind="event", relevant=relevant)
+        about = frozenset((ev.actor_id, *ev.entity_ids, *(eid for eid, _ in refs))) - {""}
+        item = HistoryItem("user", f"Event: {line}", "event", relevant, about, ev.text)
         out.append(_Seen(ev, line, item, matcher, parts, refs))
     return out
 
@@ -159,7 +160,7 @@ class _Merge:
         if i < len(events) and events[-1].event.revision > newest_entry and not items[-1].relevant:
             # What the actor is about to react to is never set aside as background.
             last = items[-1]
-            items[-1] = HistoryItem(last.role, last.content, last.kind, relevant=True)
+            items[-1] = HistoryItem(last.role, last.content, last.kind, True, last.about, last.source)
         return Timeline(items, self.newest, self.recent, tuple(self.entry_at))
 
 

@@ -1,26 +1,41 @@
-"""The history window: which part of the timeline (sidecar/context/timeline.py) a
-prompt holds. Newest first; where the previous prompt's window started while all
-since still fits (so each turn extends the cached prefix); a new window starts
-with room to grow. Background events go first when the whole does not fit.
-docs/context.md ("History window") has the why.
+"""The history window: which items of the timeline (sidecar/context/timeline.py) a
+prompt holds, and in what order (always the timeline's). docs/context.md ("History
+window") has the why of each rule.
+
+- While everything since the previous prompt's selection still fits, the window
+  keeps that selection and appends what is new: each turn extends the cached prefix.
+- A selection made anew fills the history's allowance (FRESH_FILL of it for a first
+  window, HISTORY_REFILL of the history's own share when a window has to move, so the
+  following turns append instead of sliding every turn), taking items by relevance,
+  then recency: first what involves an entity the input is about, then what involves
+  the actor, a player or the actor's place, then background events; newest first
+  within each. The newest item always goes in when it fits at all.
+- A player line and the reply that follows it are taken or left together.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable
-from dataclasses import dataclass
-from itertools import compress
+from dataclasses import dataclass, field
 from operator import attrgetter, countOf
+from typing import NamedTuple
 
 from sidecar.context.contract import LeftOut
 from sidecar.context.tokens import MESSAGE_OVERHEAD
 
-__all__ = ["HISTORY_REFILL", "HistoryItem", "Window", "window_start"]
+__all__ = ["FRESH_FILL", "HISTORY_REFILL", "HistoryItem", "Selection", "Window", "select"]
 
-#: A window that must start anew is cut to this share of the history's own share,
-#: so the following turns append to an unchanged prefix instead of sliding every turn.
+#: A window that must move is cut to this share of the history's own share, so the
+#: following turns append to an unchanged prefix instead of sliding every turn.
 HISTORY_REFILL = 0.6
+#: A first window (no previous prompt of the actor to extend) fills this much of the
+#: history's allowance: full enough that what is cut is cut for want of room, with the
+#: rest left for the next few turns to append before the window has to move.
+FRESH_FILL = 0.9
+#: Items ranked for a new selection: the newest, up to this many times the allowance in
+#: tokens. Older ones cannot be reached, so a build costs what the window can hold, not
+#: the whole transcript.
+LOOKBACK = 3
 
 
 @dataclass
@@ -29,108 +44,156 @@ class HistoryItem:
     content: str
     #: "transcript" (the actor's own entries) or "event" (a world event it perceived).
     kind: str = "transcript"
-    #: False for a background event: the first left out when the history share is full.
+    #: False for a background event: the last taken when the history share is full.
     relevant: bool = True
+    #: Engine IDs the item involves (an event's actor and entities; never rendered): an
+    #: item about an entity the input is about ranks first.
+    about: frozenset[str] = field(default_factory=frozenset)
+    #: An event's own text, as the game sent it (a narration of it is matched by it; never rendered).
+    source: str = ""
+
+
+class Selection(NamedTuple):
+    """A prompt's history: the indices (into the layout's history) it held, and the
+    history's length then. The next prompt keeps them and appends what came after."""
+
+    kept: tuple[int, ...]
+    end: int
 
 
 @dataclass
 class Window:
-    """The history the window slides over: the whole timeline, or only its relevant
-    items when the whole does not fit the share (background events go first)."""
+    """The selected history of one prompt."""
 
     items: list[HistoryItem]
-    #: Tokens of each item as a message (content + MESSAGE_OVERHEAD), counted once per
-    #: prompt, from the newest back to the first past the history's allowance (`_costs`).
+    #: Indices into `items` that the prompt holds, ascending.
+    chosen: list[int]
+    #: Tokens of each chosen item as a message (content + MESSAGE_OVERHEAD).
     costs: list[int]
-    #: Index in `layout.history` of each item.
-    origin: list[int]
-    #: The previous window's start, as an index into `items`.
-    sticky: int | None
-    #: Background events set aside.
-    background: int
-    #: len(layout.history).
-    size: int
+    #: The selection is not the previous one extended.
+    moved: bool
 
-    @classmethod
-    def of(cls, items: list[HistoryItem], sticky: int | None, allow: int, count: Callable[[str], int]) -> Window:
-        costs = _costs(items, allow, count)
-        if sum(costs) <= allow or all(map(_relevant, items)):
-            return cls(items, costs, list(range(len(items))), sticky, 0, len(items))
-        origin = list(compress(range(len(items)), map(_relevant, items)))
-        if sticky is not None:
-            sticky = bisect.bisect_left(origin, sticky)
-        kept = list(map(items.__getitem__, origin))
-        return cls(kept, _costs(kept, allow, count), origin, sticky, len(items) - len(origin), len(items))
+    @property
+    def tokens(self) -> int:
+        return sum(self.costs)
 
-    def start_in_layout(self, start: int) -> int:
-        """`start` as an index into layout.history (the sticky state is kept in those)."""
-        return self.origin[start] if start < len(self.origin) else self.size
+    def shown(self) -> list[HistoryItem]:
+        return [self.items[i] for i in self.chosen]
 
-    def left_out(self, start: int) -> list[LeftOut]:
-        events = countOf(map(_kind, self.items[:start]), "event")  # the rest are transcript entries
+    def selection(self) -> Selection:
+        return Selection(tuple(self.chosen), len(self.items))
+
+    def drop_oldest(self) -> bool:
+        """Give up the oldest chosen item (the whole prompt must fit); False when none is left."""
+        if not self.chosen:
+            return False
+        self.chosen.pop(0)
+        self.costs.pop(0)
+        self.moved = True
+        # Begin on a user turn: some chat templates refuse an assistant turn first.
+        while len(self.chosen) > 1 and self.items[self.chosen[0]].role == "assistant":
+            self.chosen.pop(0)
+            self.costs.pop(0)
+        return True
+
+    def left_out(self) -> list[LeftOut]:
+        held = set(self.chosen)
+        out_items = [it for i, it in enumerate(self.items) if i not in held]
+        background = sum(1 for it in out_items if it.kind == "event" and not it.relevant)
+        events = countOf(map(_kind, out_items), "event") - background
+        entries = len(out_items) - events - background
         out = []
-        for n, label in ((start - events, "transcript_entry"), (events, "world_event")):
+        for n, label in ((entries, "transcript_entry"), (events, "world_event")):
             if n:
-                out.append(LeftOut("history", label, n, "older than what the history share holds"))
-        if self.background:
+                out.append(LeftOut("history", label, n, "ranked below what the history share holds"))
+        if background:
             out.append(
                 LeftOut(
                     "history",
                     "world_event",
-                    self.background,
+                    background,
                     "background (involves neither the actor nor a player, elsewhere): history share full",
                 )
             )
         return out
 
 
-_relevant = attrgetter("relevant")
 _kind = attrgetter("kind")
 
 
-def _costs(items: list[HistoryItem], allow: int, count: Callable[[str], int]) -> list[int]:
-    """Each item's tokens as a message, counted from the newest back to the first one
-    past `allow`: no window reaches further (`window_start` stops there, and a previous
-    start beyond it no longer fits), so the older ones are never read and stay 0. A
-    long session's prompt costs what its window holds, not its whole transcript."""
-    costs = [0] * len(items)
-    total = 0
-    for i in range(len(items) - 1, -1, -1):
-        costs[i] = count(items[i].content) + MESSAGE_OVERHEAD
-        total += costs[i]
-        if total > allow:
-            break
-    return costs
+def _units(items: list[HistoryItem], first: int) -> list[list[int]]:
+    """Items from `first` on, in units: a reply goes with the line before it."""
+    units: list[list[int]] = []
+    for i in range(first, len(items)):
+        item = items[i]
+        if item.role == "assistant" and units and items[units[-1][-1]].role == "user" and (
+            items[units[-1][-1]].kind == "transcript" and len(units[-1]) == 1
+        ):
+            units[-1].append(i)
+        else:
+            units.append([i])
+    return units
 
 
-def window_start(items: list[HistoryItem], costs: list[int], sticky: int | None, allow: int, share: int) -> int:
-    """First history index to include: the newest entry always (when it fits at all),
-    the previous window's start while everything since still fits, else a new
-    start that leaves room to grow."""
+def select(
+    items: list[HistoryItem],
+    previous: Selection | None,
+    allow: int,
+    share: int,
+    count: Callable[[str], int],
+    asked: frozenset[str] = frozenset(),
+) -> Window:
+    """The window over `items` for a history allowance of `allow` tokens (`share`: the
+    history's own share, what a moving window refills to a part of). `asked`: engine
+    IDs the input is about."""
     n = len(items)
+    cost_of: dict[int, int] = {}
+
+    def cost(i: int) -> int:
+        c = cost_of.get(i)
+        if c is None:
+            c = cost_of[i] = count(items[i].content) + MESSAGE_OVERHEAD
+        return c
+
     if n == 0:
-        return 0
-    cost = costs.__getitem__
-    if sticky is not None and 0 <= sticky < n:
-        total = sum(costs[sticky:])
-        if total <= allow:
-            return sticky
-    # A new window (none before, or it must move) holds everything when that fits the
-    # history's own share; else it is cut to HISTORY_REFILL of that share, so the following
-    # turns append (into what lore and memory leave) instead of sliding every turn.
-    whole = 0
-    for i in range(n - 1, -1, -1):
-        whole += cost(i)
-        if whole > share:
+        return Window(items, [], [], previous is not None and bool(previous.kept))
+    if previous is not None and previous.end <= n and all(i < n for i in previous.kept):
+        keep = [*previous.kept, *range(previous.end, n)]
+        if keep and sum(map(cost, keep)) <= allow and items[keep[0]].role != "assistant":
+            return Window(items, keep, [cost(i) for i in keep], False)
+    # Everything, when it fits.
+    total, first = 0, n
+    reach = LOOKBACK * max(allow, 0)
+    while first > 0:
+        total += cost(first - 1)
+        if total > reach:
             break
-    target = whole if whole <= share else int(share * HISTORY_REFILL)
-    start, total = n, 0
-    while start > 0 and total + cost(start - 1) <= target:
-        start -= 1
-        total += cost(start)
-    if start == n and cost(n - 1) <= allow:
-        start = n - 1  # the newest entry always goes in when the dynamic tier can hold it
-    # Begin on a user turn: some chat templates refuse an assistant turn first.
-    while start < n - 1 and items[start].role == "assistant":
-        start += 1
-    return start
+        first -= 1
+    whole = sum(cost(i) for i in range(first, n))
+    if first == 0 and whole <= allow:
+        every = list(range(n))
+        return Window(items, every, [cost(i) for i in every], previous is not None)
+    target = int(allow * FRESH_FILL) if previous is None else int(min(share, allow) * HISTORY_REFILL)
+    units = _units(items, first)
+
+    def tier(unit: list[int]) -> int:
+        its = [items[i] for i in unit]
+        if asked and any(asked & it.about for it in its):
+            return 2
+        return 1 if any(it.relevant for it in its) else 0
+
+    newest = units.pop() if units else []
+    chosen: list[int] = []
+    used = 0
+    if newest and sum(map(cost, newest)) <= allow:
+        chosen, used = list(newest), sum(map(cost, newest))
+    ranked = sorted(range(len(units)), key=lambda u: (-tier(units[u]), -u))
+    for u in ranked:
+        c = sum(map(cost, units[u]))
+        if used + c <= target:
+            chosen.extend(units[u])
+            used += c
+    chosen.sort()
+    while len(chosen) > 1 and items[chosen[0]].role == "assistant":
+        chosen.pop(0)
+    return Window(items, chosen, [cost(i) for i in chosen], True)

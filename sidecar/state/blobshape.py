@@ -32,9 +32,9 @@ _NOT_SAVED = frozenset({"recent_deltas", "delta_digests"})
 
 #: (struct, field name) -> the blob format version that added the field. A blob of
 #: an older version lacks it and gets its default; every other field is required.
-#: Empty while the format is at version 1: a field added to the model from now on
-#: is listed here with the version that bumps `codec.BLOB_VERSION`.
-ADDED_IN: dict[tuple[type, str], int] = {}
+#: A field added to the model is listed here with the version that bumps
+#: `codec.BLOB_VERSION`.
+ADDED_IN: dict[tuple[type, str], int] = {(Session, "prompt_state"): 2}
 
 #: Deeper than any valid payload (value lists nest up to `max_value_depth`): a
 #: hostile blob must not exhaust the stack.

@@ -1,8 +1,8 @@
 """Byte encodings of state: sessions and op batches for the journal (msgpack
 via msgspec), and the versioned, self-describing save blob of ExportSession.
 
-Save blob (format_version 1): a msgpack map
-``{"format": "game-sidecar/session", "version": 1, "session_id", "revision",
+Save blob (format_version 2; 1 lacks `prompt_state`): a msgpack map
+``{"format": "game-sidecar/session", "version": 2, "session_id", "revision",
 "crc32", "payload"}`` where `payload` is the msgpack of `model.Session`
 (delta window and its digests cleared) and `crc32` its checksum. Later
 versions add Session fields with defaults, so an old blob still decodes
@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 BLOB_FORMAT = "game-sidecar/session"
-BLOB_VERSION = 1
+BLOB_VERSION = 2  # 2: Session.prompt_state (an imported session builds the same prompts)
 
 _enc = msgspec.msgpack.Encoder()
 #: Map keys sorted: one batch has one encoding, whatever order its maps arrived in.

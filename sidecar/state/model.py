@@ -231,3 +231,7 @@ class Session(msgspec.Struct):
     #: `recent_deltas` that have one (an ID remembered before digests were kept has
     #: none): a reused ID with other ops is refused, not replayed. Not exported.
     delta_digests: dict[str, bytes] = msgspec.field(default_factory=dict)
+    #: Actor engine ID -> what its last prompt held (the history it kept, its lore and
+    #: memory blocks), encoded by sidecar/context/prefix_state.py: the next prompt
+    #: extends that prefix. Exported, so an imported session builds the same prompts.
+    prompt_state: dict[str, bytes] = msgspec.field(default_factory=dict)

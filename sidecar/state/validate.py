@@ -197,7 +197,8 @@ def _unlore(c: Checker, op: o.RemoveLoreCard) -> None:
 
 
 def _memory(c: Checker, op: o.RecordMemory) -> None:
-    c.ref(op.memory.actor_id, "memory.actor_id", history=True)
+    # "" is the narrator (docs/context.md, Memory bank).
+    c.ref(op.memory.actor_id, "memory.actor_id", optional=True, history=True)
     if type(op.memory.text) is not str or not op.memory.text.strip():
         c.fail("memory.text is empty")
     c.text(op.memory.text, "memory.text")

@@ -6,6 +6,7 @@ real tokenizer over the serialized messages, as scripts/bench_context.py does.""
 from __future__ import annotations
 
 import random
+import statistics
 
 from ctxhelpers import count_messages, engine, prepare, tiktoken_counter
 from world import anchor_tavern
@@ -57,7 +58,11 @@ def _lived_in_tavern():
     return s
 
 
-def test_prefix_reuse_is_at_least_90_percent_on_every_turn_from_the_second() -> None:
+def test_prefix_reuse_is_at_least_90_percent_from_the_second_turn() -> None:
+    """Issue 23 changed this on purpose: the recalled memories fill what the memory share
+    leaves (not at most two), so a turn whose input brings new memories to mind sends them
+    uncached once (then the history holds them with their line): every turn at least 85%,
+    the dialogue at least 90% on average."""
     s, eng = _lived_in_tavern(), engine()
     rng = random.Random(9)
     previous = None
@@ -80,4 +85,4 @@ def test_prefix_reuse_is_at_least_90_percent_on_every_turn_from_the_second() -> 
             run_id=str(turn),
         )
     assert "The old ferry crosses" in "".join(m["content"] for m in previous[1:-1])  # in the history since
-    assert min(ratios) >= 0.9, [round(r, 3) for r in ratios]
+    assert statistics.mean(ratios) >= 0.9 and min(ratios) >= 0.85, [round(r, 3) for r in ratios]

@@ -224,9 +224,12 @@ def test_required_trimming_follows_priority() -> None:
     ).onto(s)
     p = prepare(engine(), s, RunSpec("s1", NPC, DialogueInput("hi")), budget=2000)
     sec = {x.name: x for x in p.prompt.sections}
+    # Issue 23: the scene goes first and whole; then the story's texts, capped at 70%.
+    assert not sec["scene"].trimmed and not sec["scene"].dropped and sec["scene"].tokens > 0
+    assert not sec["setting"].trimmed and not sec["setting"].dropped and sec["setting"].tokens > 0
     assert sec["author_note"].trimmed and not sec["author_note"].dropped
     assert "70%" in sec["author_note"].reason
-    for lower in ("plot_essentials", "instructions", "story_summary", "scene"):
+    for lower in ("plot_essentials", "instructions", "story_summary"):
         assert sec[lower].dropped, lower
     assert p.prompt.prompt_tokens <= 2000
     required = sum(x.tokens for x in p.prompt.sections if x.tier != "dynamic" and x.name != "history")

@@ -236,9 +236,11 @@ def test_a_newly_triggered_lore_card_enters_the_history_behind_its_line() -> Non
         sections = {x.name: x for x in p.prompt.sections}
         if turn == 2:
             assert msgs[-1]["content"].startswith('player_1 says: "Any word of the dragon?"\n\n' + card)
-            # The one turn a card is sent uncached, the recall gives way (and says so).
-            assert "lore_new" in sections and "This brings to mind" not in msgs[-1]["content"]
-            assert any("lore card enters" in x.reason for x in p.prompt.left_out if x.section == "memory")
+            # Issue 23: the directly relevant memory is not held back the turn a card enters;
+            # it follows the card, and the history holds both with the line from then on.
+            assert "lore_new" in sections
+            assert "## This brings to mind\n- The dragon burned my caravan." in msgs[-1]["content"]
+            assert not any(x.section == "memory" for x in p.prompt.left_out)
         if turn > 2:
             assert card not in msgs[-1]["content"] and "lore_new" not in sections
             assert any(m["content"].startswith('player_1 says: "Any word of the dragon?"\n\n' + card) for m in msgs)
@@ -277,14 +279,18 @@ def test_waiting_lore_joins_the_block_when_the_history_window_moves() -> None:
 
 
 def test_a_new_window_starts_with_room_to_grow() -> None:
-    """A long event log fills the history at once; the next turns must still append."""
+    """A long event log fills the history at once (issue 23: a first window fills 90% of
+    the history's allowance, no longer 60%); the window moves at most once in the next
+    turns, and after a move the following turns append."""
     s, eng = _tavern_with_events(200), engine()
     extended = 0
     previous = None
     for turn in range(10):
         p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(f"And then, {turn}?")), budget=3000)
         msgs = p.prompt.messages
+        if turn == 0:
+            assert count_messages(msgs) >= 0.9 * 3000
         extended += previous is not None and msgs[: len(previous) - 1] == previous[:-1]
         previous = msgs
         p.record(f"Then more ale, {turn}.", interrupted=False, run_id=str(turn))
-    assert extended == 9
+    assert extended >= 8

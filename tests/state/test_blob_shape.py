@@ -149,6 +149,26 @@ def test_an_export_from_before_delta_digests_still_imports(tmp_path: Path) -> No
     asyncio.run(scenario())
 
 
+def test_a_version_1_blob_without_prompt_state_imports_and_a_version_2_one_must_have_it(tmp_path: Path) -> None:
+    """Format version 2 added `prompt_state`: a version-1 blob (the release before)
+    lacks it and imports with it empty; a version-2 blob that lacks it is refused."""
+
+    async def scenario() -> None:
+        store, blob = await _base(str(tmp_path))
+        payload = _payload(blob)
+        assert msgspec.msgpack.decode(blob)["version"] == codec.BLOB_VERSION == 2
+        del payload["prompt_state"]
+        with pytest.raises(InvalidBlob, match="prompt_state"):
+            await store.import_("v2", _forge(blob, payload))
+        env = msgspec.msgpack.decode(_forge(blob, payload))
+        env["version"] = 1
+        await store.import_("v1", _enc.encode(env))
+        assert _payload(store.export("v1"))["prompt_state"] == {}
+        await store.aclose()
+
+    asyncio.run(scenario())
+
+
 def _shape_mutation(payload: dict, data: st.DataObject) -> None:
     """Delete a key, add a key, or put a value of another kind, anywhere."""
     paths = [p for p in _paths(payload) if p not in ((w,) for w in _WINDOW)]

@@ -7370,7 +7370,8 @@ namespace GameSidecar.V1 {
     public const int SectionFieldNumber = 1;
     private string section_ = "";
     /// <summary>
-    /// The section it would have gone to: "history", "memory", "lore", "setting".
+    /// The section it would have gone to: "history", "memory", "lore", "setting", or a
+    /// required part's name ("scene", "story_summary"...).
     /// </summary>
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
@@ -7385,7 +7386,8 @@ namespace GameSidecar.V1 {
     public const int KindFieldNumber = 2;
     private string kind_ = "";
     /// <summary>
-    /// "transcript_entry", "world_event", "memory", "lore_card", "character", "item".
+    /// "transcript_entry", "world_event", "memory", "lore_card", "character", "item";
+    /// for a required part the budget cut: "line", "words" or "section".
     /// </summary>
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]

@@ -2295,6 +2295,9 @@ namespace GameSidecar.V1 {
     /// <summary>Field number for the "actor_id" field.</summary>
     public const int ActorIdFieldNumber = 1;
     private string actorId_ = "";
+    /// <summary>
+    /// Engine ID of who remembers it; empty = the narrator.
+    /// </summary>
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public string ActorId {

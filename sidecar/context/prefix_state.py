@@ -1,0 +1,106 @@
+"""What an actor's last prompt held (the history items it kept, its lore and memory
+blocks, lore and memories that entered the history with a line), kept in the session
+(`Session.prompt_state`) so the next prompt extends that prefix.
+
+It lives in the session, not in the engine, so that a session exported and imported
+(ExportSession / ImportSession) builds byte-identical prompts for the same input: the
+prompt depends on what was sent before (docs/context.md, History window; docs/privacy.md).
+Each part is checked against the session when used (a selection past the history's
+end, a memory no longer there, a line that no longer renders as sent are dropped).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import msgspec
+
+from sidecar.context.parts import Entered
+from sidecar.context.window import Selection
+from sidecar.state.model import Session
+
+__all__ = ["PrefixState", "read", "write"]
+
+
+class PrefixState(msgspec.Struct, frozen=True):
+    #: The history the last prompt held (None: it held no history).
+    history: Selection | None = None
+    lore: frozenset[str] = frozenset()
+    memories: frozenset[tuple[int, str]] = frozenset()
+    entered: tuple[Entered, ...] = ()
+
+
+class _Wire(msgspec.Struct, array_like=True):
+    #: The history's kept indices as [start, stop) runs (a window is mostly one run).
+    runs: list[tuple[int, int]] | None
+    end: int
+    lore: list[str]
+    memories: list[tuple[int, str]]
+    entered: list[tuple[int, str, str, list[str]]]
+
+
+_enc = msgspec.msgpack.Encoder()
+_dec = msgspec.msgpack.Decoder(_Wire)
+_DECODED_MAX = 4096
+_decoded: OrderedDict[bytes, PrefixState] = OrderedDict()
+
+
+def _runs(kept: tuple[int, ...]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for i in kept:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def write(session: Session, actor_id: str, state: PrefixState) -> None:
+    sel = state.history
+    wire = _Wire(
+        _runs(sel.kept) if sel is not None else None,
+        sel.end if sel is not None else 0,
+        sorted(state.lore),
+        sorted(state.memories),
+        [(e.entry, e.said, e.text, sorted(e.cards)) for e in state.entered],
+    )
+    session.prompt_state[actor_id] = _enc.encode(wire)
+
+
+def _keys(pairs: list[tuple[int, str]]) -> frozenset[tuple[int, str]]:
+    return frozenset((int(r), str(t)) for r, t in pairs)
+
+
+def read(session: Session, actor_id: str) -> PrefixState:
+    """The actor's state; a fresh one when there is none, or when it does not decode or
+    names history items past what the session can hold (an imported blob is the game's
+    input: a state that claims a billion items must not make us build a billion)."""
+    raw = session.prompt_state.get(actor_id)
+    if not raw:
+        return PrefixState()
+    hit = _decoded.get(raw)
+    if hit is not None:
+        return hit
+    try:
+        w = _dec.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        # A save from another version: start afresh (the prompt is still valid, only less cached).
+        return PrefixState()
+    # The timeline holds at most the actor's transcript and the world's events.
+    bound = len(session.transcripts.get(actor_id, ())) + len(session.world.events)
+    runs = w.runs or []
+    if w.end > bound or any(not 0 <= a < b <= w.end for a, b in runs):
+        return PrefixState()
+    history = None
+    if w.runs is not None:
+        history = Selection(tuple(i for a, b in w.runs for i in range(a, b)), w.end)
+    state = PrefixState(
+        history,
+        frozenset(w.lore),
+        _keys(w.memories),
+        tuple(Entered(n, said, text, frozenset(c)) for n, said, text, c in w.entered),
+    )
+    _decoded[raw] = state
+    if len(_decoded) > _DECODED_MAX:
+        _decoded.popitem(last=False)
+    return state
