@@ -125,6 +125,12 @@ def _runs_output(session: Session, limits: StateLimits) -> None:
             _text(e.speaker_id, "transcript speaker_id", limits.max_id_length)
             _text(e.run_id, "transcript run_id", limits.max_id_length)
             _count(e.unix_ms, "transcript unix_ms")
+    for actor, summary in session.summaries.items():
+        _text(actor, "a transcript summary's actor", limits.max_id_length)
+        _text(summary.text, "transcript summary", text_limit)
+        _count(summary.summarised, "transcript summary's summarised")
+        _count(summary.dropped, "transcript summary's dropped")
+    _count(session.world.events_dropped, "events_dropped")
     for actor, note in session.notes.items():
         _text(actor, "a notes actor", limits.max_id_length)
         _text(note, "notes", text_limit)

@@ -160,6 +160,9 @@ class World(msgspec.Struct):
     memories: list[Memory] = msgspec.field(default_factory=list)
     story: Story = msgspec.field(default_factory=Story)
     personas: dict[str, PersonaBinding] = msgspec.field(default_factory=dict)
+    #: Events dropped from the front of `events` by the events limit, in all (a
+    #: prompt reports them in its left_out: they are no longer held).
+    events_dropped: int = 0
 
 
 class MomentExposure(msgspec.Struct, frozen=True):
@@ -201,6 +204,23 @@ class TranscriptEntry(msgspec.Struct):
     revision: int = 0
 
 
+class TranscriptSummary(msgspec.Struct):
+    """What an actor's transcript no longer holds (sidecar.context.compaction): the
+    oldest entries, summarised by a model, and any dropped by the transcript cap."""
+
+    #: The summary as the model wrote it (aliases, like a reply in the transcript).
+    text: str = ""
+    #: Entries folded into `text`, in all.
+    summarised: int = 0
+    #: Entries dropped by the transcript cap without a summary, in all.
+    dropped: int = 0
+
+    @property
+    def removed(self) -> int:
+        """Entries gone from the front of the transcript: its first entry's absolute index."""
+        return self.summarised + self.dropped
+
+
 class ActorUsage(msgspec.Struct):
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -219,6 +239,8 @@ class Session(msgspec.Struct):
     aliases: AliasTable = msgspec.field(default_factory=AliasTable)
     #: Actor engine ID ("" = narrator) -> entries, append-only.
     transcripts: dict[str, list[TranscriptEntry]] = msgspec.field(default_factory=dict)
+    #: Actor engine ID -> what its transcript no longer holds (compaction, the cap).
+    summaries: dict[str, TranscriptSummary] = msgspec.field(default_factory=dict)
     #: Actor engine ID -> private notes (docs/context.md, Decisions and notes).
     notes: dict[str, str] = msgspec.field(default_factory=dict)
     usage: dict[str, ActorUsage] = msgspec.field(default_factory=dict)
