@@ -19,6 +19,7 @@ import msgspec
 
 from sidecar.config import Config
 from sidecar.context.budget import SEP, Fitted, fit
+from sidecar.context.compaction import cap_left_out
 from sidecar.context.context_index import ContextIndex, context_index
 from sidecar.context.contract import (
     Prompt,
@@ -223,6 +224,8 @@ class ContextEngine:
         fold: bool = False,
     ) -> tuple[Fitted, Shown, Layout]:
         layout, shown = build_layout(session, spec, proj, cidx, sticky, budget, inputs, fold)
+        # What the events cap, the transcript cap and compaction took (issue 23).
+        layout.left_out.extend(cap_left_out(session, spec.actor_id))
         # +1: where the format joins it to the system text, tokens may not split the same way.
         layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
         return fit(layout, budget, count), shown, layout
@@ -249,6 +252,14 @@ class ContextEngine:
         if binding is None or binding.inline is not None or not binding.template_name:
             return ""
         return self.templates.get(binding.template_name).version
+
+    def forget_actor(self, session_id: str, actor_id: str) -> None:
+        """Drop what the last prompts of one actor held (the window's start, lore in the
+        history): a compaction shortened its transcript, so those indexes are stale."""
+        with self._lock:
+            for cache in (self._sticky, self._lore, self._memories, self._entered):
+                for key in [k for k in cache if k[0] == session_id and k[2] == actor_id]:
+                    del cache[key]
 
     def forget_session(self, session_id: str) -> None:
         """Drop everything cached for a session (`sidecar.sessions.close_session` calls it):

@@ -34,6 +34,7 @@ from sidecar.errors import (
     SidecarError,
 )
 from sidecar.runs.attempts import run_attempts
+from sidecar.runs.compaction import Compactor
 from sidecar.runs.counters import RunCounters
 from sidecar.runs.events import Finished, Started, Timings
 from sidecar.runs.handle import END, RunHandle
@@ -68,6 +69,8 @@ class RunScheduler:
         self.context = context
         self.planner = RunPlanner(config, store, gateway)
         self.counters = RunCounters(store)
+        #: Transcript compaction after runs, in the background (sidecar.runs.compaction).
+        self.compactor = Compactor(config, store, gateway, context)
         self._draining = draining
         self._runs: dict[str, RunHandle] = {}
         #: Waiting runs per (session, actor), in arrival order.
@@ -176,6 +179,7 @@ class RunScheduler:
 
     async def aclose(self) -> None:
         self._closing = True
+        await self.compactor.aclose()
         handles = list(self._runs.values())
         for handle in handles:
             handle.cancel(ShuttingDown("the sidecar is shutting down"))
@@ -223,6 +227,7 @@ class RunScheduler:
             handle.done = True
             self._release(handle)
             await self.counters.persist(handle.spec.session_id)
+            self.compactor.after_run(handle.spec.session_id, handle.spec.actor_id)
 
     async def _serve(self, handle: RunHandle, emit: Callable[[Any], None]) -> None:
         plan = handle.plan
