@@ -70,6 +70,7 @@ async def soak(turns: int = 3000, extra_config: str = "") -> dict[str, object]:
         run_ms: dict[int, float] = {}
         preview_ms: dict[int, float] = {}
         rss: dict[str, float] = {}
+        rss_series: dict[str, float] = {}
         ends: dict[str, int] = {}
         try:
             client = sidecar.client
@@ -102,6 +103,8 @@ async def soak(turns: int = 3000, extra_config: str = "") -> dict[str, object]:
                 ends[end] = ends.get(end, 0) + 1
                 if turn == mark:
                     rss["mark"] = _rss_mb(pid)
+                if turn % (WINDOW * 5) == 0:
+                    rss_series[str(turn)] = _rss_mb(pid)
             rss["end"] = _rss_mb(pid)
         finally:
             await sidecar.close()
@@ -129,6 +132,11 @@ async def soak(turns: int = 3000, extra_config: str = "") -> dict[str, object]:
         "rss_mb_at_500": rss.get("mark"),
         "rss_mb_at_end": rss.get("end"),
         "rss_mb_growth": round(rss["end"] - rss["mark"], 1) if "mark" in rss else None,
+        "series_ms_p50": {
+            str(t): [round(p50(apply_ms, t), 2), round(p50(run_ms, t), 2), round(p50(preview_ms, t), 2)]
+            for t in range(WINDOW * 5, turns + 1, WINDOW * 5)
+        },
+        "rss_mb_series": rss_series,
     }
 
 

@@ -22,6 +22,7 @@ from sidecar.context.budget import SEP, Fitted, fit
 from sidecar.context.compaction import cap_left_out
 from sidecar.context.context_index import ContextIndex, context_index
 from sidecar.context.contract import (
+    ContinueInput,
     Prompt,
     RunSpec,
     TokenCounter,
@@ -47,7 +48,7 @@ from sidecar.state.model import Session
 
 __all__ = ["ContextEngine", "resolve_budget"]
 
-_PROMPT_CACHE_SIZE = 1024
+_PROMPT_CACHE_SIZE = 256
 _STICKY_LIMIT = 65_536
 
 
@@ -122,6 +123,8 @@ class ContextEngine:
         Raises UnknownEntity (actor, focus or input entity not in the session),
         InvalidRequest (bad persona template), ContextWindowExceeded (the fixed
         part alone is over the budget)."""
+        if isinstance(spec.input, ContinueInput):
+            _check_continuable(session, spec.actor_id)
         count = self._counts.get(count_tokens)
         self.lore_files.refresh()
         budget = resolve_budget(spec, session, self.config, budget_tokens)
@@ -282,6 +285,15 @@ class ContextEngine:
     def _per_session(self) -> tuple[MutableMapping[Any, Any], ...]:
         # Every key starts with the session ID (the value types differ: Any).
         return (self._sticky, self._lore, self._memories, self._entered, self._prompts)
+
+
+def _check_continuable(session: Session, actor_id: str) -> None:
+    """A Continue needs something to carry on: a reply of this actor, or its summary."""
+    entries = session.transcripts.get(actor_id, ())
+    if any(e.role in ("actor", "narrator") for e in entries) or actor_id in session.summaries:
+        return
+    who = f"actor {actor_id!r}" if actor_id else "the narrator"
+    raise InvalidRequest(f"nothing to continue: {who} has no reply in session {session.id!r} yet")
 
 
 def _copy(prompt: Prompt) -> Prompt:

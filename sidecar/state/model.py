@@ -22,7 +22,7 @@ Kind = Literal["character", "location", "item", "faction", "player", "other"]
 Level = Literal["public", "known_to", "private", "hidden"]
 AliasMode = Literal["kind", "display_name"]
 #: Who a transcript entry is from.
-Role = Literal["player", "actor", "narrator", "event"]
+Role = Literal["player", "actor", "narrator", "event", "continue"]
 
 
 class Vec3(msgspec.Struct, frozen=True, tag="vec3"):
@@ -192,6 +192,14 @@ class AliasTable(msgspec.Struct):
     counters: dict[str, int] = msgspec.field(default_factory=dict)
 
 
+class EntryMention(msgspec.Struct, frozen=True, array_like=True):
+    """An entity a transcript entry's shown text names: `shown[start:start + length]` (code points)."""
+
+    entity_id: str
+    start: int
+    length: int
+
+
 class TranscriptEntry(msgspec.Struct):
     role: Role
     text: str
@@ -202,6 +210,12 @@ class TranscriptEntry(msgspec.Struct):
     #: Session revision the run's prompt was built at: orders the entry among world
     #: events (an event of revision r happened before an entry of revision >= r).
     revision: int = 0
+    #: `text` as the run streamed it to the game (display names, not aliases), set when
+    #: it differs from `text`'s model form; None: show `text` (or, for an entry recorded
+    #: before this field, dealias it when read).
+    shown: str | None = None
+    #: The entities `shown` names (ReadTranscript's mentions).
+    mentions: list[EntryMention] = msgspec.field(default_factory=list)
 
 
 class TranscriptSummary(msgspec.Struct):

@@ -80,7 +80,10 @@ async def test_compaction_is_journaled_survives_a_restart_and_is_previewed(make_
     assert SUMMARY in again.messages[0].content
     assert [m.content for m in again.messages] == [m.content for m in shown.messages]
     page = await second.client.agent.ReadTranscript(apb.ReadTranscriptRequest(session_id="g", actor_id=NPC))
-    assert page.total == 4
+    assert (page.total, page.first_index, [e.index for e in page.entries]) == (10, 6, [6, 7, 8, 9])
+    # The summary as the game shows it: display names, never the model's aliases.
+    assert page.summary == "Maerwyn sold Aren a brass lamp and promised a map of the north road."
+    assert [m.entity_id for m in page.summary_mentions] == [NPC, PC] and not page.summary_model_text
 
 
 async def test_a_slow_summary_never_holds_a_run_up(make_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -110,3 +113,23 @@ async def test_the_transcript_cap_and_the_events_cap_report_what_they_dropped(ma
     left = {(lo.kind, lo.count): lo.reason for lo in shown.left_out if lo.section == "history"}
     assert "max_entries" in left[("transcript_entry", 2)]
     assert "events cap" in left[("world_event", 2)]
+
+
+async def test_read_transcript_shows_display_names_model_text_only_on_debug(make_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cfg = config(tmp_path, compact_after_entries=0, max_entries=50)
+    cfg.profiles["fake"].script.replies = ["npc_1 glares at player_1 and pockets the lamp."]
+    running = await make_server(cfg)
+    await setup(running.client)
+    assert await run(running.client, talk(1)) == "finished"
+    request = apb.ReadTranscriptRequest(session_id="g", actor_id=NPC)
+    page = await running.client.agent.ReadTranscript(request)
+    player, reply = page.entries
+    assert player.text == "Line 1: any lamps today?" and not player.mentions
+    assert reply.text == "Maerwyn glares at Aren and pockets the lamp."
+    spans = [(m.entity_id, reply.text.encode()[m.start : m.start + m.length].decode()) for m in reply.mentions]
+    assert spans == [(NPC, "Maerwyn"), (PC, "Aren")]
+    assert not reply.model_text and "npc_1" not in str(page)
+    request.include_model_text = True
+    debug = await running.client.agent.ReadTranscript(request)
+    assert debug.entries[1].model_text == "npc_1 glares at player_1 and pockets the lamp."
+    assert debug.entries[1].text == reply.text
