@@ -143,6 +143,11 @@ class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     #: provider with an `api_base`, else "litellm" (docs/runs.md). Ignored by the
     #: embedded and scripted models, which never go through litellm.
     transport: Literal["auto", "litellm", "sse"] = "auto"
+    #: Provider prompt caching for providers that cache only when asked (Anthropic's
+    #: `cache_control`, through litellm): "auto" marks the end of the prompt's stable
+    #: prefix for Anthropic's Claude models (anthropic/, bedrock/ and vertex_ai/ Claude);
+    #: "mark" marks it for any litellm-transport model; "off" never (docs/runs.md).
+    prompt_cache: Literal["auto", "mark", "off"] = "auto"
 
 
 class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):
