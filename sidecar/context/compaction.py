@@ -11,6 +11,7 @@ The run package (`sidecar.runs.compaction`) makes the call and stores it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from sidecar.context.contract import LeftOut
 from sidecar.context.history import render_entry
@@ -42,23 +43,37 @@ def fold_count(entries: list[TranscriptEntry], keep: int) -> int:
 
 
 def summary_messages(
-    session: Session, proj: Projection, folded: list[TranscriptEntry], max_chars: int
-) -> list[dict[str, str]]:
-    """The summary request: the previous summary (if any) and the folded turns."""
+    session: Session,
+    proj: Projection,
+    folded: list[TranscriptEntry],
+    max_chars: int,
+    count: Callable[[str], int],
+    budget: int,
+) -> tuple[list[dict[str, str]], int]:
+    """The summary request: the previous summary (if any) and as many of the oldest
+    `folded` turns as fit in `budget` tokens (the summary model's window less its
+    reply), with how many that is (0: not even one input and its reply fit)."""
     previous = session.summaries.get(proj.actor_id)
-    lines = []
+    rules = _RULES.format(chars=max_chars)
+    head = []
     if previous is not None and previous.text:
-        lines += ["Earlier record:", game_text(proj, previous.text), ""]
-    lines.append("Turns to fold in, oldest first:")
+        head += ["Earlier record:", game_text(proj, previous.text), ""]
+    head.append("Turns to fold in, oldest first:")
+    used = count(rules) + sum(count(line) + 1 for line in head) + 16  # 16: role markers
     me = "You" if proj.actor_id else "Narrator"
-    for entry in folded:
+    turns: list[str] = []
+    taken = 0
+    for i, entry in enumerate(folded):
         item = render_entry(proj, entry)
-        who = me if item.role == "assistant" else "Turn"
-        lines.append(f"{who}: {item.content}")
-    return [
-        {"role": "system", "content": _RULES.format(chars=max_chars)},
-        {"role": "user", "content": "\n".join(lines)},
-    ]
+        line = f"{me if item.role == 'assistant' else 'Turn'}: {item.content}"
+        used += count(line) + 1
+        if used > budget:
+            break
+        turns.append(line)
+        if i + 1 == len(folded) or folded[i + 1].role not in ("actor", "narrator"):
+            taken = i + 1  # never stop between an input and its reply
+    text = "\n".join(head + turns[:taken])
+    return [{"role": "system", "content": rules}, {"role": "user", "content": text}], taken
 
 
 def bound_summary(text: str, max_chars: int) -> str:

@@ -5,6 +5,13 @@ by `summary_profile` in a background task, one at a time per actor, so a run
 never waits for it. The store journals the result before memory changes
 (SessionStore.compact_transcript), so it survives a restart.
 
+One summary request folds as many of the oldest entries as fit in the summary
+model's window; the next run starts another when the transcript is still over.
+A compaction that failed is tried again only once the transcript has grown a
+quarter of the way from `keep_entries` to `compact_after_entries` further. The
+embedded model generates one reply at a time, so a summary it is writing gives
+way (is cancelled, and started again after a later run) when a run needs it.
+
 Past `max_entries` (compaction off, failing or behind) the oldest entries are
 dropped without a summary; prompts report them in left_out.
 """
@@ -12,6 +19,7 @@ dropped without a summary; prompts report them in left_out.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -43,8 +51,13 @@ class Compactor:
         self._gateway = gateway
         self._context = context
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
-        #: Compactions stored (tests and benchmarks read it).
+        #: The summary profile of each compaction under way (to give the embedded model way).
+        self._profiles: dict[tuple[str, str], str] = {}
+        #: Transcript length at a failed compaction: no retry until it grows.
+        self._failed: dict[tuple[str, str], int] = {}
+        #: Compactions stored, and summary requests made (tests and benchmarks read them).
         self.done = 0
+        self.requests = 0
 
     def after_run(self, session_id: str, actor_id: str) -> None:
         """Start a compaction of this actor's transcript when it is due (never waits)."""
@@ -56,13 +69,33 @@ class Compactor:
         if entries is None:
             return
         cfg = self._cfg
-        due = (cfg.compact_after_entries and len(entries) > cfg.compact_after_entries) or len(entries) > cfg.max_entries
         key = (session_id, actor_id)
-        if not due or key in self._tasks:
+        n = len(entries)
+        due = cfg.compact_after_entries and n > cfg.compact_after_entries
+        failed = self._failed.get(key)
+        if due and failed is not None and n < failed + max(1, (cfg.compact_after_entries - cfg.keep_entries) // 4):
+            due = False
+        if not (due or n > cfg.max_entries) or key in self._tasks:
             return
-        task = asyncio.get_running_loop().create_task(self._compact(session_id, actor_id))
+        if failed is not None and n < failed:
+            self._failed.pop(key, None)  # replaced meanwhile (an import): start afresh
+        task = asyncio.get_running_loop().create_task(self._compact(session_id, actor_id, bool(due)))
         self._tasks[key] = task
-        task.add_done_callback(lambda _t: self._tasks.pop(key, None))
+        task.add_done_callback(lambda _t: self._done(key))
+
+    def _done(self, key: tuple[str, str]) -> None:
+        self._tasks.pop(key, None)
+        self._profiles.pop(key, None)
+
+    def make_way(self, profile: str) -> None:
+        """A run is about to use `profile`: if it is the embedded model, summaries it is
+        writing stop (one generation at a time there; a run must not wait for one)."""
+        if self._gateway.route(profile).kind != "local":
+            return
+        for key, task in list(self._tasks.items()):
+            used = self._profiles.get(key)
+            if used is not None and self._gateway.route(used).kind == "local":
+                task.cancel()
 
     async def idle(self) -> None:
         """Wait for the compactions under way (tests; shutdown)."""
@@ -74,17 +107,21 @@ class Compactor:
             task.cancel()
         await self.idle()
 
-    async def _compact(self, session_id: str, actor_id: str) -> None:
+    async def _compact(self, session_id: str, actor_id: str, summarise: bool) -> None:
+        key = (session_id, actor_id)
         try:
-            if self._cfg.compact_after_entries:
+            if summarise:
                 try:
                     if await self._summarise(session_id, actor_id):
+                        self._failed.pop(key, None)
                         return
                 except SidecarError as exc:
                     log.warning(
                         "transcript compaction failed",
                         extra={"fields": {"session_id": session_id, "reason": exc.reason, "error": exc.message}},
                     )
+                with contextlib.suppress(SidecarError):
+                    self._failed[key] = len(self._store.get(session_id).transcripts.get(actor_id, ()))
             await self._cap(session_id, actor_id)
         except SidecarError:
             log.warning("transcript cap failed", exc_info=True, extra={"fields": {"session_id": session_id}})
@@ -99,12 +136,21 @@ class Compactor:
         if n == 0:
             return False
         proj = Projection(session, actor_id)
-        messages = summary_messages(session, proj, entries[:n], cfg.summary_max_chars)
         profile = cfg.summary_profile or session.options.profile or self._config.default_profile
         if profile not in self._config.profiles:
             profile = self._config.default_profile
-        limits = Limits(max_output_tokens=max(64, int(cfg.summary_max_chars * _TOKENS_PER_CHAR)), temperature=0.0)
-        request = ModelRequest(self._gateway.target(profile), messages, limits, proj.engine_ids)
+        self._profiles[(session_id, actor_id)] = profile
+        gateway = self._gateway
+        await gateway.prepare_profile(profile)
+        out_tokens = max(64, int(cfg.summary_max_chars * _TOKENS_PER_CHAR))
+        room = gateway.context_window(profile) - out_tokens
+        count = gateway.token_counter(profile)
+        messages, n = summary_messages(session, proj, entries[:n], cfg.summary_max_chars, count, room)
+        if n == 0:
+            return False
+        limits = Limits(max_output_tokens=out_tokens, temperature=0.0)
+        self.requests += 1
+        request = ModelRequest(gateway.target(profile), messages, limits, proj.engine_ids)
         pieces: list[str] = []
         async for piece in self._gateway.stream(request):
             if isinstance(piece, TextPiece):

@@ -235,6 +235,7 @@ class RunScheduler:
         await handle.slot
         runtrace.mark("slot")
         started = time.monotonic()
+        self.compactor.make_way(plan.target.name)
         prompt = await self._prompt(plan)
         runtrace.mark("prompt")
         prepared = handle.prepared = prompt.prepared

@@ -133,3 +133,21 @@ async def test_read_transcript_shows_display_names_model_text_only_on_debug(make
     debug = await running.client.agent.ReadTranscript(request)
     assert debug.entries[1].model_text == "npc_1 glares at player_1 and pockets the lamp."
     assert debug.entries[1].text == reply.text
+
+
+async def test_a_failing_summary_is_retried_only_as_the_transcript_grows(make_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cfg = config(tmp_path, compact_after_entries=20, keep_entries=4, max_entries=50)
+    # Every reply carries a cue the scripted summariser obeys: each summary request fails.
+    script = ScriptConfig(chunk_delay_ms=0, replies=["Aye. #fail:unavailable"])
+    cfg.profiles["fake"] = ModelProfile(model="scripted/talk-cue", max_retries=0, script=script)
+    running = await make_server(cfg)
+    await setup(running.client)
+    compactor = running.app.runs.compactor
+    for i in range(11):  # 22 entries: a compaction starts, and fails
+        assert await run(running.client, talk(i)) == "finished"
+    await eventually(lambda: compactor.requests == 1 and not compactor._tasks, what="the first attempt over")
+    assert await run(running.client, talk(11)) == "finished"  # 24 < 22 + (20 - 4) / 4: no retry
+    assert compactor.requests == 1 and not compactor._tasks
+    assert await run(running.client, talk(12)) == "finished"  # 26: again
+    await eventually(lambda: compactor.requests == 2 and not compactor._tasks, what="the second attempt over")
+    assert compactor.done == 0 and len(running.app.store.get("g").transcripts[NPC]) == 26
