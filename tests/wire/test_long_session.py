@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from waits import eventually
 from world import World
 
 from sidecar.config import Config, ModelProfile, ScriptConfig, StateLimits, TranscriptConfig
+from sidecar.errors import InvalidRequest
 from sidecar.v1 import agent_service_pb2 as apb
 
 NPC, PC, INN = "BP_Merchant_C_1", "PLAYER_1", "LOC_Inn_1"
@@ -151,3 +153,24 @@ async def test_a_failing_summary_is_retried_only_as_the_transcript_grows(make_se
     assert await run(running.client, talk(12)) == "finished"  # 26: again
     await eventually(lambda: compactor.requests == 2 and not compactor._tasks, what="the second attempt over")
     assert compactor.done == 0 and len(running.app.store.get("g").transcripts[NPC]) == 26
+
+
+@pytest.mark.parametrize(
+    ("fields", "needle"),
+    [
+        ({"compact_after_entries": 100, "keep_entries": 100}, "keep_entries < compact_after_entries"),
+        ({"compact_after_entries": 3000}, "<= max_entries"),
+        ({"summary_max_chars": 50}, "summary_max_chars"),
+        ({"max_entries": 1, "compact_after_entries": 0}, "max_entries >= 2"),
+    ],
+)
+def test_inconsistent_transcript_settings_are_refused(fields: dict, needle: str) -> None:
+    with pytest.raises(InvalidRequest) as err:
+        TranscriptConfig(**fields)
+    assert needle in err.value.message
+
+
+def test_an_undefined_summary_profile_is_refused() -> None:
+    with pytest.raises(InvalidRequest) as err:
+        Config(transcripts=TranscriptConfig(summary_profile="nope"))
+    assert "summary_profile 'nope'" in err.value.message
