@@ -14,6 +14,11 @@
 - tokens_vs_full_dump_ratio: our prompt's tokens over those of the whole session
   state dumped as JSON (the baseline), same scene; required facts checked present.
 - over_budget_prompts: prompts over budget among generated sessions (tiny to large budgets).
+- apply_ms_p50_growth, run_ms_p50_growth, preview_ms_p50_growth, rss_mb_growth: the
+  long-session soak (scripts/context_soak.py; `--soak-turns`, `--soak-only`): one
+  session of 3,000 dialogue turns with one world event every third turn, through
+  the real sidecar process (scripted model, --state-dir); p50 of the 100 turns up
+  to turn 3,000 over those up to turn 500, and RSS MB added from turn 500 to 3,000.
 
 Issue 23 (`issue23_figures`, the audit's scene: 15 characters, 50 events, long story texts):
 - scene_kept_ratio: the scene's parts kept (location, each character present, the
@@ -461,11 +466,28 @@ def narration_reuse(count) -> dict:
     }
 
 
+SOAK_TARGETS = {"apply_ms_p50_growth": "<= 1.5", "run_ms_p50_growth": "<= 1.5", "rss_mb_growth": "<= 30"}
+
+
+def soak_figures(turns: int) -> dict:
+    """The long-session soak (scripts/context_soak.py): the real sidecar process, a --state-dir."""
+    from context_soak import run_soak  # noqa: PLC0415 - launches a process; only when asked
+
+    out = run_soak(turns)
+    out["soak_targets"] = SOAK_TARGETS
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--sessions", type=int, default=300)
+    parser.add_argument("--soak-turns", type=int, default=3000, help="long-session soak turns (0: no soak)")
+    parser.add_argument("--soak-only", action="store_true", help="run only the long-session soak")
     args = parser.parse_args()
+    if args.soak_only:
+        print(json.dumps(soak_figures(args.soak_turns)))
+        return
     count = counter()
     out = {"budget_tokens": 4000, **dialogue_figures(args.turns, count)}
     continuing = dialogue_figures(args.turns, count, prior_turns=30)
@@ -480,6 +502,8 @@ def main() -> None:
         out[f"prompt_build_cpu_ms_p50_after_{prior}_exchanges"] = long["prompt_build_cpu_ms_p50"]
     out.update(over_budget_figures(args.sessions, count))
     out.update(issue23_figures(count))
+    if args.soak_turns:
+        out.update(soak_figures(args.soak_turns))
     out["targets"] = {
         "scene_kept_ratio": "1.0 where scene_fits",
         "budget_fill_min": ">= 0.9",
@@ -491,6 +515,7 @@ def main() -> None:
         "prefix_reuse_ratio": ">= 0.9",
         "tokens_vs_full_dump_ratio": "<= 0.1",
         "over_budget_prompts": "= 0",
+        **SOAK_TARGETS,
     }
     print(json.dumps(out))
 

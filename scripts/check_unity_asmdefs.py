@@ -74,12 +74,14 @@ def project(name: str, asmdef: Path, doc: dict[str, object], package: Path, dirs
         elif ref in UNITY_MODULES:
             refs.append(str(UNITY_MODULES[ref]))
         else:
-            raise AsmdefError(f"{asmdef}: references {ref!r}, which is neither an asmdef of the package nor a known Unity module")
+            raise AsmdefError(f"{asmdef}: references {ref!r}, which is neither an asmdef of the package "
+                              "nor a known Unity module")
     if doc.get("overrideReferences"):
         for dll in doc.get("precompiledReferences", []) or []:
             path = package / "Plugins" / str(dll)
             if not path.is_file():
-                raise AsmdefError(f"{asmdef}: precompiledReferences lists {dll}, which the package does not bundle in Plugins/")
+                raise AsmdefError(f"{asmdef}: precompiledReferences lists {dll}, "
+                                  "which the package does not bundle in Plugins/")
             hints.append((Path(str(dll)).stem, path))
     else:
         hints += [(p.stem, p) for p in sorted((package / "Plugins").glob("*.dll"))]  # auto-referenced plugins

@@ -202,3 +202,13 @@ class SidecarClient:
         async for event in self.run(request):
             if event.WhichOneof("kind") == "text":
                 yield event.text.text
+
+    async def continue_story(
+        self, session_id: str, actor_id: str = "", **fields: Unpack[RunFields]
+    ) -> AsyncIterator[str]:
+        """Just the text of a Continue (the actor carries on from its last reply), as it streams."""
+        request = agent_pb.RunRequest(session_id=session_id, actor_id=actor_id,
+                                      continue_story=agent_pb.ContinueInput(), **fields)
+        async for event in self.run(request):
+            if event.WhichOneof("kind") == "text":
+                yield event.text.text

@@ -143,6 +143,11 @@ class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     #: provider with an `api_base`, else "litellm" (docs/runs.md). Ignored by the
     #: embedded and scripted models, which never go through litellm.
     transport: Literal["auto", "litellm", "sse"] = "auto"
+    #: Provider prompt caching for providers that cache only when asked (Anthropic's
+    #: `cache_control`, through litellm): "auto" marks the end of the prompt's stable
+    #: prefix for Anthropic's Claude models (anthropic/, bedrock/ and vertex_ai/ Claude);
+    #: "mark" marks it for any litellm-transport model; "off" never (docs/runs.md).
+    prompt_cache: Literal["auto", "mark", "off"] = "auto"
 
 
 class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):
@@ -181,6 +186,35 @@ class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
     lore_dir: str = ""
 
 
+class TranscriptConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """Long sessions: compaction and the cap of each actor's transcript (docs/context.md,
+    Transcripts and ReadTranscript)."""
+
+    #: Compact an actor's transcript when it holds more entries than this (an entry is one
+    #: input or one reply); 0 = never. The oldest are summarised by `summary_profile`.
+    compact_after_entries: int = 400
+    #: The newest entries a compaction keeps verbatim.
+    keep_entries: int = 200
+    #: Profile that writes the summaries ("" = the session's profile, then the default).
+    summary_profile: str = ""
+    #: Longest summary, in characters (a longer reply is cut at a sentence end).
+    summary_max_chars: int = 2000
+    #: Hard cap: past it the oldest entries are dropped without a summary (a prompt's
+    #: left_out reports them) when compaction is off, failing or behind.
+    max_entries: int = 2000
+
+    def __post_init__(self) -> None:
+        if self.compact_after_entries < 0 or self.keep_entries < 0 or self.max_entries < 2:
+            raise InvalidRequest("[transcripts] sizes must be >= 0 (max_entries >= 2)")
+        if self.compact_after_entries and not self.keep_entries < self.compact_after_entries <= self.max_entries:
+            raise InvalidRequest(
+                "[transcripts] needs keep_entries < compact_after_entries <= max_entries; got "
+                f"{self.keep_entries}, {self.compact_after_entries}, {self.max_entries}"
+            )
+        if not 200 <= self.summary_max_chars <= 65_536:
+            raise InvalidRequest(f"[transcripts] summary_max_chars must be 200 to 65536, got {self.summary_max_chars}")
+
+
 #: Bounds of `[local_model] context_tokens`: room for a prompt plus the reply reserve,
 #: and no more than the embedded model was trained on.
 MIN_LOCAL_CONTEXT = 1024
@@ -209,6 +243,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
     state: StateLimits = msgspec.field(default_factory=StateLimits)
     runs: RunsConfig = msgspec.field(default_factory=RunsConfig)
     context: ContextConfig = msgspec.field(default_factory=ContextConfig)
+    transcripts: TranscriptConfig = msgspec.field(default_factory=TranscriptConfig)
     local_model: LocalModelConfig = msgspec.field(default_factory=LocalModelConfig)
     #: Directory for the SQLite journal ("" = state in memory only).
     state_dir: str = ""
@@ -237,6 +272,9 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
             for fallback in profile.fallbacks:
                 if fallback not in self.profiles:
                     raise InvalidRequest(f"profile {name!r} falls back to undefined profile {fallback!r}")
+        summary = self.transcripts.summary_profile
+        if summary and summary not in self.profiles:
+            raise InvalidRequest(f"[transcripts] summary_profile {summary!r} is not a defined profile")
 
 
 def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:

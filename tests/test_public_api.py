@@ -65,6 +65,7 @@ SIGNATURES: dict[tuple[str, str], list[tuple[str, Any, Any]]] = {
         ("actor_id", POS, ""),
         ("fields", VAR_KW, NONE),
     ],
+    ("SidecarClient", "continue_story"): [("session_id", POS, NONE), ("actor_id", POS, ""), ("fields", VAR_KW, NONE)],
     ("", "error_reason"): [("error", POS, NONE)],
     ("", "auth_interceptors"): [("token", POS, NONE)],
     ("LaunchError", "__init__"): [("message", POS, NONE), ("stderr_tail", POS, "")],
@@ -83,7 +84,7 @@ COROUTINES = {
     ("SidecarClient", "close_session"),
     ("SidecarClient", "apply_deltas"),
 }
-STREAMS = {("SidecarClient", "run"), ("SidecarClient", "narrate")}
+STREAMS = {("SidecarClient", "run"), ("SidecarClient", "narrate"), ("SidecarClient", "continue_story")}
 
 
 def _get(owner: str, name: str) -> Any:

@@ -75,7 +75,9 @@ def _check(package: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True)
 
 
-def test_every_asmdef_compiles_and_a_missing_reference_fails_the_check(built: tuple[Path, Path], tmp_path: Path) -> None:
+def test_every_asmdef_compiles_and_a_missing_reference_fails_the_check(
+    built: tuple[Path, Path], tmp_path: Path
+) -> None:
     _, package = built
     ok = _check(package)
     assert ok.returncode == 0, ok.stderr

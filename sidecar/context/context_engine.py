@@ -20,8 +20,10 @@ import msgspec
 from sidecar.config import Config
 from sidecar.context import prefix_state
 from sidecar.context.budget import SEP, Fitted, fit
+from sidecar.context.compaction import cap_left_out
 from sidecar.context.context_index import ContextIndex, context_index
 from sidecar.context.contract import (
+    ContinueInput,
     Prompt,
     RunSpec,
     TokenCounter,
@@ -48,7 +50,7 @@ from sidecar.state.model import Session
 
 __all__ = ["ContextEngine", "resolve_budget"]
 
-_PROMPT_CACHE_SIZE = 1024
+_PROMPT_CACHE_SIZE = 256
 
 
 def resolve_budget(spec: RunSpec, session: Session, config: Config, model_budget: int) -> int:
@@ -114,6 +116,8 @@ class ContextEngine:
         Raises UnknownEntity (actor, focus or input entity not in the session),
         InvalidRequest (bad persona template), ContextWindowExceeded (the fixed
         part alone is over the budget)."""
+        if isinstance(spec.input, ContinueInput):
+            _check_continuable(session, spec.actor_id)
         count = self._counts.get(count_tokens)
         self.lore_files.refresh()
         budget = resolve_budget(spec, session, self.config, budget_tokens)
@@ -217,6 +221,8 @@ class ContextEngine:
         fold: bool = False,
     ) -> tuple[Fitted, Shown, Layout]:
         layout, shown = build_layout(session, spec, proj, cidx, sticky, budget, inputs, fold)
+        # What the events cap, the transcript cap and compaction took (issue 23).
+        layout.left_out.extend(cap_left_out(session, spec.actor_id))
         # +1: where the format joins it to the system text, tokens may not split the same way.
         layout.framing_tokens = count(SEP + framing) + 1 if framing else 0
         return fit(layout, budget, count), shown, layout
@@ -255,6 +261,15 @@ class ContextEngine:
     def _per_session(self) -> tuple[MutableMapping[Any, Any], ...]:
         # Every key starts with the session ID (the value types differ: Any).
         return (self._prompts,)
+
+
+def _check_continuable(session: Session, actor_id: str) -> None:
+    """A Continue needs something to carry on: a reply of this actor, or its summary."""
+    entries = session.transcripts.get(actor_id, ())
+    if any(e.role in ("actor", "narrator") for e in entries) or actor_id in session.summaries:
+        return
+    who = f"actor {actor_id!r}" if actor_id else "the narrator"
+    raise InvalidRequest(f"nothing to continue: {who} has no reply in session {session.id!r} yet")
 
 
 def _copy(prompt: Prompt) -> Prompt:

@@ -48,7 +48,11 @@ class DescribeInput(msgspec.Struct, frozen=True, tag="describe"):
     aspect: str = ""
 
 
-RunInput = NarrateInput | DialogueInput | DecisionInput | DescribeInput
+class ContinueInput(msgspec.Struct, frozen=True, tag="continue"):
+    """Carry the story on from the actor's last reply (seed 003's Continue action)."""
+
+
+RunInput = NarrateInput | DialogueInput | DecisionInput | DescribeInput | ContinueInput
 
 
 class RunSpec(msgspec.Struct, frozen=True):

@@ -15,10 +15,14 @@ from sidecar.context.select import game_text
 from sidecar.context.session_lru import SessionLRU
 from sidecar.context.window import HistoryItem
 from sidecar.projection import Projection
+from sidecar.projection.dealias import Piece
 from sidecar.prompts.escape import quote
-from sidecar.state.model import Role, Session, TranscriptEntry
+from sidecar.state.model import EntryMention, Role, Session, TranscriptEntry
 
-__all__ = ["HistoryCache", "render_entry", "new_entry"]
+__all__ = ["HistoryCache", "render_entry", "new_entry", "CONTINUE_TURN"]
+
+#: How a Continue input reads in the history (its turn asks no more than this).
+CONTINUE_TURN = "Go on."
 
 
 def render_entry(proj: Projection, entry: TranscriptEntry) -> HistoryItem:
@@ -27,14 +31,24 @@ def render_entry(proj: Projection, entry: TranscriptEntry) -> HistoryItem:
         return HistoryItem("user", f"{who} says: {quote(proj.text(entry.text))}")
     if entry.role == "event":
         return HistoryItem("user", f"Event: {game_text(proj, entry.text)}")
+    if entry.role == "continue":
+        return HistoryItem("user", CONTINUE_TURN)
     text = proj.text(entry.text).strip() or "…"
     return HistoryItem("assistant", text + (" …" if entry.interrupted else ""))
 
 
 def new_entry(
-    role: Role, text: str, speaker_id: str, *, interrupted: bool = False, run_id: str = "", revision: int = 0
+    role: Role,
+    text: str,
+    speaker_id: str,
+    *,
+    interrupted: bool = False,
+    run_id: str = "",
+    revision: int = 0,
+    shown: Piece | None = None,
 ) -> TranscriptEntry:
-    return TranscriptEntry(
+    """`shown`: the text as the game was shown it (dealiased), when that may differ from `text`."""
+    entry = TranscriptEntry(
         role=role,
         text=text,
         speaker_id=speaker_id,
@@ -43,6 +57,10 @@ def new_entry(
         unix_ms=int(time.time() * 1000),
         revision=revision,
     )
+    if shown is not None:
+        entry.shown = shown.text
+        entry.mentions = [EntryMention(m.entity_id, m.start, m.length) for m in shown.mentions]
+    return entry
 
 
 class _Rendered:

@@ -7,7 +7,14 @@ dialogue line that opens the volatile block and the closing `## Input` or
 from __future__ import annotations
 
 from sidecar.context.context_index import STOPWORDS, ContextIndex, words
-from sidecar.context.contract import DecisionInput, DescribeInput, DialogueInput, NarrateInput, RunSpec
+from sidecar.context.contract import (
+    ContinueInput,
+    DecisionInput,
+    DescribeInput,
+    DialogueInput,
+    NarrateInput,
+    RunSpec,
+)
 from sidecar.context.history import render_entry
 from sidecar.context.parts import Part
 from sidecar.context.select import Shown, game_text
@@ -116,6 +123,10 @@ def input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextIndex
             lines.append(f"{i}. {one_line(proj.text(opt.label)) or 'option ' + str(i)}{target}")
         lines.append(f"End your reply with {DECISION_FORMAT}, N being the option number (1 to {len(inp.options)}).")
         return Part("input", "final", "volatile", "## Decision", lines)
+    if isinstance(inp, ContinueInput):
+        # The last output is the history's last turn (seed 003: Continue's "last action").
+        lines = [f"Go on as {me}: carry the story on from where your last reply ends, without repeating it."]
+        return Part("input", "final", "volatile", "## Input", lines)
     assert isinstance(inp, DescribeInput)
     subject = ents[inp.entity_id]
     label = shown.label(proj, subject) if proj.can_see(subject) else shown.ref(proj, inp.entity_id)

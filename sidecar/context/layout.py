@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, SEP
+from sidecar.context.compaction import SUMMARY_HEADER, summary_lines
 from sidecar.context.context_index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
 from sidecar.context.contract import LeftOut, NarrateInput, RunSpec
 from sidecar.context.input_parts import asked_ids, input_part, input_text, said_part
@@ -71,6 +72,7 @@ REQUIRED_ORDER = [
     "plot_essentials",
     "instructions",
     "story_summary",
+    "transcript_summary",
 ]
 
 
@@ -164,6 +166,9 @@ def build_layout(
     ):
         if text.strip():
             system.append(Part(name, "system", "required", header, [game_text(proj, text)], mode="text"))
+    # What compaction folded out of the transcript (changes only when it runs again).
+    earlier = summary_lines(proj, session.summaries.get(spec.actor_id))
+    system.append(Part("transcript_summary", "system", "required", SUMMARY_HEADER, earlier, mode="text"))
 
     # Lore: triggers in the last max(4, lore tokens / 100) actions, newest first.
     query = input_text(spec)

@@ -19,6 +19,7 @@ from sidecar.context.context_index import context_index
 from sidecar.context.contract import (
     Accepted,
     Chosen,
+    ContinueInput,
     DecisionInput,
     DescribeInput,
     DialogueInput,
@@ -150,8 +151,12 @@ class Prepared:
             log.append(entry("event", f"{inp.situation} (options: {labels})".strip(), ""))
         elif isinstance(inp, DescribeInput):
             text = f"Describe {self._proj.ref_text(inp.entity_id)}" + (f" ({inp.aspect})" if inp.aspect else "")
-            log.append(entry("event", text, ""))
-        log.append(entry(reply_role, reply, spec.actor_id, interrupted=interrupted))
+            log.append(entry("event", text, "", shown=self.dealiaser().whole(text)))
+        elif isinstance(inp, ContinueInput):
+            log.append(entry("continue", "", ""))
+        # What the game was streamed (display names and mentions): ReadTranscript returns it.
+        shown = self.dealiaser().whole(reply)
+        log.append(entry(reply_role, reply, spec.actor_id, interrupted=interrupted, shown=shown))
         if interrupted or not isinstance(inp, DecisionInput):
             return
         accepted = self._accepted.get(reply)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from sidecar import runtrace
 from sidecar.config import ModelProfile
 from sidecar.errors import ProviderTimeout, SidecarError
+from sidecar.llm.cache_marks import mark_stable_prefix
 from sidecar.llm.faults import map_exception
 from sidecar.llm.routes import Route
 from sidecar.llm.types import Chunk, Completion, Limits, ModelRequest, TextPiece
@@ -69,11 +70,14 @@ def send_point(
     return in_process
 
 
-def request_body(profile: ModelProfile, messages: list[dict[str, str]], limits: Limits) -> dict[str, Any]:
-    """The call, transport-neutral (litellm's kwargs; the other transports read their part)."""
+def request_body(
+    profile: ModelProfile, messages: list[dict[str, str]], limits: Limits, *, mark_cache: bool = False
+) -> dict[str, Any]:
+    """The call, transport-neutral (litellm's kwargs; the other transports read their part).
+    `mark_cache`: the stable prefix's end carries `cache_control` (litellm routes only)."""
     kwargs: dict[str, Any] = {
         "model": profile.model,
-        "messages": messages,
+        "messages": mark_stable_prefix(messages) if mark_cache else messages,
         "stream": True,
         "stream_options": {"include_usage": True},
         "temperature": profile.temperature if limits.temperature is None else limits.temperature,
@@ -172,7 +176,7 @@ async def open_call(
     (the module, or None while not loaded) prices it."""
     profile, limits = request.target.profile, request.limits
     timeout = limits.first_token_timeout_s or profile.first_token_timeout_s
-    body = request_body(profile, request.messages, limits)
+    body = request_body(profile, request.messages, limits, mark_cache=request.target.route.mark_cache)
     try:
         upstream, first = await _first(send, body, timeout, profile.model)
     except Exception as exc:  # (cancellation is a BaseException: it passes untouched)

@@ -43,6 +43,8 @@ class Route(msgspec.Struct, frozen=True):
     url: str = ""
     #: Why the profile cannot be called ("" = it can); raised as PROVIDER_BAD_REQUEST.
     problem: str = ""
+    #: Mark the end of the prompt's stable prefix for the provider's cache (litellm only).
+    mark_cache: bool = False
 
     @property
     def needs_litellm(self) -> bool:
@@ -52,6 +54,18 @@ class Route(msgspec.Struct, frozen=True):
 def _split(model: str) -> tuple[str, str]:
     provider, sep, name = model.partition("/")
     return (provider, name) if sep else ("", model)
+
+
+#: litellm providers that serve Claude with Anthropic's opt-in prompt cache.
+_CLAUDE_HOSTS = frozenset({"anthropic", "bedrock", "vertex_ai"})
+
+
+def _marks_cache(profile: ModelProfile, provider: str, name: str) -> bool:
+    """Whether requests mark their stable prefix (`cache_control`): providers that
+    cache only when asked. OpenAI-style providers cache on their own."""
+    if profile.prompt_cache != "auto":
+        return profile.prompt_cache == "mark"
+    return provider == "anthropic" or (provider in _CLAUDE_HOSTS and "claude" in name.lower())
 
 
 def resolve(profile: ModelProfile) -> Route:
@@ -66,7 +80,7 @@ def resolve(profile: ModelProfile) -> Route:
     if transport == "auto":
         transport = "sse" if compatible and profile.api_base else "litellm"
     if transport == "litellm":
-        return Route("litellm", profile.model)
+        return Route("litellm", profile.model, mark_cache=_marks_cache(profile, provider, name))
     if not compatible:
         problem = f'transport "sse" needs an OpenAI-compatible provider; {profile.model!r} is {provider!r}'
         return Route("sse", name, problem=problem)

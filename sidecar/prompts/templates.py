@@ -58,6 +58,31 @@ def _snake(obj: Any) -> Any:
     return obj
 
 
+#: Seed 002's `hpDescriptions` object names its buckets ("sano / herido / al borde"):
+#: each name's `max_fraction` (the seed's low-HP line is 30%).
+HP_BUCKETS = {"dying": 0.3, "critical": 0.3, "hurt": 0.7, "wounded": 0.7, "injured": 0.7, "healthy": 1.0}
+
+
+def _hp_list(value: Any) -> Any:
+    """`hp_descriptions` as seed 002 writes it, an object of bucket name (or a
+    max_fraction, e.g. "0.3") -> text, as the list the template holds."""
+    if not isinstance(value, dict):
+        return value
+    out = []
+    for key, text in value.items():
+        fraction = HP_BUCKETS.get(str(key).strip().lower())
+        if fraction is None:
+            try:
+                fraction = float(key)
+            except ValueError:
+                names = ", ".join(HP_BUCKETS)
+                raise msgspec.ValidationError(
+                    f"hp_descriptions key {key!r} is neither a bucket name ({names}) nor a fraction such as \"0.3\""
+                ) from None
+        out.append({"max_fraction": fraction, "text": text})
+    return out
+
+
 def parse_template(data: bytes, suffix: str) -> PersonaTemplate:
     """Decode one template file's bytes; raises InvalidRequest naming the problem."""
     try:
@@ -65,7 +90,10 @@ def parse_template(data: bytes, suffix: str) -> PersonaTemplate:
         if isinstance(raw, dict) and isinstance(raw.get("inviolable_rules", raw.get("inviolableRules")), str):
             key = "inviolable_rules" if "inviolable_rules" in raw else "inviolableRules"
             raw[key] = [raw[key]]
-        return msgspec.convert(_snake(raw), PersonaTemplate)
+        raw = _snake(raw)
+        if isinstance(raw, dict) and "hp_descriptions" in raw:
+            raw["hp_descriptions"] = _hp_list(raw["hp_descriptions"])
+        return msgspec.convert(raw, PersonaTemplate)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, json.JSONDecodeError, msgspec.ValidationError) as exc:
         raise InvalidRequest(f"persona template is malformed: {exc}") from exc
 

@@ -36,6 +36,7 @@ from sidecar.errors import (
     SidecarError,
 )
 from sidecar.runs.attempts import run_attempts
+from sidecar.runs.compaction import Compactor
 from sidecar.runs.counters import RunCounters
 from sidecar.runs.events import Finished, Started, Timings
 from sidecar.runs.handle import END, RunHandle
@@ -70,6 +71,8 @@ class RunScheduler:
         self.context = context
         self.planner = RunPlanner(config, store, gateway)
         self.counters = RunCounters(store)
+        #: Transcript compaction after runs, in the background (sidecar.runs.compaction).
+        self.compactor = Compactor(config, store, gateway, context)
         self._draining = draining
         self._runs: dict[str, RunHandle] = {}
         #: Waiting runs per (session, actor), in arrival order.
@@ -178,6 +181,7 @@ class RunScheduler:
 
     async def aclose(self) -> None:
         self._closing = True
+        await self.compactor.aclose()
         handles = list(self._runs.values())
         for handle in handles:
             handle.cancel(ShuttingDown("the sidecar is shutting down"))
@@ -237,6 +241,7 @@ class RunScheduler:
             self._release(handle)
             if not persisted:
                 await self.counters.persist(session_id)
+            self.compactor.after_run(session_id, handle.spec.actor_id)
 
     async def _serve(self, handle: RunHandle, emit: Callable[[Any], None]) -> Finished:
         """Run the model and record its reply; the run's Finished, for `_life` to send."""
@@ -245,6 +250,7 @@ class RunScheduler:
         await handle.slot
         runtrace.mark("slot")
         started = time.monotonic()
+        self.compactor.make_way(plan.target.name)
         prompt = await self._prompt(plan)
         runtrace.mark("prompt")
         prepared = handle.prepared = prompt.prepared

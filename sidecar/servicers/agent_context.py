@@ -4,11 +4,14 @@ nothing is recorded."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 
 from sidecar.app import App
-from sidecar.context.transcripts import read_page
+from sidecar.context.transcripts import Shown, read_page
 from sidecar.errors import InvalidRequest
+from sidecar.projection.dealias import Piece
 from sidecar.runs import RunOptions
 from sidecar.servicers.convert_run import run_spec_from_proto
 from sidecar.v1 import agent_service_pb2 as pb
@@ -55,19 +58,35 @@ async def read_transcript(
         raise InvalidRequest("session_id is empty")
     session = app.store.get(request.session_id)
     page = read_page(session, request.actor_id, request.page_size, request.cursor)
-    return pb.ReadTranscriptResponse(
-        entries=[
-            pb.TranscriptEntry(
-                index=i,
-                role=e.role,
-                speaker_id=e.speaker_id,
-                text=e.text,
-                interrupted=e.interrupted,
-                run_id=e.run_id,
-                unix_ms=e.unix_ms,
-            )
-            for i, e in page.entries
-        ],
-        next_cursor=page.next_cursor,
-        total=page.total,
-    )
+    debug = request.include_model_text
+    shown = Shown(session, request.actor_id)
+    reply = pb.ReadTranscriptResponse(next_cursor=page.next_cursor, total=page.total, first_index=page.first_index)
+    for i, e in page.entries:
+        piece = shown.entry(e)
+        out = reply.entries.add(
+            index=i,
+            role=e.role,
+            speaker_id=e.speaker_id,
+            text=piece.text,
+            interrupted=e.interrupted,
+            run_id=e.run_id,
+            unix_ms=e.unix_ms,
+            model_text=e.text if debug else "",
+        )
+        _mentions(out.mentions, piece)
+    summary = session.summaries.get(request.actor_id)
+    if summary is not None and summary.text:
+        piece = shown.text(summary.text)
+        reply.summary = piece.text
+        _mentions(reply.summary_mentions, piece)
+        if debug:
+            reply.summary_model_text = summary.text
+    return reply
+
+
+def _mentions(into: Any, piece: Piece) -> None:
+    """Mentions with their spans in UTF-8 bytes, as the run stream sends them."""
+    for m in piece.mentions:
+        start = len(piece.text[: m.start].encode())
+        length = len(piece.text[m.start : m.start + m.length].encode())
+        into.add(entity_id=m.entity_id, start=start, length=length)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sidecar.context.contract import (
     ActionOption,
+    ContinueInput,
     DecisionInput,
     DescribeInput,
     DialogueInput,
@@ -50,7 +51,9 @@ def _input_from_proto(request: pb.RunRequest) -> RunInput:
         if not request.describe.entity_id:
             raise InvalidRequest("describe.entity_id is empty: name the entity to describe")
         return DescribeInput(entity_id=request.describe.entity_id, aspect=request.describe.aspect)
-    raise InvalidRequest("RunRequest has no input: set one of narrate, dialogue, decision, describe")
+    if which == "continue_story":
+        return ContinueInput()
+    raise InvalidRequest("RunRequest has no input: set one of narrate, dialogue, decision, describe, continue_story")
 
 
 def run_spec_from_proto(request: pb.RunRequest, run_id: str) -> RunSpec:

@@ -67,7 +67,7 @@ def _remove_entity(b: _Batch, op: o.RemoveEntity) -> None:
 
 def _record_event(b: _Batch, op: o.RecordEvent) -> None:
     op.event.revision = b.revision
-    _append_capped(b.world.events, op.event, b.limits.max_events)
+    b.world.events_dropped += _append_capped(b.world.events, op.event, b.limits.max_events)
 
 
 def _record_memory(b: _Batch, op: o.RecordMemory) -> None:
@@ -75,11 +75,15 @@ def _record_memory(b: _Batch, op: o.RecordMemory) -> None:
     _append_capped(b.world.memories, op.memory, b.limits.max_memories)
 
 
-def _append_capped(items: list[_T], item: _T, cap: int) -> None:
-    """Append, then forget the oldest past `cap` (history is a window, not an archive)."""
+def _append_capped(items: list[_T], item: _T, cap: int) -> int:
+    """Append, then forget the oldest past `cap` (history is a window, not an archive);
+    returns how many were forgotten."""
     items.append(item)
-    if len(items) > cap:
-        del items[: len(items) - cap]
+    over = len(items) - cap
+    if over > 0:
+        del items[:over]
+        return over
+    return 0
 
 
 def _set_scene_fact(b: _Batch, op: o.SetSceneFact) -> None:

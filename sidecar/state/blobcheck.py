@@ -125,7 +125,19 @@ def _runs_output(session: Session, limits: StateLimits) -> None:
             _text(e.text, "transcript text", text_limit)
             _text(e.speaker_id, "transcript speaker_id", limits.max_id_length)
             _text(e.run_id, "transcript run_id", limits.max_id_length)
+            if e.shown is not None:
+                _text(e.shown, "transcript shown text", text_limit)
+            for m in e.mentions:
+                _text(m.entity_id, "a transcript mention's entity ID", limits.max_id_length)
+                _count(m.start, "a transcript mention's start")
+                _count(m.length, "a transcript mention's length")
             _count(e.unix_ms, "transcript unix_ms")
+    for actor, summary in session.summaries.items():
+        _text(actor, "a transcript summary's actor", limits.max_id_length)
+        _text(summary.text, "transcript summary", text_limit)
+        _count(summary.summarised, "transcript summary's summarised")
+        _count(summary.dropped, "transcript summary's dropped")
+    _count(session.world.events_dropped, "events_dropped")
     for actor, note in session.notes.items():
         _text(actor, "a notes actor", limits.max_id_length)
         _text(note, "notes", text_limit)

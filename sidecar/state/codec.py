@@ -33,6 +33,7 @@ from sidecar.state.model import (
     Session,
     SessionOptions,
     TranscriptEntry,
+    TranscriptSummary,
     Value,
     Vec3,
     World,
@@ -56,6 +57,13 @@ __all__ = [
     "decode_extras",
     "encode_options",
     "decode_options",
+    "TranscriptTail",
+    "RunChanges",
+    "Compaction",
+    "encode_run",
+    "decode_run",
+    "encode_compaction",
+    "decode_compaction",
 ]
 
 BLOB_FORMAT = "game-sidecar/session"
@@ -90,7 +98,53 @@ class Extras(msgspec.Struct):
     errors_by_reason: dict[str, int]
 
 
+class TranscriptTail(msgspec.Struct):
+    """An actor's transcript from index `start` (of the entries it holds) on."""
+
+    start: int
+    entries: list[TranscriptEntry]
+
+
+class RunChanges(msgspec.Struct):
+    """What runs changed since the last record (journal "run" record): the new
+    transcript entries, and the notes and usage of the actors whose changed. Its
+    size follows the run, not the session's history (issue 23)."""
+
+    transcripts: dict[str, TranscriptTail] = msgspec.field(default_factory=dict)
+    notes: dict[str, str] = msgspec.field(default_factory=dict)
+    usage: dict[str, ActorUsage] = msgspec.field(default_factory=dict)
+    #: The whole table when it changed (a few reasons), else None.
+    errors_by_reason: dict[str, int] | None = None
+
+
+class Compaction(msgspec.Struct):
+    """An actor's transcript lost its oldest `removed` entries; `summary` is what
+    it no longer holds (journal "compact" record)."""
+
+    actor_id: str
+    removed: int
+    summary: TranscriptSummary
+
+
 _extras_dec = msgspec.msgpack.Decoder(Extras)
+_run_dec = msgspec.msgpack.Decoder(RunChanges)
+_compaction_dec = msgspec.msgpack.Decoder(Compaction)
+
+
+def encode_run(changes: RunChanges) -> bytes:
+    return _enc.encode(changes)
+
+
+def decode_run(data: bytes) -> RunChanges:
+    return _run_dec.decode(data)
+
+
+def encode_compaction(c: Compaction) -> bytes:
+    return _enc.encode(c)
+
+
+def decode_compaction(data: bytes) -> Compaction:
+    return _compaction_dec.decode(data)
 _options_dec = msgspec.msgpack.Decoder(SessionOptions)
 
 

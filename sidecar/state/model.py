@@ -22,7 +22,7 @@ Kind = Literal["character", "location", "item", "faction", "player", "other"]
 Level = Literal["public", "known_to", "private", "hidden"]
 AliasMode = Literal["kind", "display_name"]
 #: Who a transcript entry is from.
-Role = Literal["player", "actor", "narrator", "event"]
+Role = Literal["player", "actor", "narrator", "event", "continue"]
 
 
 class Vec3(msgspec.Struct, frozen=True, tag="vec3"):
@@ -160,6 +160,9 @@ class World(msgspec.Struct):
     memories: list[Memory] = msgspec.field(default_factory=list)
     story: Story = msgspec.field(default_factory=Story)
     personas: dict[str, PersonaBinding] = msgspec.field(default_factory=dict)
+    #: Events dropped from the front of `events` by the events limit, in all (a
+    #: prompt reports them in its left_out: they are no longer held).
+    events_dropped: int = 0
 
 
 class MomentExposure(msgspec.Struct, frozen=True):
@@ -189,6 +192,14 @@ class AliasTable(msgspec.Struct):
     counters: dict[str, int] = msgspec.field(default_factory=dict)
 
 
+class EntryMention(msgspec.Struct, frozen=True, array_like=True):
+    """An entity a transcript entry's shown text names: `shown[start:start + length]` (code points)."""
+
+    entity_id: str
+    start: int
+    length: int
+
+
 class TranscriptEntry(msgspec.Struct):
     role: Role
     text: str
@@ -199,6 +210,29 @@ class TranscriptEntry(msgspec.Struct):
     #: Session revision the run's prompt was built at: orders the entry among world
     #: events (an event of revision r happened before an entry of revision >= r).
     revision: int = 0
+    #: `text` as the run streamed it to the game (display names, not aliases), set when
+    #: it differs from `text`'s model form; None: show `text` (or, for an entry recorded
+    #: before this field, dealias it when read).
+    shown: str | None = None
+    #: The entities `shown` names (ReadTranscript's mentions).
+    mentions: list[EntryMention] = msgspec.field(default_factory=list)
+
+
+class TranscriptSummary(msgspec.Struct):
+    """What an actor's transcript no longer holds (sidecar.context.compaction): the
+    oldest entries, summarised by a model, and any dropped by the transcript cap."""
+
+    #: The summary as the model wrote it (aliases, like a reply in the transcript).
+    text: str = ""
+    #: Entries folded into `text`, in all.
+    summarised: int = 0
+    #: Entries dropped by the transcript cap without a summary, in all.
+    dropped: int = 0
+
+    @property
+    def removed(self) -> int:
+        """Entries gone from the front of the transcript: its first entry's absolute index."""
+        return self.summarised + self.dropped
 
 
 class ActorUsage(msgspec.Struct):
@@ -219,6 +253,8 @@ class Session(msgspec.Struct):
     aliases: AliasTable = msgspec.field(default_factory=AliasTable)
     #: Actor engine ID ("" = narrator) -> entries, append-only.
     transcripts: dict[str, list[TranscriptEntry]] = msgspec.field(default_factory=dict)
+    #: Actor engine ID -> what its transcript no longer holds (compaction, the cap).
+    summaries: dict[str, TranscriptSummary] = msgspec.field(default_factory=dict)
     #: Actor engine ID -> private notes (docs/context.md, Decisions and notes).
     notes: dict[str, str] = msgspec.field(default_factory=dict)
     usage: dict[str, ActorUsage] = msgspec.field(default_factory=dict)

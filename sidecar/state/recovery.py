@@ -9,11 +9,11 @@ import logging
 from sidecar.config import StateLimits
 from sidecar.state import codec
 from sidecar.state.apply import apply_ops, remember_delta
-from sidecar.state.codec import Extras
+from sidecar.state.codec import Compaction, Extras, RunChanges
 from sidecar.state.journal import Record, StoredSession
 from sidecar.state.model import Session, World
 
-__all__ = ["recover_session", "Extras"]
+__all__ = ["recover_session", "Extras", "apply_run_changes", "apply_compaction"]
 
 log = logging.getLogger("sidecar.state")
 
@@ -52,5 +52,35 @@ def _replay(session: Session, rec: Record, limits: StateLimits) -> None:
         session.notes = extras.notes
         session.usage = extras.usage
         session.errors_by_reason = extras.errors_by_reason
+    elif kind == "run":
+        apply_run_changes(session, codec.decode_run(body))
+    elif kind == "compact":
+        apply_compaction(session, codec.decode_compaction(body))
     else:
         raise ValueError(f"unknown journal record kind {kind!r}")
+
+
+def apply_run_changes(session: Session, changes: RunChanges) -> None:
+    """Replay a "run" record: each transcript from its tail's start is the tail."""
+    for actor, tail in changes.transcripts.items():
+        log_ = session.transcripts.setdefault(actor, [])
+        if tail.start > len(log_):
+            raise ValueError(f"transcript tail of {actor!r} starts at {tail.start}, past its {len(log_)} entries")
+        del log_[tail.start :]
+        log_.extend(tail.entries)
+    session.notes.update(changes.notes)
+    session.usage.update(changes.usage)
+    if changes.errors_by_reason is not None:
+        session.errors_by_reason = changes.errors_by_reason
+
+
+def apply_compaction(session: Session, c: Compaction) -> None:
+    """The oldest `removed` entries leave the transcript (a new list: caches keyed on
+    the list's identity re-render), and the summary says what they held."""
+    entries = session.transcripts.get(c.actor_id, [])
+    if c.removed > len(entries):
+        raise ValueError(f"compaction of {c.actor_id!r} removes {c.removed} of {len(entries)} entries")
+    session.transcripts[c.actor_id] = entries[c.removed :]
+    session.summaries[c.actor_id] = c.summary
+    # What the actor's last prompt held counts the entries that went: start its prefix afresh.
+    session.prompt_state.pop(c.actor_id, None)

@@ -36,11 +36,19 @@ from sidecar.state import codec
 from sidecar.state.aliases import assign_alias
 from sidecar.state.apply import apply_ops, remember_delta
 from sidecar.state.blobcheck import check_blob_session
-from sidecar.state.codec import Extras
+from sidecar.state.codec import Compaction
 from sidecar.state.journal import Journal, Record
-from sidecar.state.model import MAX_REVISION, Session, SessionOptions, World
+from sidecar.state.model import (
+    MAX_REVISION,
+    Session,
+    SessionOptions,
+    TranscriptEntry,
+    TranscriptSummary,
+    World,
+)
 from sidecar.state.ops import Op, world_to_ops
-from sidecar.state.recovery import recover_session
+from sidecar.state.recovery import apply_compaction, recover_session
+from sidecar.state.saved import Saved as _Saved
 from sidecar.state.validate import validate_batch
 
 __all__ = ["SessionStore", "JOURNAL_FILE"]
@@ -52,7 +60,7 @@ log = logging.getLogger("sidecar.state")
 class _Slot:
     """A session plus what the store keeps beside it."""
 
-    __slots__ = ("session", "lock", "waiters", "seq", "tail_records", "tail_bytes", "closed")
+    __slots__ = ("session", "lock", "waiters", "seq", "tail_records", "tail_bytes", "closed", "saved")
 
     def __init__(self, session: Session, seq: int = 0) -> None:
         self.session = session
@@ -62,6 +70,7 @@ class _Slot:
         self.tail_records = 0
         self.tail_bytes = 0
         self.closed = False
+        self.saved = _Saved(session)
 
 
 class SessionStore:
@@ -336,16 +345,52 @@ class SessionStore:
 
     # -- journal ---------------------------------------------------------------
     async def persist_extras(self, session_id: str) -> None:
-        """Journal what runs changed (transcripts, notes, usage, aliases)."""
+        """Journal what runs changed since the last record: new transcript entries,
+        and changed notes, usage and error counts (aliases change only with the
+        world, whose records replay them). A failed write raises (StorageFull on a
+        full disk) and is retried whole by the next call: the marker of what the
+        journal holds moves only after a commit."""
         if self._journal is None:
             return
         slot = self._slot(session_id)
         async with slot.lock:
             self._alive(slot)
             s = slot.session
-            body = codec.encode_extras(Extras(s.aliases, s.transcripts, s.notes, s.usage, s.errors_by_reason))
-            await self._record(slot, "extras", s.revision, "", body)
+            changes = slot.saved.changes(s)
+            if changes is None:
+                return
+            await self._record(slot, "run", s.revision, "", codec.encode_run(changes))
+            slot.saved.advance(changes)
         await self.compact_if_due(session_id)
+
+    async def compact_transcript(
+        self, session_id: str, actor_id: str, expect: list[TranscriptEntry], removed: int, summary: TranscriptSummary
+    ) -> bool:
+        """Drop the oldest `removed` entries of an actor's transcript and set its
+        summary, journaled first. `expect` is the transcript list the caller read:
+        False (nothing changed) when the transcript was replaced meanwhile (an
+        import, a restart), so a summary never lands on another history."""
+        slot = self._slot(session_id)
+        async with slot.lock:
+            self._alive(slot)
+            s = slot.session
+            entries = s.transcripts.get(actor_id)
+            if entries is not expect or removed > len(entries):
+                return False
+            change = Compaction(actor_id, removed, summary)
+            if self._journal is not None:
+                # What runs added so far goes first: the compaction's indexes are the journal's.
+                pending = slot.saved.changes(s)
+                if pending is not None:
+                    await self._record(slot, "run", s.revision, "", codec.encode_run(pending))
+                    slot.saved.advance(pending)
+                await self._record(slot, "compact", s.revision, "", codec.encode_compaction(change))
+            apply_compaction(s, change)
+            lengths = slot.saved.lengths
+            lengths[actor_id] = max(0, lengths.get(actor_id, 0) - removed)
+        if self._journal is not None:
+            await self.compact_if_due(session_id)
+        return True
 
     def _writable(self) -> None:
         if self._closed:
@@ -370,7 +415,10 @@ class SessionStore:
             return
         session = session or slot.session
         data = await codec.encode_snapshot(session, slot.session.id)
+        # Taken as the snapshot was encoded (no await between): what it holds.
+        saved = _Saved(session)
         await self._journal.submit(Journal.snapshot_stmts(slot.session.id, slot.seq, data))
+        slot.saved = saved
         slot.tail_records = 0
         slot.tail_bytes = 0
 

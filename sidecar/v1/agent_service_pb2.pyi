@@ -61,6 +61,10 @@ class DescribeInput(_message.Message):
     aspect: str
     def __init__(self, entity_id: _Optional[str] = ..., aspect: _Optional[str] = ...) -> None: ...
 
+class ContinueInput(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class GenerationLimits(_message.Message):
     __slots__ = ("max_output_tokens", "temperature", "first_token_timeout_ms", "total_timeout_ms", "stop_sequences")
     MAX_OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -76,13 +80,14 @@ class GenerationLimits(_message.Message):
     def __init__(self, max_output_tokens: _Optional[int] = ..., temperature: _Optional[float] = ..., first_token_timeout_ms: _Optional[int] = ..., total_timeout_ms: _Optional[int] = ..., stop_sequences: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RunRequest(_message.Message):
-    __slots__ = ("session_id", "actor_id", "narrate", "dialogue", "decision", "describe", "focus_ids", "moment", "min_revision", "profile", "limits", "run_id", "urgent", "budget_tokens")
+    __slots__ = ("session_id", "actor_id", "narrate", "dialogue", "decision", "describe", "continue_story", "focus_ids", "moment", "min_revision", "profile", "limits", "run_id", "urgent", "budget_tokens")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
     NARRATE_FIELD_NUMBER: _ClassVar[int]
     DIALOGUE_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     DESCRIBE_FIELD_NUMBER: _ClassVar[int]
+    CONTINUE_STORY_FIELD_NUMBER: _ClassVar[int]
     FOCUS_IDS_FIELD_NUMBER: _ClassVar[int]
     MOMENT_FIELD_NUMBER: _ClassVar[int]
     MIN_REVISION_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +102,7 @@ class RunRequest(_message.Message):
     dialogue: DialogueInput
     decision: DecisionInput
     describe: DescribeInput
+    continue_story: ContinueInput
     focus_ids: _containers.RepeatedScalarFieldContainer[str]
     moment: _types_pb2.GameMoment
     min_revision: int
@@ -105,7 +111,7 @@ class RunRequest(_message.Message):
     run_id: str
     urgent: bool
     budget_tokens: int
-    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., narrate: _Optional[_Union[NarrateInput, _Mapping]] = ..., dialogue: _Optional[_Union[DialogueInput, _Mapping]] = ..., decision: _Optional[_Union[DecisionInput, _Mapping]] = ..., describe: _Optional[_Union[DescribeInput, _Mapping]] = ..., focus_ids: _Optional[_Iterable[str]] = ..., moment: _Optional[_Union[_types_pb2.GameMoment, _Mapping]] = ..., min_revision: _Optional[int] = ..., profile: _Optional[str] = ..., limits: _Optional[_Union[GenerationLimits, _Mapping]] = ..., run_id: _Optional[str] = ..., urgent: _Optional[bool] = ..., budget_tokens: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., narrate: _Optional[_Union[NarrateInput, _Mapping]] = ..., dialogue: _Optional[_Union[DialogueInput, _Mapping]] = ..., decision: _Optional[_Union[DecisionInput, _Mapping]] = ..., describe: _Optional[_Union[DescribeInput, _Mapping]] = ..., continue_story: _Optional[_Union[ContinueInput, _Mapping]] = ..., focus_ids: _Optional[_Iterable[str]] = ..., moment: _Optional[_Union[_types_pb2.GameMoment, _Mapping]] = ..., min_revision: _Optional[int] = ..., profile: _Optional[str] = ..., limits: _Optional[_Union[GenerationLimits, _Mapping]] = ..., run_id: _Optional[str] = ..., urgent: _Optional[bool] = ..., budget_tokens: _Optional[int] = ...) -> None: ...
 
 class RunStarted(_message.Message):
     __slots__ = ("session_id", "actor_id", "profile", "model", "revision")
@@ -306,19 +312,21 @@ class PreviewPromptResponse(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[PromptMessage, _Mapping]]] = ..., sections: _Optional[_Iterable[_Union[PromptSection, _Mapping]]] = ..., budget_tokens: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., model: _Optional[str] = ..., revision: _Optional[int] = ..., left_out: _Optional[_Iterable[_Union[LeftOut, _Mapping]]] = ...) -> None: ...
 
 class ReadTranscriptRequest(_message.Message):
-    __slots__ = ("session_id", "actor_id", "page_size", "cursor")
+    __slots__ = ("session_id", "actor_id", "page_size", "cursor", "include_model_text")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_MODEL_TEXT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     actor_id: str
     page_size: int
     cursor: str
-    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
+    include_model_text: bool
+    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ..., include_model_text: _Optional[bool] = ...) -> None: ...
 
 class TranscriptEntry(_message.Message):
-    __slots__ = ("index", "role", "speaker_id", "text", "interrupted", "run_id", "unix_ms")
+    __slots__ = ("index", "role", "speaker_id", "text", "interrupted", "run_id", "unix_ms", "mentions", "model_text")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SPEAKER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -326,6 +334,8 @@ class TranscriptEntry(_message.Message):
     INTERRUPTED_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    MENTIONS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_TEXT_FIELD_NUMBER: _ClassVar[int]
     index: int
     role: str
     speaker_id: str
@@ -333,14 +343,24 @@ class TranscriptEntry(_message.Message):
     interrupted: bool
     run_id: str
     unix_ms: int
-    def __init__(self, index: _Optional[int] = ..., role: _Optional[str] = ..., speaker_id: _Optional[str] = ..., text: _Optional[str] = ..., interrupted: _Optional[bool] = ..., run_id: _Optional[str] = ..., unix_ms: _Optional[int] = ...) -> None: ...
+    mentions: _containers.RepeatedCompositeFieldContainer[EntityMention]
+    model_text: str
+    def __init__(self, index: _Optional[int] = ..., role: _Optional[str] = ..., speaker_id: _Optional[str] = ..., text: _Optional[str] = ..., interrupted: _Optional[bool] = ..., run_id: _Optional[str] = ..., unix_ms: _Optional[int] = ..., mentions: _Optional[_Iterable[_Union[EntityMention, _Mapping]]] = ..., model_text: _Optional[str] = ...) -> None: ...
 
 class ReadTranscriptResponse(_message.Message):
-    __slots__ = ("entries", "next_cursor", "total")
+    __slots__ = ("entries", "next_cursor", "total", "summary", "summary_mentions", "first_index", "summary_model_text")
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
     NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_MENTIONS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_INDEX_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_MODEL_TEXT_FIELD_NUMBER: _ClassVar[int]
     entries: _containers.RepeatedCompositeFieldContainer[TranscriptEntry]
     next_cursor: str
     total: int
-    def __init__(self, entries: _Optional[_Iterable[_Union[TranscriptEntry, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., total: _Optional[int] = ...) -> None: ...
+    summary: str
+    summary_mentions: _containers.RepeatedCompositeFieldContainer[EntityMention]
+    first_index: int
+    summary_model_text: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[TranscriptEntry, _Mapping]]] = ..., next_cursor: _Optional[str] = ..., total: _Optional[int] = ..., summary: _Optional[str] = ..., summary_mentions: _Optional[_Iterable[_Union[EntityMention, _Mapping]]] = ..., first_index: _Optional[int] = ..., summary_model_text: _Optional[str] = ...) -> None: ...

@@ -200,7 +200,10 @@ async def test_runs_use_the_engine_end_to_end(make_server) -> None:
     assert kinds[-1] == "finished"
     page = await client.agent.ReadTranscript(pb.ReadTranscriptRequest(session_id="w4", actor_id=NPC))
     assert [e.role for e in page.entries] == ["event", "actor"]
-    assert page.entries[1].text == replies[2]
+    # As the game shows it (display names); the model's own text only behind the debug flag.
+    assert page.entries[1].text == replies[2].replace("player_1", "Aria")
+    debug = pb.ReadTranscriptRequest(session_id="w4", actor_id=NPC, include_model_text=True)
+    assert (await client.agent.ReadTranscript(debug)).entries[1].model_text == replies[2]
     # The next prompt shows the notes, escaped, and the decision in the history.
     preview = await client.agent.PreviewPrompt(_dialogue("w4", "Why so tense?"))
     last = preview.messages[-1].content

@@ -21,6 +21,7 @@ import os
 import signal
 import struct
 import sys
+from pathlib import Path
 
 
 async def _frame(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
@@ -109,8 +110,7 @@ async def main() -> None:
     server = await asyncio.start_server(host.serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     if opts.port_file:
-        with open(opts.port_file, "w") as f:
-            f.write(f"{port}\n")
+        Path(opts.port_file).write_text(f"{port}\n")  # noqa: ASYNC240 - once, before serving
     print(port, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

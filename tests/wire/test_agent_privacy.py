@@ -114,9 +114,16 @@ async def test_the_game_reads_its_own_names_with_mentions(make_server) -> None:
         for m in delta.mentions:  # spans in UTF-8 bytes of the delta's text
             named.append((m.entity_id, raw[m.start : m.start + m.length].decode()))
     assert named == [(HERO, "Zoë"), (GOBLIN, "Grub"), (TAVERN, "The Rusty Anchor")]
-    # The transcript keeps what the model said; the preview shows what the model sees.
+    # The transcript reads as the stream did (issue 23: no alias on a player's screen); what
+    # the model said is there only behind the debug flag; the preview shows what the model sees.
     transcript = await running.client.agent.ReadTranscript(apb.ReadTranscriptRequest(session_id="g1"))
-    assert transcript.entries[-1].text == reply
+    last = transcript.entries[-1]
+    assert last.text == text and not last.model_text
+    raw = last.text.encode()
+    spans = [(m.entity_id, raw[m.start : m.start + m.length].decode()) for m in last.mentions]
+    assert spans == [(HERO, "Zoë"), (GOBLIN, "Grub"), (TAVERN, "The Rusty Anchor")]
+    debug = apb.ReadTranscriptRequest(session_id="g1", include_model_text=True)
+    assert (await running.client.agent.ReadTranscript(debug)).entries[-1].model_text == reply
     preview = await running.client.agent.PreviewPrompt(apb.PreviewPromptRequest(run=request))
     shown = "".join(m.content for m in preview.messages)
     assert "player_1 (Zoë)" in shown and GOBLIN not in shown

@@ -83,6 +83,17 @@ namespace GameSidecar.Client.Tests
         }
 
         [Fact]
+        public async Task ContinueStoryCarriesTheNarrationOnAndIsRecorded()
+        {
+            await _sidecar.OpenScene("continue");
+            await Collect(Client.Narrate("continue", "Wren pushes the north gate open."));
+            var text = string.Concat(await Collect(Client.ContinueStory("continue")));
+            Assert.Equal(TestEnv.ScriptedReply, text);
+            var page = await Client.ReadTranscriptAsync(new ReadTranscriptRequest { SessionId = "continue" });
+            Assert.Equal(new[] { "event", "narrator", "continue", "narrator" }, page.Entries.Select(x => x.Role).ToArray());
+        }
+
+        [Fact]
         public async Task CancelRunOnTheServerEndsTheStreamThenNamesNothing()
         {
             await _sidecar.OpenScene("cancel-server");

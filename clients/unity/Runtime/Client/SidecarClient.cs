@@ -154,6 +154,17 @@ namespace GameSidecar.Client
             }
         }
 
+        /// <summary>Just the text of a Continue (the actor carries on from its last reply), as it streams.</summary>
+        public async IAsyncEnumerable<string> ContinueStory(string sessionId, string actorId = "",
+            [EnumeratorCancellation] CancellationToken cancellationToken = default)
+        {
+            var request = new RunRequest { SessionId = sessionId, ActorId = actorId, ContinueStory = new ContinueInput() };
+            await foreach (var e in Run(request, cancellationToken).ConfigureAwait(false))
+            {
+                if (e.KindCase == RunEvent.KindOneofCase.Text) yield return e.Text.Text;
+            }
+        }
+
         /// <summary>Asks the sidecar to cancel a run by ID; its stream then ends with CANCELLED / RUN_CANCELLED.
         /// Throws SidecarNotFoundException (RUN_NOT_FOUND) when it is no longer running.</summary>
         public Task<CancelRunResponse> CancelRunAsync(string runId, CancellationToken cancellationToken = default) =>

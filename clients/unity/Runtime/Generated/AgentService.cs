@@ -32,79 +32,85 @@ namespace GameSidecar.V1 {
             "cmdldF9pZBgDIAEoCSJjCg1EZWNpc2lvbklucHV0EhEKCXNpdHVhdGlvbhgB",
             "IAEoCRIpCgdvcHRpb25zGAIgAygLMhguc2lkZWNhci52MS5BY3Rpb25PcHRp",
             "b24SFAoMbWF4X2F0dGVtcHRzGAMgASgFIjIKDURlc2NyaWJlSW5wdXQSEQoJ",
-            "ZW50aXR5X2lkGAEgASgJEg4KBmFzcGVjdBgCIAEoCSKpAQoQR2VuZXJhdGlv",
-            "bkxpbWl0cxIZChFtYXhfb3V0cHV0X3Rva2VucxgBIAEoBRIYCgt0ZW1wZXJh",
-            "dHVyZRgCIAEoAUgAiAEBEh4KFmZpcnN0X3Rva2VuX3RpbWVvdXRfbXMYAyAB",
-            "KAUSGAoQdG90YWxfdGltZW91dF9tcxgEIAEoBRIWCg5zdG9wX3NlcXVlbmNl",
-            "cxgFIAMoCUIOCgxfdGVtcGVyYXR1cmUivAMKClJ1blJlcXVlc3QSEgoKc2Vz",
-            "c2lvbl9pZBgBIAEoCRIQCghhY3Rvcl9pZBgCIAEoCRIrCgduYXJyYXRlGAMg",
-            "ASgLMhguc2lkZWNhci52MS5OYXJyYXRlSW5wdXRIABItCghkaWFsb2d1ZRgE",
-            "IAEoCzIZLnNpZGVjYXIudjEuRGlhbG9ndWVJbnB1dEgAEi0KCGRlY2lzaW9u",
-            "GAUgASgLMhkuc2lkZWNhci52MS5EZWNpc2lvbklucHV0SAASLQoIZGVzY3Jp",
-            "YmUYBiABKAsyGS5zaWRlY2FyLnYxLkRlc2NyaWJlSW5wdXRIABIRCglmb2N1",
-            "c19pZHMYByADKAkSJgoGbW9tZW50GAggASgLMhYuc2lkZWNhci52MS5HYW1l",
-            "TW9tZW50EhQKDG1pbl9yZXZpc2lvbhgJIAEoAxIPCgdwcm9maWxlGAogASgJ",
-            "EiwKBmxpbWl0cxgLIAEoCzIcLnNpZGVjYXIudjEuR2VuZXJhdGlvbkxpbWl0",
-            "cxIOCgZydW5faWQYDCABKAkSDgoGdXJnZW50GA0gASgIEhUKDWJ1ZGdldF90",
-            "b2tlbnMYDiABKAVCBwoFaW5wdXQiZAoKUnVuU3RhcnRlZBISCgpzZXNzaW9u",
-            "X2lkGAEgASgJEhAKCGFjdG9yX2lkGAIgASgJEg8KB3Byb2ZpbGUYAyABKAkS",
-            "DQoFbW9kZWwYBCABKAkSEAoIcmV2aXNpb24YBSABKAMibQoJVGV4dERlbHRh",
-            "EgwKBHRleHQYASABKAkSFAoMc2VudGVuY2VfZW5kGAIgASgIEg8KB2F0dGVt",
-            "cHQYAyABKAUSKwoIbWVudGlvbnMYBCADKAsyGS5zaWRlY2FyLnYxLkVudGl0",
-            "eU1lbnRpb24iQQoNRW50aXR5TWVudGlvbhIRCgllbnRpdHlfaWQYASABKAkS",
-            "DQoFc3RhcnQYAiABKAUSDgoGbGVuZ3RoGAMgASgFIjIKD0F0dGVtcHRSZWpl",
-            "Y3RlZBIPCgdhdHRlbXB0GAEgASgFEg4KBnJlYXNvbhgCIAEoCSJYCgxDaG9z",
-            "ZW5BY3Rpb24SEQoJYWN0aW9uX2lkGAEgASgJEg0KBWluZGV4GAIgASgFEg8K",
-            "B21lc3NhZ2UYAyABKAkSFQoNbWVudGlvbmVkX2lkcxgEIAMoCSIdCgxOb3Rl",
-            "c1VwZGF0ZWQSDQoFbm90ZXMYASABKAkiYgoFVXNhZ2USFQoNcHJvbXB0X3Rv",
-            "a2VucxgBIAEoAxIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoAxIVCg1jYWNo",
-            "ZWRfdG9rZW5zGAMgASgDEhAKCGNvc3RfdXNkGAQgASgBIl8KB1RpbWluZ3MS",
-            "EQoJcXVldWVkX21zGAEgASgBEhcKD3Byb21wdF9idWlsZF9tcxgCIAEoARIW",
-            "Cg5maXJzdF90b2tlbl9tcxgDIAEoARIQCgh0b3RhbF9tcxgEIAEoASKSAQoL",
-            "UnVuRmluaXNoZWQSLwoNZmluaXNoX3JlYXNvbhgBIAEoDjIYLnNpZGVjYXIu",
-            "djEuRmluaXNoUmVhc29uEiQKB3RpbWluZ3MYAiABKAsyEy5zaWRlY2FyLnYx",
-            "LlRpbWluZ3MSEAoIYXR0ZW1wdHMYAyABKAUSGgoSdHJhbnNjcmlwdF91bnNh",
-            "dmVkGAQgASgIItoCCghSdW5FdmVudBIOCgZydW5faWQYASABKAkSCwoDc2Vx",
-            "GAIgASgEEikKB3N0YXJ0ZWQYAyABKAsyFi5zaWRlY2FyLnYxLlJ1blN0YXJ0",
-            "ZWRIABIlCgR0ZXh0GAQgASgLMhUuc2lkZWNhci52MS5UZXh0RGVsdGFIABIv",
-            "CghyZWplY3RlZBgFIAEoCzIbLnNpZGVjYXIudjEuQXR0ZW1wdFJlamVjdGVk",
-            "SAASKgoGYWN0aW9uGAYgASgLMhguc2lkZWNhci52MS5DaG9zZW5BY3Rpb25I",
-            "ABIpCgVub3RlcxgHIAEoCzIYLnNpZGVjYXIudjEuTm90ZXNVcGRhdGVkSAAS",
-            "IgoFdXNhZ2UYCCABKAsyES5zaWRlY2FyLnYxLlVzYWdlSAASKwoIZmluaXNo",
-            "ZWQYCSABKAsyFy5zaWRlY2FyLnYxLlJ1bkZpbmlzaGVkSABCBgoEa2luZCIy",
-            "CgtSdW5SZXNwb25zZRIjCgVldmVudBgBIAEoCzIULnNpZGVjYXIudjEuUnVu",
-            "RXZlbnQiIgoQQ2FuY2VsUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiEwoR",
-            "Q2FuY2VsUnVuUmVzcG9uc2UiOwoUUHJldmlld1Byb21wdFJlcXVlc3QSIwoD",
-            "cnVuGAEgASgLMhYuc2lkZWNhci52MS5SdW5SZXF1ZXN0Ii4KDVByb21wdE1l",
-            "c3NhZ2USDAoEcm9sZRgBIAEoCRIPCgdjb250ZW50GAIgASgJIoQBCg1Qcm9t",
-            "cHRTZWN0aW9uEgwKBG5hbWUYASABKAkSDgoGdG9rZW5zGAIgASgFEhUKDW1l",
-            "c3NhZ2VfaW5kZXgYAyABKAUSDwoHdHJpbW1lZBgEIAEoCBIPCgdkcm9wcGVk",
-            "GAUgASgIEg4KBnJlYXNvbhgGIAEoCRIMCgR0aWVyGAcgASgJIkcKB0xlZnRP",
-            "dXQSDwoHc2VjdGlvbhgBIAEoCRIMCgRraW5kGAIgASgJEg0KBWNvdW50GAMg",
-            "ASgFEg4KBnJlYXNvbhgEIAEoCSLnAQoVUHJldmlld1Byb21wdFJlc3BvbnNl",
-            "EisKCG1lc3NhZ2VzGAEgAygLMhkuc2lkZWNhci52MS5Qcm9tcHRNZXNzYWdl",
-            "EisKCHNlY3Rpb25zGAIgAygLMhkuc2lkZWNhci52MS5Qcm9tcHRTZWN0aW9u",
-            "EhUKDWJ1ZGdldF90b2tlbnMYAyABKAUSFQoNcHJvbXB0X3Rva2VucxgEIAEo",
-            "BRINCgVtb2RlbBgFIAEoCRIQCghyZXZpc2lvbhgGIAEoAxIlCghsZWZ0X291",
-            "dBgHIAMoCzITLnNpZGVjYXIudjEuTGVmdE91dCJgChVSZWFkVHJhbnNjcmlw",
-            "dFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIQCghhY3Rvcl9pZBgCIAEo",
-            "CRIRCglwYWdlX3NpemUYAyABKAUSDgoGY3Vyc29yGAQgASgJIoYBCg9UcmFu",
-            "c2NyaXB0RW50cnkSDQoFaW5kZXgYASABKAMSDAoEcm9sZRgCIAEoCRISCgpz",
-            "cGVha2VyX2lkGAMgASgJEgwKBHRleHQYBCABKAkSEwoLaW50ZXJydXB0ZWQY",
-            "BSABKAgSDgoGcnVuX2lkGAYgASgJEg8KB3VuaXhfbXMYByABKAMiagoWUmVh",
-            "ZFRyYW5zY3JpcHRSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuc2lkZWNh",
-            "ci52MS5UcmFuc2NyaXB0RW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAkSDQoF",
-            "dG90YWwYAyABKAMqXwoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05f",
-            "VU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5J",
-            "U0hfUkVBU09OX0xFTkdUSBACMsECCgxBZ2VudFNlcnZpY2USOAoDUnVuEhYu",
-            "c2lkZWNhci52MS5SdW5SZXF1ZXN0Ghcuc2lkZWNhci52MS5SdW5SZXNwb25z",
-            "ZTABEkgKCUNhbmNlbFJ1bhIcLnNpZGVjYXIudjEuQ2FuY2VsUnVuUmVxdWVz",
-            "dBodLnNpZGVjYXIudjEuQ2FuY2VsUnVuUmVzcG9uc2USVAoNUHJldmlld1By",
-            "b21wdBIgLnNpZGVjYXIudjEuUHJldmlld1Byb21wdFJlcXVlc3QaIS5zaWRl",
-            "Y2FyLnYxLlByZXZpZXdQcm9tcHRSZXNwb25zZRJXCg5SZWFkVHJhbnNjcmlw",
-            "dBIhLnNpZGVjYXIudjEuUmVhZFRyYW5zY3JpcHRSZXF1ZXN0GiIuc2lkZWNh",
-            "ci52MS5SZWFkVHJhbnNjcmlwdFJlc3BvbnNlQhGqAg5HYW1lU2lkZWNhci5W",
-            "MWIGcHJvdG8z"));
+            "ZW50aXR5X2lkGAEgASgJEg4KBmFzcGVjdBgCIAEoCSIPCg1Db250aW51ZUlu",
+            "cHV0IqkBChBHZW5lcmF0aW9uTGltaXRzEhkKEW1heF9vdXRwdXRfdG9rZW5z",
+            "GAEgASgFEhgKC3RlbXBlcmF0dXJlGAIgASgBSACIAQESHgoWZmlyc3RfdG9r",
+            "ZW5fdGltZW91dF9tcxgDIAEoBRIYChB0b3RhbF90aW1lb3V0X21zGAQgASgF",
+            "EhYKDnN0b3Bfc2VxdWVuY2VzGAUgAygJQg4KDF90ZW1wZXJhdHVyZSLxAwoK",
+            "UnVuUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGFjdG9yX2lkGAIg",
+            "ASgJEisKB25hcnJhdGUYAyABKAsyGC5zaWRlY2FyLnYxLk5hcnJhdGVJbnB1",
+            "dEgAEi0KCGRpYWxvZ3VlGAQgASgLMhkuc2lkZWNhci52MS5EaWFsb2d1ZUlu",
+            "cHV0SAASLQoIZGVjaXNpb24YBSABKAsyGS5zaWRlY2FyLnYxLkRlY2lzaW9u",
+            "SW5wdXRIABItCghkZXNjcmliZRgGIAEoCzIZLnNpZGVjYXIudjEuRGVzY3Jp",
+            "YmVJbnB1dEgAEjMKDmNvbnRpbnVlX3N0b3J5GA8gASgLMhkuc2lkZWNhci52",
+            "MS5Db250aW51ZUlucHV0SAASEQoJZm9jdXNfaWRzGAcgAygJEiYKBm1vbWVu",
+            "dBgIIAEoCzIWLnNpZGVjYXIudjEuR2FtZU1vbWVudBIUCgxtaW5fcmV2aXNp",
+            "b24YCSABKAMSDwoHcHJvZmlsZRgKIAEoCRIsCgZsaW1pdHMYCyABKAsyHC5z",
+            "aWRlY2FyLnYxLkdlbmVyYXRpb25MaW1pdHMSDgoGcnVuX2lkGAwgASgJEg4K",
+            "BnVyZ2VudBgNIAEoCBIVCg1idWRnZXRfdG9rZW5zGA4gASgFQgcKBWlucHV0",
+            "ImQKClJ1blN0YXJ0ZWQSEgoKc2Vzc2lvbl9pZBgBIAEoCRIQCghhY3Rvcl9p",
+            "ZBgCIAEoCRIPCgdwcm9maWxlGAMgASgJEg0KBW1vZGVsGAQgASgJEhAKCHJl",
+            "dmlzaW9uGAUgASgDIm0KCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJEhQKDHNl",
+            "bnRlbmNlX2VuZBgCIAEoCBIPCgdhdHRlbXB0GAMgASgFEisKCG1lbnRpb25z",
+            "GAQgAygLMhkuc2lkZWNhci52MS5FbnRpdHlNZW50aW9uIkEKDUVudGl0eU1l",
+            "bnRpb24SEQoJZW50aXR5X2lkGAEgASgJEg0KBXN0YXJ0GAIgASgFEg4KBmxl",
+            "bmd0aBgDIAEoBSIyCg9BdHRlbXB0UmVqZWN0ZWQSDwoHYXR0ZW1wdBgBIAEo",
+            "BRIOCgZyZWFzb24YAiABKAkiWAoMQ2hvc2VuQWN0aW9uEhEKCWFjdGlvbl9p",
+            "ZBgBIAEoCRINCgVpbmRleBgCIAEoBRIPCgdtZXNzYWdlGAMgASgJEhUKDW1l",
+            "bnRpb25lZF9pZHMYBCADKAkiHQoMTm90ZXNVcGRhdGVkEg0KBW5vdGVzGAEg",
+            "ASgJImIKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKAMSGQoRY29tcGxl",
+            "dGlvbl90b2tlbnMYAiABKAMSFQoNY2FjaGVkX3Rva2VucxgDIAEoAxIQCghj",
+            "b3N0X3VzZBgEIAEoASJfCgdUaW1pbmdzEhEKCXF1ZXVlZF9tcxgBIAEoARIX",
+            "Cg9wcm9tcHRfYnVpbGRfbXMYAiABKAESFgoOZmlyc3RfdG9rZW5fbXMYAyAB",
+            "KAESEAoIdG90YWxfbXMYBCABKAEikgEKC1J1bkZpbmlzaGVkEi8KDWZpbmlz",
+            "aF9yZWFzb24YASABKA4yGC5zaWRlY2FyLnYxLkZpbmlzaFJlYXNvbhIkCgd0",
+            "aW1pbmdzGAIgASgLMhMuc2lkZWNhci52MS5UaW1pbmdzEhAKCGF0dGVtcHRz",
+            "GAMgASgFEhoKEnRyYW5zY3JpcHRfdW5zYXZlZBgEIAEoCCLaAgoIUnVuRXZl",
+            "bnQSDgoGcnVuX2lkGAEgASgJEgsKA3NlcRgCIAEoBBIpCgdzdGFydGVkGAMg",
+            "ASgLMhYuc2lkZWNhci52MS5SdW5TdGFydGVkSAASJQoEdGV4dBgEIAEoCzIV",
+            "LnNpZGVjYXIudjEuVGV4dERlbHRhSAASLwoIcmVqZWN0ZWQYBSABKAsyGy5z",
+            "aWRlY2FyLnYxLkF0dGVtcHRSZWplY3RlZEgAEioKBmFjdGlvbhgGIAEoCzIY",
+            "LnNpZGVjYXIudjEuQ2hvc2VuQWN0aW9uSAASKQoFbm90ZXMYByABKAsyGC5z",
+            "aWRlY2FyLnYxLk5vdGVzVXBkYXRlZEgAEiIKBXVzYWdlGAggASgLMhEuc2lk",
+            "ZWNhci52MS5Vc2FnZUgAEisKCGZpbmlzaGVkGAkgASgLMhcuc2lkZWNhci52",
+            "MS5SdW5GaW5pc2hlZEgAQgYKBGtpbmQiMgoLUnVuUmVzcG9uc2USIwoFZXZl",
+            "bnQYASABKAsyFC5zaWRlY2FyLnYxLlJ1bkV2ZW50IiIKEENhbmNlbFJ1blJl",
+            "cXVlc3QSDgoGcnVuX2lkGAEgASgJIhMKEUNhbmNlbFJ1blJlc3BvbnNlIjsK",
+            "FFByZXZpZXdQcm9tcHRSZXF1ZXN0EiMKA3J1bhgBIAEoCzIWLnNpZGVjYXIu",
+            "djEuUnVuUmVxdWVzdCIuCg1Qcm9tcHRNZXNzYWdlEgwKBHJvbGUYASABKAkS",
+            "DwoHY29udGVudBgCIAEoCSKEAQoNUHJvbXB0U2VjdGlvbhIMCgRuYW1lGAEg",
+            "ASgJEg4KBnRva2VucxgCIAEoBRIVCg1tZXNzYWdlX2luZGV4GAMgASgFEg8K",
+            "B3RyaW1tZWQYBCABKAgSDwoHZHJvcHBlZBgFIAEoCBIOCgZyZWFzb24YBiAB",
+            "KAkSDAoEdGllchgHIAEoCSJHCgdMZWZ0T3V0Eg8KB3NlY3Rpb24YASABKAkS",
+            "DAoEa2luZBgCIAEoCRINCgVjb3VudBgDIAEoBRIOCgZyZWFzb24YBCABKAki",
+            "5wEKFVByZXZpZXdQcm9tcHRSZXNwb25zZRIrCghtZXNzYWdlcxgBIAMoCzIZ",
+            "LnNpZGVjYXIudjEuUHJvbXB0TWVzc2FnZRIrCghzZWN0aW9ucxgCIAMoCzIZ",
+            "LnNpZGVjYXIudjEuUHJvbXB0U2VjdGlvbhIVCg1idWRnZXRfdG9rZW5zGAMg",
+            "ASgFEhUKDXByb21wdF90b2tlbnMYBCABKAUSDQoFbW9kZWwYBSABKAkSEAoI",
+            "cmV2aXNpb24YBiABKAMSJQoIbGVmdF9vdXQYByADKAsyEy5zaWRlY2FyLnYx",
+            "LkxlZnRPdXQifAoVUmVhZFRyYW5zY3JpcHRSZXF1ZXN0EhIKCnNlc3Npb25f",
+            "aWQYASABKAkSEAoIYWN0b3JfaWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgF",
+            "Eg4KBmN1cnNvchgEIAEoCRIaChJpbmNsdWRlX21vZGVsX3RleHQYBSABKAgi",
+            "xwEKD1RyYW5zY3JpcHRFbnRyeRINCgVpbmRleBgBIAEoAxIMCgRyb2xlGAIg",
+            "ASgJEhIKCnNwZWFrZXJfaWQYAyABKAkSDAoEdGV4dBgEIAEoCRITCgtpbnRl",
+            "cnJ1cHRlZBgFIAEoCBIOCgZydW5faWQYBiABKAkSDwoHdW5peF9tcxgHIAEo",
+            "AxIrCghtZW50aW9ucxgIIAMoCzIZLnNpZGVjYXIudjEuRW50aXR5TWVudGlv",
+            "bhISCgptb2RlbF90ZXh0GAkgASgJIuEBChZSZWFkVHJhbnNjcmlwdFJlc3Bv",
+            "bnNlEiwKB2VudHJpZXMYASADKAsyGy5zaWRlY2FyLnYxLlRyYW5zY3JpcHRF",
+            "bnRyeRITCgtuZXh0X2N1cnNvchgCIAEoCRINCgV0b3RhbBgDIAEoAxIPCgdz",
+            "dW1tYXJ5GAQgASgJEjMKEHN1bW1hcnlfbWVudGlvbnMYBSADKAsyGS5zaWRl",
+            "Y2FyLnYxLkVudGl0eU1lbnRpb24SEwoLZmlyc3RfaW5kZXgYBiABKAMSGgoS",
+            "c3VtbWFyeV9tb2RlbF90ZXh0GAcgASgJKl8KDEZpbmlzaFJlYXNvbhIdChlG",
+            "SU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9T",
+            "VE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAjLBAgoMQWdlbnRTZXJ2",
+            "aWNlEjgKA1J1bhIWLnNpZGVjYXIudjEuUnVuUmVxdWVzdBoXLnNpZGVjYXIu",
+            "djEuUnVuUmVzcG9uc2UwARJICglDYW5jZWxSdW4SHC5zaWRlY2FyLnYxLkNh",
+            "bmNlbFJ1blJlcXVlc3QaHS5zaWRlY2FyLnYxLkNhbmNlbFJ1blJlc3BvbnNl",
+            "ElQKDVByZXZpZXdQcm9tcHQSIC5zaWRlY2FyLnYxLlByZXZpZXdQcm9tcHRS",
+            "ZXF1ZXN0GiEuc2lkZWNhci52MS5QcmV2aWV3UHJvbXB0UmVzcG9uc2USVwoO",
+            "UmVhZFRyYW5zY3JpcHQSIS5zaWRlY2FyLnYxLlJlYWRUcmFuc2NyaXB0UmVx",
+            "dWVzdBoiLnNpZGVjYXIudjEuUmVhZFRyYW5zY3JpcHRSZXNwb25zZUIRqgIO",
+            "R2FtZVNpZGVjYXIuVjFiBnByb3RvMw=="));
       descriptor = pbr::FileDescriptor.FromGeneratedCode(descriptorData,
           new pbr::FileDescriptor[] { global::GameSidecar.V1.TypesReflection.Descriptor, },
           new pbr::GeneratedClrTypeInfo(new[] {typeof(global::GameSidecar.V1.FinishReason), }, null, new pbr::GeneratedClrTypeInfo[] {
@@ -113,8 +119,9 @@ namespace GameSidecar.V1 {
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ActionOption), global::GameSidecar.V1.ActionOption.Parser, new[]{ "ActionId", "Label", "TargetId" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.DecisionInput), global::GameSidecar.V1.DecisionInput.Parser, new[]{ "Situation", "Options", "MaxAttempts" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.DescribeInput), global::GameSidecar.V1.DescribeInput.Parser, new[]{ "EntityId", "Aspect" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ContinueInput), global::GameSidecar.V1.ContinueInput.Parser, null, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.GenerationLimits), global::GameSidecar.V1.GenerationLimits.Parser, new[]{ "MaxOutputTokens", "Temperature", "FirstTokenTimeoutMs", "TotalTimeoutMs", "StopSequences" }, new[]{ "Temperature" }, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunRequest), global::GameSidecar.V1.RunRequest.Parser, new[]{ "SessionId", "ActorId", "Narrate", "Dialogue", "Decision", "Describe", "FocusIds", "Moment", "MinRevision", "Profile", "Limits", "RunId", "Urgent", "BudgetTokens" }, new[]{ "Input" }, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunRequest), global::GameSidecar.V1.RunRequest.Parser, new[]{ "SessionId", "ActorId", "Narrate", "Dialogue", "Decision", "Describe", "ContinueStory", "FocusIds", "Moment", "MinRevision", "Profile", "Limits", "RunId", "Urgent", "BudgetTokens" }, new[]{ "Input" }, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RunStarted), global::GameSidecar.V1.RunStarted.Parser, new[]{ "SessionId", "ActorId", "Profile", "Model", "Revision" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.TextDelta), global::GameSidecar.V1.TextDelta.Parser, new[]{ "Text", "SentenceEnd", "Attempt", "Mentions" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.EntityMention), global::GameSidecar.V1.EntityMention.Parser, new[]{ "EntityId", "Start", "Length" }, null, null, null, null),
@@ -133,9 +140,9 @@ namespace GameSidecar.V1 {
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.PromptSection), global::GameSidecar.V1.PromptSection.Parser, new[]{ "Name", "Tokens", "MessageIndex", "Trimmed", "Dropped", "Reason", "Tier" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.LeftOut), global::GameSidecar.V1.LeftOut.Parser, new[]{ "Section", "Kind", "Count", "Reason" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.PreviewPromptResponse), global::GameSidecar.V1.PreviewPromptResponse.Parser, new[]{ "Messages", "Sections", "BudgetTokens", "PromptTokens", "Model", "Revision", "LeftOut" }, null, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ReadTranscriptRequest), global::GameSidecar.V1.ReadTranscriptRequest.Parser, new[]{ "SessionId", "ActorId", "PageSize", "Cursor" }, null, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.TranscriptEntry), global::GameSidecar.V1.TranscriptEntry.Parser, new[]{ "Index", "Role", "SpeakerId", "Text", "Interrupted", "RunId", "UnixMs" }, null, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ReadTranscriptResponse), global::GameSidecar.V1.ReadTranscriptResponse.Parser, new[]{ "Entries", "NextCursor", "Total" }, null, null, null, null)
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ReadTranscriptRequest), global::GameSidecar.V1.ReadTranscriptRequest.Parser, new[]{ "SessionId", "ActorId", "PageSize", "Cursor", "IncludeModelText" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.TranscriptEntry), global::GameSidecar.V1.TranscriptEntry.Parser, new[]{ "Index", "Role", "SpeakerId", "Text", "Interrupted", "RunId", "UnixMs", "Mentions", "ModelText" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ReadTranscriptResponse), global::GameSidecar.V1.ReadTranscriptResponse.Parser, new[]{ "Entries", "NextCursor", "Total", "Summary", "SummaryMentions", "FirstIndex", "SummaryModelText" }, null, null, null, null)
           }));
     }
     #endregion
@@ -1421,6 +1428,172 @@ namespace GameSidecar.V1 {
 
   }
 
+  /// <summary>
+  /// Carry the story on from the actor's last reply (seed 003's "continue" action):
+  /// the reply picks up where the last output left off. The actor must have a reply
+  /// (or a compaction summary) to continue; else INVALID_REQUEST.
+  /// </summary>
+  [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
+  public sealed partial class ContinueInput : pb::IMessage<ContinueInput>
+  #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      , pb::IBufferMessage
+  #endif
+  {
+    private static readonly pb::MessageParser<ContinueInput> _parser = new pb::MessageParser<ContinueInput>(() => new ContinueInput());
+    private pb::UnknownFieldSet _unknownFields;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pb::MessageParser<ContinueInput> Parser { get { return _parser; } }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pbr::MessageDescriptor Descriptor {
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[5]; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    pbr::MessageDescriptor pb::IMessage.Descriptor {
+      get { return Descriptor; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ContinueInput() {
+      OnConstruction();
+    }
+
+    partial void OnConstruction();
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ContinueInput(ContinueInput other) : this() {
+      _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ContinueInput Clone() {
+      return new ContinueInput(this);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override bool Equals(object other) {
+      return Equals(other as ContinueInput);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool Equals(ContinueInput other) {
+      if (ReferenceEquals(other, null)) {
+        return false;
+      }
+      if (ReferenceEquals(other, this)) {
+        return true;
+      }
+      return Equals(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override int GetHashCode() {
+      int hash = 1;
+      if (_unknownFields != null) {
+        hash ^= _unknownFields.GetHashCode();
+      }
+      return hash;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override string ToString() {
+      return pb::JsonFormatter.ToDiagnosticString(this);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void WriteTo(pb::CodedOutputStream output) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      output.WriteRawMessage(this);
+    #else
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(output);
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalWriteTo(ref pb::WriteContext output) {
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(ref output);
+      }
+    }
+    #endif
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int CalculateSize() {
+      int size = 0;
+      if (_unknownFields != null) {
+        size += _unknownFields.CalculateSize();
+      }
+      return size;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(ContinueInput other) {
+      if (other == null) {
+        return;
+      }
+      _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(pb::CodedInputStream input) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      input.ReadRawMessage(this);
+    #else
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, input);
+            break;
+        }
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalMergeFrom(ref pb::ParseContext input) {
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, ref input);
+            break;
+        }
+      }
+    }
+    #endif
+
+  }
+
   [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
   public sealed partial class GenerationLimits : pb::IMessage<GenerationLimits>
   #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
@@ -1437,7 +1610,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[5]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[6]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -1797,7 +1970,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[6]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[7]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -1839,6 +2012,9 @@ namespace GameSidecar.V1 {
           break;
         case InputOneofCase.Describe:
           Describe = other.Describe.Clone();
+          break;
+        case InputOneofCase.ContinueStory:
+          ContinueStory = other.ContinueStory.Clone();
           break;
       }
 
@@ -1923,6 +2099,18 @@ namespace GameSidecar.V1 {
       set {
         input_ = value;
         inputCase_ = value == null ? InputOneofCase.None : InputOneofCase.Describe;
+      }
+    }
+
+    /// <summary>Field number for the "continue_story" field.</summary>
+    public const int ContinueStoryFieldNumber = 15;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public global::GameSidecar.V1.ContinueInput ContinueStory {
+      get { return inputCase_ == InputOneofCase.ContinueStory ? (global::GameSidecar.V1.ContinueInput) input_ : null; }
+      set {
+        input_ = value;
+        inputCase_ = value == null ? InputOneofCase.None : InputOneofCase.ContinueStory;
       }
     }
 
@@ -2048,6 +2236,7 @@ namespace GameSidecar.V1 {
       Dialogue = 4,
       Decision = 5,
       Describe = 6,
+      ContinueStory = 15,
     }
     private InputOneofCase inputCase_ = InputOneofCase.None;
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -2084,6 +2273,7 @@ namespace GameSidecar.V1 {
       if (!object.Equals(Dialogue, other.Dialogue)) return false;
       if (!object.Equals(Decision, other.Decision)) return false;
       if (!object.Equals(Describe, other.Describe)) return false;
+      if (!object.Equals(ContinueStory, other.ContinueStory)) return false;
       if(!focusIds_.Equals(other.focusIds_)) return false;
       if (!object.Equals(Moment, other.Moment)) return false;
       if (MinRevision != other.MinRevision) return false;
@@ -2106,6 +2296,7 @@ namespace GameSidecar.V1 {
       if (inputCase_ == InputOneofCase.Dialogue) hash ^= Dialogue.GetHashCode();
       if (inputCase_ == InputOneofCase.Decision) hash ^= Decision.GetHashCode();
       if (inputCase_ == InputOneofCase.Describe) hash ^= Describe.GetHashCode();
+      if (inputCase_ == InputOneofCase.ContinueStory) hash ^= ContinueStory.GetHashCode();
       hash ^= focusIds_.GetHashCode();
       if (moment_ != null) hash ^= Moment.GetHashCode();
       if (MinRevision != 0L) hash ^= MinRevision.GetHashCode();
@@ -2186,6 +2377,10 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(112);
         output.WriteInt32(BudgetTokens);
       }
+      if (inputCase_ == InputOneofCase.ContinueStory) {
+        output.WriteRawTag(122);
+        output.WriteMessage(ContinueStory);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(output);
       }
@@ -2249,6 +2444,10 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(112);
         output.WriteInt32(BudgetTokens);
       }
+      if (inputCase_ == InputOneofCase.ContinueStory) {
+        output.WriteRawTag(122);
+        output.WriteMessage(ContinueStory);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(ref output);
       }
@@ -2276,6 +2475,9 @@ namespace GameSidecar.V1 {
       }
       if (inputCase_ == InputOneofCase.Describe) {
         size += 1 + pb::CodedOutputStream.ComputeMessageSize(Describe);
+      }
+      if (inputCase_ == InputOneofCase.ContinueStory) {
+        size += 1 + pb::CodedOutputStream.ComputeMessageSize(ContinueStory);
       }
       size += focusIds_.CalculateSize(_repeated_focusIds_codec);
       if (moment_ != null) {
@@ -2369,6 +2571,12 @@ namespace GameSidecar.V1 {
             Describe = new global::GameSidecar.V1.DescribeInput();
           }
           Describe.MergeFrom(other.Describe);
+          break;
+        case InputOneofCase.ContinueStory:
+          if (ContinueStory == null) {
+            ContinueStory = new global::GameSidecar.V1.ContinueInput();
+          }
+          ContinueStory.MergeFrom(other.ContinueStory);
           break;
       }
 
@@ -2473,6 +2681,15 @@ namespace GameSidecar.V1 {
             BudgetTokens = input.ReadInt32();
             break;
           }
+          case 122: {
+            global::GameSidecar.V1.ContinueInput subBuilder = new global::GameSidecar.V1.ContinueInput();
+            if (inputCase_ == InputOneofCase.ContinueStory) {
+              subBuilder.MergeFrom(ContinueStory);
+            }
+            input.ReadMessage(subBuilder);
+            ContinueStory = subBuilder;
+            break;
+          }
         }
       }
     #endif
@@ -2574,6 +2791,15 @@ namespace GameSidecar.V1 {
             BudgetTokens = input.ReadInt32();
             break;
           }
+          case 122: {
+            global::GameSidecar.V1.ContinueInput subBuilder = new global::GameSidecar.V1.ContinueInput();
+            if (inputCase_ == InputOneofCase.ContinueStory) {
+              subBuilder.MergeFrom(ContinueStory);
+            }
+            input.ReadMessage(subBuilder);
+            ContinueStory = subBuilder;
+            break;
+          }
         }
       }
     }
@@ -2596,7 +2822,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[7]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[8]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -2954,7 +3180,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[8]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[9]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -3264,7 +3490,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[9]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[10]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -3547,7 +3773,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[10]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[11]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -3782,7 +4008,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[11]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[12]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -4093,7 +4319,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[12]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[13]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -4294,7 +4520,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[13]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[14]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -4606,7 +4832,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[14]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[15]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -4921,7 +5147,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[15]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[16]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -5248,7 +5474,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[16]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[17]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -5884,7 +6110,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[17]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[18]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6091,7 +6317,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[18]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[19]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6289,7 +6515,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[19]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[20]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6450,7 +6676,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[20]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[21]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6660,7 +6886,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[21]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[22]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -6898,7 +7124,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[22]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[23]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -7333,7 +7559,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[23]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[24]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -7650,7 +7876,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[24]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[25]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -8044,7 +8270,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[25]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[26]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -8068,6 +8294,7 @@ namespace GameSidecar.V1 {
       actorId_ = other.actorId_;
       pageSize_ = other.pageSize_;
       cursor_ = other.cursor_;
+      includeModelText_ = other.includeModelText_;
       _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
     }
 
@@ -8134,6 +8361,23 @@ namespace GameSidecar.V1 {
       }
     }
 
+    /// <summary>Field number for the "include_model_text" field.</summary>
+    public const int IncludeModelTextFieldNumber = 5;
+    private bool includeModelText_;
+    /// <summary>
+    /// Debug only: also return what the model wrote (`TranscriptEntry.model_text`,
+    /// `ReadTranscriptResponse.summary_model_text`), with its aliases (`npc_2`). Never
+    /// show those to a player.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool IncludeModelText {
+      get { return includeModelText_; }
+      set {
+        includeModelText_ = value;
+      }
+    }
+
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public override bool Equals(object other) {
@@ -8153,6 +8397,7 @@ namespace GameSidecar.V1 {
       if (ActorId != other.ActorId) return false;
       if (PageSize != other.PageSize) return false;
       if (Cursor != other.Cursor) return false;
+      if (IncludeModelText != other.IncludeModelText) return false;
       return Equals(_unknownFields, other._unknownFields);
     }
 
@@ -8164,6 +8409,7 @@ namespace GameSidecar.V1 {
       if (ActorId.Length != 0) hash ^= ActorId.GetHashCode();
       if (PageSize != 0) hash ^= PageSize.GetHashCode();
       if (Cursor.Length != 0) hash ^= Cursor.GetHashCode();
+      if (IncludeModelText != false) hash ^= IncludeModelText.GetHashCode();
       if (_unknownFields != null) {
         hash ^= _unknownFields.GetHashCode();
       }
@@ -8198,6 +8444,10 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(34);
         output.WriteString(Cursor);
       }
+      if (IncludeModelText != false) {
+        output.WriteRawTag(40);
+        output.WriteBool(IncludeModelText);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(output);
       }
@@ -8224,6 +8474,10 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(34);
         output.WriteString(Cursor);
       }
+      if (IncludeModelText != false) {
+        output.WriteRawTag(40);
+        output.WriteBool(IncludeModelText);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(ref output);
       }
@@ -8245,6 +8499,9 @@ namespace GameSidecar.V1 {
       }
       if (Cursor.Length != 0) {
         size += 1 + pb::CodedOutputStream.ComputeStringSize(Cursor);
+      }
+      if (IncludeModelText != false) {
+        size += 1 + 1;
       }
       if (_unknownFields != null) {
         size += _unknownFields.CalculateSize();
@@ -8269,6 +8526,9 @@ namespace GameSidecar.V1 {
       }
       if (other.Cursor.Length != 0) {
         Cursor = other.Cursor;
+      }
+      if (other.IncludeModelText != false) {
+        IncludeModelText = other.IncludeModelText;
       }
       _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
     }
@@ -8303,6 +8563,10 @@ namespace GameSidecar.V1 {
           }
           case 34: {
             Cursor = input.ReadString();
+            break;
+          }
+          case 40: {
+            IncludeModelText = input.ReadBool();
             break;
           }
         }
@@ -8340,6 +8604,10 @@ namespace GameSidecar.V1 {
             Cursor = input.ReadString();
             break;
           }
+          case 40: {
+            IncludeModelText = input.ReadBool();
+            break;
+          }
         }
       }
     }
@@ -8362,7 +8630,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[26]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[27]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -8389,6 +8657,8 @@ namespace GameSidecar.V1 {
       interrupted_ = other.interrupted_;
       runId_ = other.runId_;
       unixMs_ = other.unixMs_;
+      mentions_ = other.mentions_.Clone();
+      modelText_ = other.modelText_;
       _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
     }
 
@@ -8446,6 +8716,11 @@ namespace GameSidecar.V1 {
     /// <summary>Field number for the "text" field.</summary>
     public const int TextFieldNumber = 4;
     private string text_ = "";
+    /// <summary>
+    /// The entry as the game shows it: each entity the actor perceives named by its
+    /// display name, one it does not perceive by a generic word ("someone"), as
+    /// TextDelta.text does. Player lines are the game's own text, unchanged.
+    /// </summary>
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public string Text {
@@ -8494,6 +8769,35 @@ namespace GameSidecar.V1 {
       }
     }
 
+    /// <summary>Field number for the "mentions" field.</summary>
+    public const int MentionsFieldNumber = 8;
+    private static readonly pb::FieldCodec<global::GameSidecar.V1.EntityMention> _repeated_mentions_codec
+        = pb::FieldCodec.ForMessage(66, global::GameSidecar.V1.EntityMention.Parser);
+    private readonly pbc::RepeatedField<global::GameSidecar.V1.EntityMention> mentions_ = new pbc::RepeatedField<global::GameSidecar.V1.EntityMention>();
+    /// <summary>
+    /// The entities `text` names, each span in UTF-8 bytes (as TextDelta.mentions).
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public pbc::RepeatedField<global::GameSidecar.V1.EntityMention> Mentions {
+      get { return mentions_; }
+    }
+
+    /// <summary>Field number for the "model_text" field.</summary>
+    public const int ModelTextFieldNumber = 9;
+    private string modelText_ = "";
+    /// <summary>
+    /// Only with ReadTranscriptRequest.include_model_text: the text as stored, aliases and all.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public string ModelText {
+      get { return modelText_; }
+      set {
+        modelText_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public override bool Equals(object other) {
@@ -8516,6 +8820,8 @@ namespace GameSidecar.V1 {
       if (Interrupted != other.Interrupted) return false;
       if (RunId != other.RunId) return false;
       if (UnixMs != other.UnixMs) return false;
+      if(!mentions_.Equals(other.mentions_)) return false;
+      if (ModelText != other.ModelText) return false;
       return Equals(_unknownFields, other._unknownFields);
     }
 
@@ -8530,6 +8836,8 @@ namespace GameSidecar.V1 {
       if (Interrupted != false) hash ^= Interrupted.GetHashCode();
       if (RunId.Length != 0) hash ^= RunId.GetHashCode();
       if (UnixMs != 0L) hash ^= UnixMs.GetHashCode();
+      hash ^= mentions_.GetHashCode();
+      if (ModelText.Length != 0) hash ^= ModelText.GetHashCode();
       if (_unknownFields != null) {
         hash ^= _unknownFields.GetHashCode();
       }
@@ -8576,6 +8884,11 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(56);
         output.WriteInt64(UnixMs);
       }
+      mentions_.WriteTo(output, _repeated_mentions_codec);
+      if (ModelText.Length != 0) {
+        output.WriteRawTag(74);
+        output.WriteString(ModelText);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(output);
       }
@@ -8614,6 +8927,11 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(56);
         output.WriteInt64(UnixMs);
       }
+      mentions_.WriteTo(ref output, _repeated_mentions_codec);
+      if (ModelText.Length != 0) {
+        output.WriteRawTag(74);
+        output.WriteString(ModelText);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(ref output);
       }
@@ -8644,6 +8962,10 @@ namespace GameSidecar.V1 {
       }
       if (UnixMs != 0L) {
         size += 1 + pb::CodedOutputStream.ComputeInt64Size(UnixMs);
+      }
+      size += mentions_.CalculateSize(_repeated_mentions_codec);
+      if (ModelText.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeStringSize(ModelText);
       }
       if (_unknownFields != null) {
         size += _unknownFields.CalculateSize();
@@ -8677,6 +8999,10 @@ namespace GameSidecar.V1 {
       }
       if (other.UnixMs != 0L) {
         UnixMs = other.UnixMs;
+      }
+      mentions_.Add(other.mentions_);
+      if (other.ModelText.Length != 0) {
+        ModelText = other.ModelText;
       }
       _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
     }
@@ -8723,6 +9049,14 @@ namespace GameSidecar.V1 {
           }
           case 56: {
             UnixMs = input.ReadInt64();
+            break;
+          }
+          case 66: {
+            mentions_.AddEntriesFrom(input, _repeated_mentions_codec);
+            break;
+          }
+          case 74: {
+            ModelText = input.ReadString();
             break;
           }
         }
@@ -8772,6 +9106,14 @@ namespace GameSidecar.V1 {
             UnixMs = input.ReadInt64();
             break;
           }
+          case 66: {
+            mentions_.AddEntriesFrom(ref input, _repeated_mentions_codec);
+            break;
+          }
+          case 74: {
+            ModelText = input.ReadString();
+            break;
+          }
         }
       }
     }
@@ -8794,7 +9136,7 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public static pbr::MessageDescriptor Descriptor {
-      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[27]; }
+      get { return global::GameSidecar.V1.AgentServiceReflection.Descriptor.MessageTypes[28]; }
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
@@ -8817,6 +9159,10 @@ namespace GameSidecar.V1 {
       entries_ = other.entries_.Clone();
       nextCursor_ = other.nextCursor_;
       total_ = other.total_;
+      summary_ = other.summary_;
+      summaryMentions_ = other.summaryMentions_.Clone();
+      firstIndex_ = other.firstIndex_;
+      summaryModelText_ = other.summaryModelText_;
       _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
     }
 
@@ -8856,7 +9202,7 @@ namespace GameSidecar.V1 {
     public const int TotalFieldNumber = 3;
     private long total_;
     /// <summary>
-    /// Entries in the transcript in all.
+    /// Entries in the transcript in all (compacted ones included).
     /// </summary>
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
@@ -8864,6 +9210,64 @@ namespace GameSidecar.V1 {
       get { return total_; }
       set {
         total_ = value;
+      }
+    }
+
+    /// <summary>Field number for the "summary" field.</summary>
+    public const int SummaryFieldNumber = 4;
+    private string summary_ = "";
+    /// <summary>
+    /// What compaction folded out of the transcript, as the game shows it (display
+    /// names); empty when nothing was compacted.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public string Summary {
+      get { return summary_; }
+      set {
+        summary_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
+    /// <summary>Field number for the "summary_mentions" field.</summary>
+    public const int SummaryMentionsFieldNumber = 5;
+    private static readonly pb::FieldCodec<global::GameSidecar.V1.EntityMention> _repeated_summaryMentions_codec
+        = pb::FieldCodec.ForMessage(42, global::GameSidecar.V1.EntityMention.Parser);
+    private readonly pbc::RepeatedField<global::GameSidecar.V1.EntityMention> summaryMentions_ = new pbc::RepeatedField<global::GameSidecar.V1.EntityMention>();
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public pbc::RepeatedField<global::GameSidecar.V1.EntityMention> SummaryMentions {
+      get { return summaryMentions_; }
+    }
+
+    /// <summary>Field number for the "first_index" field.</summary>
+    public const int FirstIndexFieldNumber = 6;
+    private long firstIndex_;
+    /// <summary>
+    /// Index of the oldest entry still held: the ones before it were compacted
+    /// (summarised in `summary`) or dropped by the transcript cap.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public long FirstIndex {
+      get { return firstIndex_; }
+      set {
+        firstIndex_ = value;
+      }
+    }
+
+    /// <summary>Field number for the "summary_model_text" field.</summary>
+    public const int SummaryModelTextFieldNumber = 7;
+    private string summaryModelText_ = "";
+    /// <summary>
+    /// Only with include_model_text: the summary as the model wrote it.
+    /// </summary>
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public string SummaryModelText {
+      get { return summaryModelText_; }
+      set {
+        summaryModelText_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
       }
     }
 
@@ -8885,6 +9289,10 @@ namespace GameSidecar.V1 {
       if(!entries_.Equals(other.entries_)) return false;
       if (NextCursor != other.NextCursor) return false;
       if (Total != other.Total) return false;
+      if (Summary != other.Summary) return false;
+      if(!summaryMentions_.Equals(other.summaryMentions_)) return false;
+      if (FirstIndex != other.FirstIndex) return false;
+      if (SummaryModelText != other.SummaryModelText) return false;
       return Equals(_unknownFields, other._unknownFields);
     }
 
@@ -8895,6 +9303,10 @@ namespace GameSidecar.V1 {
       hash ^= entries_.GetHashCode();
       if (NextCursor.Length != 0) hash ^= NextCursor.GetHashCode();
       if (Total != 0L) hash ^= Total.GetHashCode();
+      if (Summary.Length != 0) hash ^= Summary.GetHashCode();
+      hash ^= summaryMentions_.GetHashCode();
+      if (FirstIndex != 0L) hash ^= FirstIndex.GetHashCode();
+      if (SummaryModelText.Length != 0) hash ^= SummaryModelText.GetHashCode();
       if (_unknownFields != null) {
         hash ^= _unknownFields.GetHashCode();
       }
@@ -8922,6 +9334,19 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(24);
         output.WriteInt64(Total);
       }
+      if (Summary.Length != 0) {
+        output.WriteRawTag(34);
+        output.WriteString(Summary);
+      }
+      summaryMentions_.WriteTo(output, _repeated_summaryMentions_codec);
+      if (FirstIndex != 0L) {
+        output.WriteRawTag(48);
+        output.WriteInt64(FirstIndex);
+      }
+      if (SummaryModelText.Length != 0) {
+        output.WriteRawTag(58);
+        output.WriteString(SummaryModelText);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(output);
       }
@@ -8941,6 +9366,19 @@ namespace GameSidecar.V1 {
         output.WriteRawTag(24);
         output.WriteInt64(Total);
       }
+      if (Summary.Length != 0) {
+        output.WriteRawTag(34);
+        output.WriteString(Summary);
+      }
+      summaryMentions_.WriteTo(ref output, _repeated_summaryMentions_codec);
+      if (FirstIndex != 0L) {
+        output.WriteRawTag(48);
+        output.WriteInt64(FirstIndex);
+      }
+      if (SummaryModelText.Length != 0) {
+        output.WriteRawTag(58);
+        output.WriteString(SummaryModelText);
+      }
       if (_unknownFields != null) {
         _unknownFields.WriteTo(ref output);
       }
@@ -8957,6 +9395,16 @@ namespace GameSidecar.V1 {
       }
       if (Total != 0L) {
         size += 1 + pb::CodedOutputStream.ComputeInt64Size(Total);
+      }
+      if (Summary.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeStringSize(Summary);
+      }
+      size += summaryMentions_.CalculateSize(_repeated_summaryMentions_codec);
+      if (FirstIndex != 0L) {
+        size += 1 + pb::CodedOutputStream.ComputeInt64Size(FirstIndex);
+      }
+      if (SummaryModelText.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeStringSize(SummaryModelText);
       }
       if (_unknownFields != null) {
         size += _unknownFields.CalculateSize();
@@ -8976,6 +9424,16 @@ namespace GameSidecar.V1 {
       }
       if (other.Total != 0L) {
         Total = other.Total;
+      }
+      if (other.Summary.Length != 0) {
+        Summary = other.Summary;
+      }
+      summaryMentions_.Add(other.summaryMentions_);
+      if (other.FirstIndex != 0L) {
+        FirstIndex = other.FirstIndex;
+      }
+      if (other.SummaryModelText.Length != 0) {
+        SummaryModelText = other.SummaryModelText;
       }
       _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
     }
@@ -9008,6 +9466,22 @@ namespace GameSidecar.V1 {
             Total = input.ReadInt64();
             break;
           }
+          case 34: {
+            Summary = input.ReadString();
+            break;
+          }
+          case 42: {
+            summaryMentions_.AddEntriesFrom(input, _repeated_summaryMentions_codec);
+            break;
+          }
+          case 48: {
+            FirstIndex = input.ReadInt64();
+            break;
+          }
+          case 58: {
+            SummaryModelText = input.ReadString();
+            break;
+          }
         }
       }
     #endif
@@ -9037,6 +9511,22 @@ namespace GameSidecar.V1 {
           }
           case 24: {
             Total = input.ReadInt64();
+            break;
+          }
+          case 34: {
+            Summary = input.ReadString();
+            break;
+          }
+          case 42: {
+            summaryMentions_.AddEntriesFrom(ref input, _repeated_summaryMentions_codec);
+            break;
+          }
+          case 48: {
+            FirstIndex = input.ReadInt64();
+            break;
+          }
+          case 58: {
+            SummaryModelText = input.ReadString();
             break;
           }
         }
