@@ -128,6 +128,56 @@ TEST_F(Runs, EventsReachAGameThreadThroughTheQueue) {
   EXPECT_EQ(queue.size(), 0u);
 }
 
+// A hitch: the game thread does not drain while the run's text queues up; the frame
+// then cancels the run through the queue and clears its label. Nothing of the run may
+// be delivered after that, whether it was queued before the cancel or came later.
+TEST_F(Runs, NoUpdateOfARunCancelledThroughTheQueueIsDeliveredAfterTheCancel) {
+  RunEventQueue queue;
+  // #stall-mid: half the reply streams, then the model hangs (the run stays open).
+  auto run = client().StartRun(e2e::Narrate("runs", "The gate groans. #stall-mid", "slow"), queue.Sink());
+  for (int i = 0; i < 30000 && queue.size() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(queue.size(), 3u);  // started + text, held by the "hitch"
+  queue.Cancel(*run);
+  std::vector<RunUpdate> seen;
+  ASSERT_TRUE(run->WaitFor(std::chrono::seconds(30)));
+  queue.Drain([&](RunUpdate& u) { seen.push_back(std::move(u)); });
+  ASSERT_EQ(seen.size(), 1u) << Kinds(seen);
+  EXPECT_EQ(seen[0].kind, RunEventKind::kError);
+  EXPECT_EQ(seen[0].error.reason, "RUN_CANCELLED");
+  EXPECT_EQ(queue.size(), 0u);
+}
+
+// The cancel comes from inside a drain (the game reacts to one update by cancelling):
+// the run's updates already taken into that drain are not delivered either, and a run
+// whose reply was all queued (finished) ends as cancelled, once.
+TEST_F(Runs, ACancelDuringADrainSkipsTheRestOfThatRunInTheSameDrain) {
+  RunEventQueue queue;
+  auto run = client().StartRun(e2e::Narrate("runs", "The guard waves."), queue.Sink());
+  ASSERT_TRUE(run->WaitFor(std::chrono::seconds(30)));  // the whole run is queued: a long hitch
+  std::vector<RunUpdate> seen;
+  bool cancelled = false;
+  queue.Drain([&](RunUpdate& u) {
+    seen.push_back(u);
+    if (!cancelled && u.kind == RunEventKind::kText) {  // the first text: the game cancels
+      cancelled = true;
+      queue.Cancel(*run);
+    }
+  });
+  ASSERT_EQ(seen.size(), 3u) << Kinds(seen);  // started, the text it cancelled on, then only the end
+  EXPECT_EQ(seen[0].kind, RunEventKind::kStarted);
+  EXPECT_EQ(seen[1].kind, RunEventKind::kText);
+  EXPECT_EQ(seen[2].kind, RunEventKind::kError);
+  EXPECT_EQ(seen[2].error.code, game_sidecar::StatusCode::kCancelled);
+  // A run whose end was delivered already: cancelling it through the queue changes nothing.
+  RunEventQueue other;
+  auto done = client().StartRun(e2e::Narrate("runs", "The guard nods."), other.Sink());
+  ASSERT_TRUE(done->WaitFor(std::chrono::seconds(30)));
+  size_t n = other.Drain([](RunUpdate&) {});
+  EXPECT_GT(n, 2u);
+  other.Cancel(*done);
+  EXPECT_EQ(other.Drain([](RunUpdate&) {}), 0u);
+}
+
 TEST_F(Runs, ClientCancelMidStreamEndsTheRunAndTheSidecarGoesOn) {
   Recorder rec;
   // #stall-mid: the scripted model streams half its reply, then hangs.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "game_sidecar/status.h"
 #include "game_sidecar/v1/agent_service.pb.h"
@@ -49,14 +50,24 @@ struct RunUpdate {
 // to your own thread: a RunEventQueue drained by the game thread does that).
 using RunCallback = std::function<void(const RunUpdate&)>;
 
+class RunHandle;
+
 // A thread-safe FIFO of RunUpdates. Runs push from gRPC's callback threads;
 // the game thread drains it once per frame, so game objects are only touched there.
 class RunEventQueue {
  public:
   void Push(RunUpdate update);
   // Hands every queued update (up to `max`) to `fn` on the calling thread, in
-  // order, without holding the lock while `fn` runs. Returns how many.
+  // order, without holding the lock while `fn` runs. Returns how many. An update
+  // of a run cancelled through Cancel() is skipped even when it was queued, or
+  // taken into this very drain, before the cancel (`fn` may cancel a run).
   size_t Drain(const std::function<void(RunUpdate&)>& fn, size_t max = SIZE_MAX);
+  // Cancels `run` (RunHandle::Cancel) and drops every update of it this queue has
+  // not delivered yet, or gets later: a game that clears its text when it cancels
+  // never sees stale text land after a hitch. The run's end is still delivered,
+  // once, as kError CANCELLED / RUN_CANCELLED (even when the run had finished
+  // meanwhile). Call it on the thread that drains.
+  void Cancel(RunHandle& run);
   bool TryPop(RunUpdate* out);
   // Blocks up to `timeout` for the next update (tools and tests; never on a game thread).
   bool WaitPop(RunUpdate* out, std::chrono::milliseconds timeout);
@@ -66,9 +77,15 @@ class RunEventQueue {
   RunCallback Sink();
 
  private:
+  bool Skip(RunUpdate& update);  // with mu_ held
+
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<RunUpdate> items_;
+  // Cancelled runs whose end this queue has not delivered yet.
+  std::unordered_set<std::string> cancelled_;
+  // Runs whose end was pushed and not delivered yet (queued, or in a drain's batch).
+  std::unordered_set<std::string> undelivered_ends_;
 };
 
 class SidecarClient;

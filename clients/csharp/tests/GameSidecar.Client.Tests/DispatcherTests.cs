@@ -115,6 +115,47 @@ namespace GameSidecar.Client.Tests
             dispatcher.Drain();
             Assert.IsAssignableFrom<OperationCanceledException>(error);
         }
+
+        // A 60 ms hitch: the game's thread is busy while the reader queues text; the game then
+        // cancels (on its thread) and clears its label. Nothing of the run may land after that.
+        [Fact]
+        public async Task QueueModeDeliversNothingOfARunQueuedBeforeItsCancel()
+        {
+            var dispatcher = new MainThreadDispatcher();
+            using var cts = new CancellationTokenSource();
+            var delivered = new List<ulong>();
+            Exception? end = null;
+            var ends = 0;
+            var reading = dispatcher.Pump(Events(6), e => delivered.Add(e.Seq), e => { end = e; ends++; }, cts.Token);
+            await reading;  // all six read and queued during the "hitch"
+            Assert.Equal(7, dispatcher.Pending);
+            cts.Cancel();   // the game cancels, on its thread, before its next drain
+            dispatcher.Drain();
+            Assert.Empty(delivered);
+            Assert.Equal(1, ends);
+            Assert.IsAssignableFrom<OperationCanceledException>(end);
+        }
+
+        [Fact]
+        public async Task ThroughASynchronizationContextNothingQueuedBeforeTheCancelLandsAfterIt()
+        {
+            using var main = new SingleThreadContext();
+            var dispatcher = new MainThreadDispatcher(main);
+            using var cts = new CancellationTokenSource();
+            using var hitch = new ManualResetEventSlim();
+            var label = new List<string>();
+            var ended = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
+            // The game's thread is busy (a hitch) while the run's text is read and posted behind
+            // it; the frame then cancels the run and clears its label, on that thread.
+            main.Post(_ => { hitch.Wait(); cts.Cancel(); label.Add("(cleared)"); }, null);
+            await dispatcher.Pump(Events(6), e => label.Add(e.Text.Text), e => ended.SetResult(e), cts.Token);
+            // Every event was posted before the cancel, and runs after it: none may land.
+            hitch.Set();
+            Assert.IsAssignableFrom<OperationCanceledException>(await ended.Task);
+            var seen = new TaskCompletionSource<string[]>(TaskCreationOptions.RunContinuationsAsynchronously);
+            main.Post(_ => seen.SetResult(label.ToArray()), null);
+            Assert.Equal(new[] { "(cleared)" }, await seen.Task);
+        }
     }
 
     [Collection("sidecar")]

@@ -58,6 +58,10 @@ namespace GameSidecar.Client
         /// once, also there, with null after a good run or the exception that ended it
         /// (SidecarException, or OperationCanceledException when cancelled). The returned task
         /// completes when reading ends (not when the callbacks have run).
+        /// Once <paramref name="cancellationToken"/> is cancelled, no event of the run is delivered,
+        /// even one read and queued before the cancel (a hitch can hold many): a game that clears
+        /// its label when it cancels never sees stale text land after. <paramref name="onEnd"/> still
+        /// comes, once, with an OperationCanceledException.
         /// </summary>
         public Task Pump(IAsyncEnumerable<RunEvent> events, Action<RunEvent> onEvent, Action<Exception?> onEnd,
             CancellationToken cancellationToken = default)
@@ -70,14 +74,21 @@ namespace GameSidecar.Client
                     await foreach (var e in events.WithCancellation(cancellationToken).ConfigureAwait(false))
                     {
                         var captured = e;
-                        Post(() => onEvent(captured));
+                        // Checked where the event lands, not where it was read: the cancel
+                        // may come (on the game's thread) while it waits in the queue.
+                        Post(() =>
+                        {
+                            if (!cancellationToken.IsCancellationRequested) onEvent(captured);
+                        });
                     }
                 }
                 catch (Exception e)
                 {
                     error = e;
                 }
-                Post(() => onEnd(error));
+                Post(() => onEnd(cancellationToken.IsCancellationRequested && !(error is OperationCanceledException)
+                    ? new OperationCanceledException(cancellationToken)
+                    : error));
             }, CancellationToken.None);
         }
     }
