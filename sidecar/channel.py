@@ -75,10 +75,12 @@ class Link:
             if self.gone and task is not None and task.cancelling() == 0:
                 return self.gone_error()
             return exc
-        if not isinstance(exc, grpc.aio.AioRpcError) or isinstance(exc, SidecarGone):
-            return exc
+        if isinstance(exc, SidecarGone):
+            return original
         if self.gone:
             return self.gone_error()
+        if not isinstance(exc, grpc.aio.AioRpcError):
+            return original
         reason = dict(exc.trailing_metadata() or ()).get("sidecar-reason")
         if exc.code() == grpc.StatusCode.UNAVAILABLE and not reason and self.exit is not None:
             # The transport broke: the exit is usually seen within milliseconds (or,
@@ -101,7 +103,8 @@ class GuardedCall:
     async def _guard(self, awaitable: Awaitable[Any]) -> Any:
         try:
             return await awaitable
-        except (grpc.aio.AioRpcError, asyncio.CancelledError) as exc:
+        # InvalidStateError: a write on a stream that ended ("RPC already finished").
+        except (grpc.aio.AioRpcError, asyncio.CancelledError, asyncio.InvalidStateError) as exc:
             replacement = await self._link.translate(exc)
             if replacement is exc:
                 raise

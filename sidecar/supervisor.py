@@ -49,7 +49,7 @@ log = logging.getLogger("sidecar.supervisor")
 LIVENESS_PERIOD_S = 1.0
 PROBE_TIMEOUT_S = 1.0
 HUNG_AFTER_S = 3.0
-HUNG_MISSES = 3
+HUNG_MISSES = 2
 #: For a process launched while stop() was already waiting.
 STOP_GRACE_S = 1.0
 
@@ -282,8 +282,11 @@ class SidecarProcess:
         loop = asyncio.get_running_loop()
         last_answer = loop.time()
         self._misses = 0
+        next_probe = loop.time()
         while True:
-            await asyncio.sleep(LIVENESS_PERIOD_S)
+            # Probes start a period apart, however long the last one took to fail.
+            next_probe += LIVENESS_PERIOD_S
+            await asyncio.sleep(max(0.0, next_probe - loop.time()))
             if self._stopping.is_set():
                 return  # stop() watches it from here
             if await self._probe() is None:
