@@ -34,6 +34,7 @@ __all__ = [
     "HandshakeTimeout",
     "Handshake",
     "Child",
+    "LaunchSpec",
     "spawn",
     "stop_process",
 ]
@@ -192,6 +193,26 @@ async def spawn(
         await stop_process(proc, 1.0)
         raise MalformedHandshake(line, "no token in handshake although none was given", "\n".join(tail))
     return Child(proc, handshake, effective, stderr_task, tail, _default_listen(args))
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """A launch as the game asked for it: what a restart launches again."""
+
+    args: tuple[str, ...]
+    command: tuple[str, ...] | None
+    env: dict[str, str] | None
+    token: str | None
+    timeout: float
+    on_stderr: Callable[[str], None] | None
+
+    async def spawn(self) -> Child:
+        return await spawn(self.args, command=self.command, env=self.env, token=self.token,
+                           timeout=self.timeout, on_stderr=self.on_stderr)
+
+    @property
+    def state_dir(self) -> bool:
+        return any(a == "--state-dir" or a.startswith("--state-dir=") for a in self.args)
 
 
 def _default_listen(args: Sequence[str]) -> bool:

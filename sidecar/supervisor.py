@@ -6,8 +6,7 @@ if the game asked for that (issue 20; docs/protocol.md §1, "When the sidecar ex
     tracked = await sidecar.client.track("game-1")
 
 After the handshake a watcher task awaits the process and a liveness loop probes
-it (grpc.health Check, 1 s deadline, each second; no answer for 3 s: declared
-hung and killed). When it ends, whatever the cause:
+it (sidecar/liveness.py). When it ends, whatever the cause:
 
 1. its channel is marked gone and closed: calls in flight end with SidecarGone,
    new calls fail at once with SidecarGone (also while RESTARTING: the game
@@ -25,16 +24,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from sidecar.exits import RestartOutcome, RestartPolicy, SidecarExit, SidecarStatus
-from sidecar.launcher import Child, Handshake, LaunchError, spawn, stop_process
+from sidecar.launcher import Child, Handshake, LaunchError, LaunchSpec, stop_process
+from sidecar.liveness import Liveness
 
 if TYPE_CHECKING:
     from sidecar.client import SidecarClient
@@ -43,41 +42,14 @@ __all__ = ["SidecarProcess"]
 
 log = logging.getLogger("sidecar.supervisor")
 
-#: Liveness: a probe each period, each with this deadline; hung after this long
-#: without an answer (and at least HUNG_MISSES failed probes, so one stall of
-#: the game's own event loop is not taken for a hung sidecar).
-LIVENESS_PERIOD_S = 1.0
-PROBE_TIMEOUT_S = 1.0
-HUNG_AFTER_S = 3.0
-HUNG_MISSES = 2
 #: For a process launched while stop() was already waiting.
 STOP_GRACE_S = 1.0
-
-
-@dataclass(frozen=True)
-class _Launch:
-    """What a restart launches again, exactly as the game first did."""
-
-    args: tuple[str, ...]
-    command: tuple[str, ...] | None
-    env: dict[str, str] | None
-    token: str | None
-    timeout: float
-    on_stderr: Callable[[str], None] | None
-
-    async def spawn(self) -> Child:
-        return await spawn(self.args, command=self.command, env=self.env, token=self.token,
-                           timeout=self.timeout, on_stderr=self.on_stderr)
-
-    @property
-    def state_dir(self) -> bool:
-        return any(a == "--state-dir" or a.startswith("--state-dir=") for a in self.args)
 
 
 class SidecarProcess:
     """A sidecar child process, launched the way a game launches it, and supervised."""
 
-    def __init__(self, child: Child, launch: _Launch, restart: RestartPolicy | None) -> None:
+    def __init__(self, child: Child, launch: LaunchSpec, restart: RestartPolicy | None) -> None:
         # Here, not at the top: sidecar.client imports this module to re-export it.
         from sidecar.client import SidecarClient
 
@@ -94,8 +66,7 @@ class SidecarProcess:
         self._status = SidecarStatus.READY
         self._listeners: dict[str, list[Callable[[Any], None]]] = collections.defaultdict(list)
         self._stopping = asyncio.Event()
-        self._hung_pid = 0
-        self._misses = 0
+        self._liveness = Liveness(lambda: self.client._link.channel)
         self._restarts: collections.deque[float] = collections.deque()
         self._watcher = asyncio.create_task(self._supervise(), name=f"sidecar-watch-{child.pid}")
 
@@ -118,12 +89,13 @@ class SidecarProcess:
         Raises ExitedBeforeHandshake (StateDirBusy when another sidecar holds
         `--state-dir`), MalformedHandshake or HandshakeTimeout.
         """
-        launch = _Launch(tuple(args), tuple(command) if command else None, env, token, timeout, on_stderr)
+        launch = LaunchSpec(tuple(args), tuple(command) if command else None, env, token, timeout, on_stderr)
         return cls(await launch.spawn(), launch, restart)
 
     # -- what the game reads --------------------------------------------------
     @property
     def proc(self) -> asyncio.subprocess.Process:
+        """The current process (a restart replaces it), as are pid, handshake and token."""
         return self._child.proc
 
     @property
@@ -167,7 +139,7 @@ class SidecarProcess:
         self._stopping.set()
         if not self._watcher.done():
             child = self._child
-            await stop_process(child.proc, timeout, lambda: self._unresponsive(child))
+            await stop_process(child.proc, timeout, lambda: self._liveness.unresponsive(child))
             await asyncio.shield(self._watcher)
         await self.client.close()
         return self.exited.result()
@@ -185,15 +157,25 @@ class SidecarProcess:
 
     # -- the watcher ----------------------------------------------------------
     async def _supervise(self) -> None:
+        try:
+            await self._watch()
+        except Exception:  # a bug here must not leave `exited` pending forever
+            log.exception("the sidecar watcher failed")
+            with contextlib.suppress(ProcessLookupError):
+                self._child.proc.kill()
+            self._finish(SidecarStatus.FAILED, self.last_exit or SidecarExit(None, None, pid=self.pid))
+
+    async def _watch(self) -> None:
         while True:
             child = self._child
-            liveness = asyncio.create_task(self._liveness(child), name=f"sidecar-liveness-{child.pid}")
+            liveness = asyncio.create_task(self._liveness.watch(child, self._stopping),
+                                           name=f"sidecar-liveness-{child.pid}")
             returncode = await child.proc.wait()
             liveness.cancel()
             # The game asked: stop()/close(), or a Shutdown call through this client.
             requested = self._stopping.is_set() or self.client._link.shutdown_requested
             exit = SidecarExit.from_returncode(returncode, await child.drained_tail(), requested=requested,
-                                               hung=child.pid == self._hung_pid, pid=child.pid)
+                                               hung=self._liveness.killed(child), pid=child.pid)
             await self._gone(child, exit)
             if requested:
                 return self._finish(SidecarStatus.STOPPED, exit)
@@ -276,48 +258,6 @@ class SidecarProcess:
         self._set_status(status)
         if not self.exited.done():
             self.exited.set_result(exit)
-
-    # -- liveness -------------------------------------------------------------
-    async def _liveness(self, child: Child) -> None:
-        loop = asyncio.get_running_loop()
-        last_answer = loop.time()
-        self._misses = 0
-        next_probe = loop.time()
-        while True:
-            # Probes start a period apart, however long the last one took to fail.
-            next_probe += LIVENESS_PERIOD_S
-            await asyncio.sleep(max(0.0, next_probe - loop.time()))
-            if self._stopping.is_set():
-                return  # stop() watches it from here
-            if await self._probe() is None:
-                last_answer, self._misses = loop.time(), 0
-                continue
-            self._misses += 1
-            if self._misses >= HUNG_MISSES and loop.time() - last_answer >= HUNG_AFTER_S:
-                log.warning("sidecar not answering: killing it", extra={"fields": {"pid": child.pid}})
-                self._hung_pid = child.pid
-                child.proc.kill()
-                return
-
-    async def _probe(self) -> grpc.StatusCode | None:
-        """None when the sidecar answered a health check in time, else the failure's code."""
-        stub = health_pb2_grpc.HealthStub(self.client._link.channel)
-        try:
-            await stub.Check(health_pb2.HealthCheckRequest(), timeout=PROBE_TIMEOUT_S)
-        except grpc.aio.AioRpcError as exc:
-            code: grpc.StatusCode = exc.code()
-            return code
-        return None
-
-    async def _unresponsive(self, child: Child) -> bool:
-        """For stop(): no answer within the deadline (an orderly exit refuses at once)."""
-        if self._misses >= 2:
-            return True
-        code = await self._probe()
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED and child.proc.returncode is None:
-            self._hung_pid = child.pid
-            return True
-        return False
 
     # -- notifications --------------------------------------------------------
     def _set_status(self, status: SidecarStatus) -> None:
