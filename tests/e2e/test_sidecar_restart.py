@@ -69,6 +69,7 @@ async def test_a_restart_resumes_tracked_sessions_with_the_state_of_a_run_withou
         assert (outcome.resumed, outcome.lost, outcome.sessions_lost) == (("g",), (), False)
         assert outcome.exit.signal == signal.SIGKILL and not outcome.exit.requested
         assert tracked.revision == kill_after and not tracked.lost
+        assert not sidecar.exited.done(), "exited waits for the last exit (STOPPED or FAILED)"
     await tracked.apply(batch(10))
     assert same_world(await get_state(sidecar, "g"), await reference_state(tmp_path, [batch(k) for k in range(1, 11)]))
     assert sidecar.client is client
@@ -115,6 +116,25 @@ async def test_a_batch_the_sidecar_never_applied_is_applied_by_the_restart(tmp_p
     assert resent.delta_id.startswith("g-"), "the tracker names a batch the game gave no delta ID"
     assert same_world(await get_state(sidecar, "g"), await reference_state(tmp_path, [batch(1), batch(2)]))
     await sidecar.stop()
+
+
+async def test_calls_while_restarting_fail_at_once_and_stop_ends_the_wait(tmp_path: Path) -> None:
+    sidecar = await launch(tmp_path, restart=RestartPolicy(backoff_initial_s=600.0))
+    exits: list[SidecarExit] = []
+    sidecar.on_exit(exits.append)
+    killed = sidecar.pid
+    os.kill(killed, signal.SIGKILL)
+    await eventually(lambda: sidecar.status is SidecarStatus.RESTARTING, timeout=GONE_WAIT_S, what="RESTARTING")
+    with pytest.raises(SidecarGone) as err:
+        await sidecar.client.get_info()
+    assert err.value.exit == exits[0] and "no call is made" in str(err.value)
+    with pytest.raises(SidecarGone):
+        sidecar.client.sessions.StreamDeltas()  # the raw stubs too, at the call itself
+    # stop() during the backoff ends it: nothing more is launched.
+    last = await asyncio.wait_for(sidecar.stop(), GONE_WAIT_S)
+    assert last == exits[0] and last.pid == killed and not last.requested
+    assert sidecar.status is SidecarStatus.STOPPED and len(exits) == 1
+    assert leftovers(tmp_path) == []
 
 
 async def test_a_used_up_policy_fails_with_the_last_exit(tmp_path: Path) -> None:
