@@ -5,10 +5,11 @@ and demo) uses to start a sidecar and talk to it.
         client = sidecar.client
         info = await client.get_info()
 
-The launcher (`SidecarProcess`, the launch errors, `Handshake`) lives in
-sidecar/launcher.py and is re-exported here; this module holds the client: the
-bearer token on every call, the same operations as the C# and C++ clients, and
-`error_reason` for the stable reason of a failed call.
+The launcher (`SidecarProcess` in sidecar/supervisor.py; the launch errors and
+`Handshake` in sidecar/launcher.py; the exit types in sidecar/exits.py) is
+re-exported here; this module holds the client: the bearer token on every
+call, the same operations as the C# and C++ clients, and `error_reason` for the
+stable reason of a failed call.
 
 The client's stubs sit on a swappable channel (sidecar/channel.py): when the
 process exits every call fails with `SidecarGone`, and a supervised restart
@@ -226,6 +227,7 @@ class SidecarClient:
         return reply
 
     async def close_session(self, session_id: str) -> session_pb.CloseSessionResponse:
+        self.tracked.pop(session_id, None)  # a restart must not re-open it
         reply: session_pb.CloseSessionResponse = await self.sessions.CloseSession(
             session_pb.CloseSessionRequest(session_id=session_id)
         )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from sidecar.client import SidecarClient
 
 __all__ = ["TrackedSession", "SessionLost"]
+
+log = logging.getLogger("sidecar.tracked")
 
 
 class SessionLost(RuntimeError):
@@ -68,13 +71,20 @@ class TrackedSession:
     async def apply(self, ops: Iterable[state_pb2.DeltaOp], delta_id: str = "") -> session_pb.ApplyDeltasResponse:
         """Apply `ops` on top of `revision`. SidecarGone: the batch stays pending and
         a supervised restart resends it (do not resend it yourself under another ID).
-        STALE_REVISION: `revision` moves to the sidecar's and nothing was applied."""
+        STALE_REVISION: `revision` moves to the sidecar's and nothing was applied.
+        Cancelled: the batch stays pending and the next apply resends it first."""
         async with self._lock:
             if self.lost:
                 raise SessionLost(f"session {self.session_id!r} was lost in a sidecar restart; "
                                   "resync it with replace_state() first")
             if self.pending is not None:
-                await self._settle()  # a call cancelled earlier: learn its fate first
+                # An apply cancelled by the game left its batch's fate unknown: settle it
+                # first (applied once, or refused: logged, as the game gave up on it).
+                earlier = await self._settle()
+                if not earlier.applied:
+                    log.warning("a cancelled batch was not applied",
+                                extra={"fields": {"session": self.session_id, "delta_id": earlier.delta_id,
+                                                  "error": earlier.error}})
             batch = _Pending(self.revision, delta_id or f"{self._prefix}-{next(self._numbers)}", list(ops))
             if self._client.gone:  # never sent: not pending
                 raise self._client._link.gone_error("no call is made while it is gone")

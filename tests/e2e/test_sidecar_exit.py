@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 from crash_rig import GONE_WAIT_S, HANG_WAIT_S, batch, launch, leftovers, no_process
-from launchers import player_env
+from launchers import SidecarCommand, player_env
 
 from sidecar.client import SidecarClient, SidecarExit, SidecarGone, SidecarStatus, error_reason
 from sidecar.launcher import spawn, stop_process
@@ -28,8 +28,9 @@ def assert_killed(exit: SidecarExit, *, requested: bool = False, hung: bool = Fa
     assert (exit.code, exit.signal, exit.requested, exit.hung) == (None, signal.SIGKILL, requested, hung), exit
 
 
-async def test_kill_9_during_a_delta_stream_ends_it_with_sidecar_gone(tmp_path: Path) -> None:
-    sidecar = await launch(tmp_path)
+async def test_kill_9_during_a_delta_stream_ends_it_with_sidecar_gone(tmp_path: Path,
+                                                                      sidecar_cmd: SidecarCommand) -> None:
+    sidecar = await launch(tmp_path, command=sidecar_cmd.serve)  # the venv and the frozen build
     statuses: list[SidecarStatus] = []
     sidecar.on_status(statuses.append)
     address, pid = sidecar.handshake.address, sidecar.pid

@@ -24,6 +24,7 @@ from crash_rig import (
     reference_state,
     same_world,
 )
+from launchers import SidecarCommand
 from waits import eventually
 
 from sidecar.client import (
@@ -57,8 +58,12 @@ async def kill_and_wait_restart(sidecar: SidecarProcess, seen: list[RestartOutco
     return seen[-1]
 
 
-async def test_a_restart_resumes_tracked_sessions_with_the_state_of_a_run_without_crashes(tmp_path: Path) -> None:
-    sidecar = await launch(tmp_path, ["--state-dir", str(tmp_path / "state")], restart=FAST)
+async def test_a_restart_resumes_tracked_sessions_with_the_state_of_a_run_without_crashes(
+    tmp_path: Path, sidecar_cmd: SidecarCommand
+) -> None:
+    # The venv and the frozen build: a restart launches the same command again.
+    sidecar = await launch(tmp_path, ["--state-dir", str(tmp_path / "state")], restart=FAST,
+                           command=sidecar_cmd.serve)
     seen = outcomes(sidecar)
     client = sidecar.client  # held across restarts, as a game holds it
     tracked = await client.track("g")
@@ -191,3 +196,22 @@ async def test_no_process_and_no_socket_folder_is_left_after_kills_restarts_and_
     for pid in pids:
         await no_process(pid)
     assert leftovers(tmp_path) == []
+
+
+async def test_an_apply_the_game_cancelled_is_settled_once_by_the_next_one(tmp_path: Path) -> None:
+    sidecar = await launch(tmp_path)
+    tracked = await sidecar.client.track("g")
+    await tracked.apply(batch(1))
+    os.kill(sidecar.pid, signal.SIGSTOP)
+    sending = asyncio.create_task(tracked.apply(batch(2)))
+    await eventually(lambda: tracked.pending is not None, what="the batch is sent")
+    sending.cancel()  # the game gives up: whether batch 2 lands is unknown
+    with pytest.raises(asyncio.CancelledError):
+        await sending
+    os.kill(sidecar.pid, signal.SIGCONT)
+    assert tracked.pending is not None and tracked.revision == 1
+    reply = await tracked.apply(batch(3))  # batch 2 is settled first, under its delta ID
+    assert reply.revision == 3 and tracked.pending is None
+    reference = await reference_state(tmp_path, [batch(1), batch(2), batch(3)])
+    assert same_world(await get_state(sidecar, "g"), reference)
+    await sidecar.stop()
