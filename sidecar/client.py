@@ -5,10 +5,17 @@ and demo) uses to start a sidecar and talk to it.
         client = sidecar.client
         info = await client.get_info()
 
-The launcher (`SidecarProcess`, the launch errors, `Handshake`) lives in
-sidecar/launcher.py and is re-exported here; this module holds the client: the
-bearer token on every call, the same operations as the C# and C++ clients, and
-`error_reason` for the stable reason of a failed call.
+The launcher (`SidecarProcess` in sidecar/supervisor.py; the launch errors and
+`Handshake` in sidecar/launcher.py; the exit types in sidecar/exits.py) is
+re-exported here; this module holds the client: the bearer token on every
+call, the same operations as the C# and C++ clients, and `error_reason` for the
+stable reason of a failed call.
+
+The client's stubs sit on a swappable channel (sidecar/channel.py): when the
+process exits every call fails with `SidecarGone`, and a supervised restart
+(`SidecarProcess.launch(restart=RestartPolicy())`) attaches the new process's
+channel under the same client and stubs. `track()` gives a `TrackedSession`
+(sidecar/tracked.py), which a restart re-opens.
 """
 
 from __future__ import annotations
@@ -19,15 +26,18 @@ from typing import Any, TypedDict, Unpack
 
 import grpc
 
+from sidecar.channel import KEEPALIVE_OPTIONS, Link, SwappableChannel, endpoint_of
+from sidecar.exits import ResentBatch, RestartOutcome, RestartPolicy, SidecarExit, SidecarGone, SidecarStatus
 from sidecar.launcher import (
     ExitedBeforeHandshake,
     Handshake,
     HandshakeTimeout,
     LaunchError,
     MalformedHandshake,
-    SidecarProcess,
     StateDirBusy,
 )
+from sidecar.supervisor import SidecarProcess
+from sidecar.tracked import SessionLost, TrackedSession
 from sidecar.v1 import agent_service_pb2 as agent_pb
 from sidecar.v1 import agent_service_pb2_grpc as agent_grpc
 from sidecar.v1 import session_service_pb2 as session_pb
@@ -45,6 +55,14 @@ __all__ = [
     "Handshake",
     "SidecarProcess",
     "SidecarClient",
+    "SidecarExit",
+    "SidecarStatus",
+    "SidecarGone",
+    "RestartPolicy",
+    "RestartOutcome",
+    "ResentBatch",
+    "TrackedSession",
+    "SessionLost",
     "error_reason",
     "auth_interceptors",
     "SessionOptionFields",
@@ -111,6 +129,12 @@ def auth_interceptors(token: str) -> list[grpc.aio.ClientInterceptor]:
     return [cls(token) for cls in (_AuthUnaryUnary, _AuthUnaryStream, _AuthStreamUnary, _AuthStreamStream)]
 
 
+def _link(target: str, token: str | None) -> Link:
+    interceptors = auth_interceptors(token) if token is not None else []
+    channel = grpc.aio.insecure_channel(target, interceptors=interceptors, options=KEEPALIVE_OPTIONS)
+    return Link(channel, endpoint_of(target))
+
+
 class SessionOptionFields(TypedDict, total=False):
     """`SidecarClient.open_session`'s keyword arguments: the fields of `SessionOptions`
     (docs/protocol.md), typed as the generated message's constructor takes them."""
@@ -143,14 +167,46 @@ class SidecarClient:
     below cover what a game does most."""
 
     def __init__(self, target: str, token: str | None) -> None:
-        interceptors = auth_interceptors(token) if token is not None else []
-        self.channel = grpc.aio.insecure_channel(target, interceptors=interceptors)
-        self.sidecar = sidecar_grpc.SidecarServiceStub(self.channel)
-        self.sessions = session_grpc.SessionServiceStub(self.channel)
-        self.agent = agent_grpc.AgentServiceStub(self.channel)
+        self._link = _link(target, token)
+        # Built once: a restart swaps the link under them (sidecar/channel.py).
+        swappable = SwappableChannel(lambda: self._link)
+        self.sidecar = sidecar_grpc.SidecarServiceStub(swappable)
+        self.sessions = session_grpc.SessionServiceStub(swappable)
+        self.agent = agent_grpc.AgentServiceStub(swappable)
+        #: Sessions opened with `track()`, by ID; a supervised restart re-opens them.
+        self.tracked: dict[str, TrackedSession] = {}
+
+    @property
+    def channel(self) -> grpc.aio.Channel:
+        """The current process's channel (a restart replaces it; the stubs follow)."""
+        return self._link.channel
+
+    @property
+    def endpoint(self) -> str:
+        """The current socket path or host:port."""
+        return self._link.endpoint
+
+    @property
+    def gone(self) -> bool:
+        """The process behind the current channel has exited; calls fail with SidecarGone."""
+        return self._link.gone
+
+    def _attach(self, link: Link) -> Link:
+        """Make `link` the current channel; returns the previous one (for the supervisor)."""
+        previous, self._link = self._link, link
+        return previous
 
     async def close(self) -> None:
-        await self.channel.close()
+        await self._link.channel.close()
+
+    async def track(self, session_id: str, **options: Unpack[SessionOptionFields]) -> TrackedSession:
+        """Open (or resume) a session and return a handle that keeps its revision and
+        resends an unacknowledged batch after a supervised restart."""
+        opened = await self.open_session(session_id, **options)
+        tracked = TrackedSession(self, opened.session_id, opened.revision,
+                                 session_pb.SessionOptions(**options))
+        self.tracked[tracked.session_id] = tracked
+        return tracked
 
     # The stubs' methods are untyped (no stubs for *_grpc.py): each helper names the reply type.
     async def get_info(self, include_stats: bool = False) -> sidecar_pb.GetInfoResponse:
@@ -160,6 +216,7 @@ class SidecarClient:
         return reply
 
     async def shutdown(self, reason: str = "") -> None:
+        self._link.shutdown_requested = True
         await self.sidecar.Shutdown(sidecar_pb.ShutdownRequest(reason=reason))
 
     async def open_session(
@@ -170,6 +227,7 @@ class SidecarClient:
         return reply
 
     async def close_session(self, session_id: str) -> session_pb.CloseSessionResponse:
+        self.tracked.pop(session_id, None)  # a restart must not re-open it
         reply: session_pb.CloseSessionResponse = await self.sessions.CloseSession(
             session_pb.CloseSessionRequest(session_id=session_id)
         )

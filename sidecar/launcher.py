@@ -1,31 +1,30 @@
-"""The Python launcher: start a sidecar the way a game does and stop it the way
-docs/protocol.md §1 says.
+"""Starting one sidecar process the way a game does, and stopping it the way
+docs/protocol.md §1 says: the pieces `SidecarProcess` (sidecar/supervisor.py)
+is made of.
 
-    async with await SidecarProcess.launch() as sidecar:
-        info = await sidecar.client.get_info()
-
-`launch` spawns `python -m sidecar serve` (or a frozen build) with stdin/stdout
+`spawn` starts `python -m sidecar serve` (or a frozen build) with stdin/stdout
 pipes and the magic variable, reads the one handshake line with a timeout and
-forwards stderr; `close` closes stdin (the sidecar exits on EOF), waits, then
-terminates, then kills. The C# (SidecarProcess.cs) and C++ (sidecar_process)
-launchers do the same. `sidecar.client` re-exports everything here.
+keeps the last stderr lines; `stop_process` closes stdin (the sidecar exits on
+EOF), waits, then terminates, then kills. The C# (SidecarProcess.cs) and C++
+(sidecar_process) launchers do the same. `sidecar.client` re-exports the
+launch errors and `Handshake`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import json
 import os
+import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any
 
 from sidecar.lifecycle import EXIT_STATE_DIR_BUSY, MAGIC_ENV, MAGIC_VALUE, TOKEN_ENV
-
-if TYPE_CHECKING:
-    from sidecar.client import SidecarClient
 
 __all__ = [
     "LaunchError",
@@ -34,10 +33,16 @@ __all__ = [
     "MalformedHandshake",
     "HandshakeTimeout",
     "Handshake",
-    "SidecarProcess",
+    "Child",
+    "LaunchSpec",
+    "spawn",
+    "stop_process",
 ]
 
-STDERR_TAIL_LINES = 40
+#: Stderr lines kept (a ring buffer): launch errors and SidecarExit carry them.
+STDERR_TAIL_LINES = 20
+#: tempfile.mkdtemp's prefix for the socket folder (sidecar/lifecycle.py).
+SOCKET_DIR_PREFIX = "game-sidecar-"
 
 
 class LaunchError(Exception):
@@ -101,98 +106,124 @@ class Handshake:
                    doc.get("token"))
 
 
-class SidecarProcess:
-    """A sidecar child process, launched the way a game launches it."""
+class Child:
+    """One sidecar process that has written its handshake."""
 
     def __init__(self, proc: asyncio.subprocess.Process, handshake: Handshake, token: str,
-                 stderr_task: asyncio.Task[None], tail: collections.deque[str]) -> None:
+                 stderr_task: asyncio.Task[None], tail: collections.deque[str], owns_dir: bool) -> None:
         self.proc = proc
         self.handshake = handshake
         self.token = token
-        self._stderr_task = stderr_task
-        self._tail = tail
-        # Here, not at the top: sidecar.client imports this module to re-export it.
-        from sidecar.client import SidecarClient
-
-        self.client: SidecarClient = SidecarClient(handshake.target, token)
+        self.stderr_task = stderr_task
+        self.tail = tail
+        #: The socket is in the fresh folder the sidecar made (default `--listen`).
+        self.owns_dir = owns_dir
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
-    def stderr_tail(self) -> str:
-        return "\n".join(self._tail)
-
-    @classmethod
-    async def launch(
-        cls,
-        args: Sequence[str] = (),
-        *,
-        command: Sequence[str] | None = None,
-        env: dict[str, str] | None = None,
-        token: str | None = None,
-        timeout: float = 10.0,
-        on_stderr: Callable[[str], None] | None = None,
-    ) -> SidecarProcess:
-        """Spawn `command` (default: this Python's `-m sidecar serve`) plus `args`.
-
-        `token`: sent as GAME_SIDECAR_TOKEN; None lets the sidecar generate one.
-        Raises ExitedBeforeHandshake (StateDirBusy when another sidecar holds
-        `--state-dir`), MalformedHandshake or HandshakeTimeout.
-        """
-        argv = [*(command or (sys.executable, "-m", "sidecar", "serve")), *args]
-        child_env = dict(os.environ if env is None else env)
-        child_env.setdefault(MAGIC_ENV, MAGIC_VALUE)
-        child_env.pop(TOKEN_ENV, None)
-        if token is not None:
-            child_env[TOKEN_ENV] = token
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=child_env,
-        )
-        tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        stderr_task = asyncio.create_task(_drain(proc.stderr, tail, on_stderr))
-        assert proc.stdout is not None
+    async def drained_tail(self, wait: float = 0.05) -> list[str]:
+        """The last stderr lines, once the pipe's end is read (or after `wait` s)."""
         try:
-            line_bytes = await asyncio.wait_for(proc.stdout.readline(), timeout)
+            await asyncio.wait_for(asyncio.shield(self.stderr_task), wait)
         except TimeoutError:
-            await _stop(proc, 1.0)
-            await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
-            raise HandshakeTimeout(f"no handshake within {timeout:.1f} s", "\n".join(tail)) from None
-        if not line_bytes:
-            returncode = await _wait(proc, 2.0)
-            await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
-            if returncode == EXIT_STATE_DIR_BUSY:
-                raise StateDirBusy(returncode, "\n".join(tail))
-            raise ExitedBeforeHandshake(returncode, "\n".join(tail))
-        line = line_bytes.decode("utf-8", "replace").strip()
-        try:
-            handshake = Handshake.parse(line)
-        except (ValueError, TypeError) as exc:
-            await _stop(proc, 1.0)
-            await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
-            raise MalformedHandshake(line, str(exc), "\n".join(tail)) from None
-        effective = token if token is not None else handshake.token
-        if effective is None:
-            await _stop(proc, 1.0)
-            raise MalformedHandshake(line, "no token in handshake although none was given", "\n".join(tail))
-        return cls(proc, handshake, effective, stderr_task, tail)
+            pass
+        return list(self.tail)
 
-    async def close(self, timeout: float = 3.0) -> int | None:
-        """Close stdin (the sidecar exits on EOF), wait, then terminate, then kill."""
-        await self.client.close()
-        code = await _stop(self.proc, timeout)
-        try:
-            await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
-        except TimeoutError:
-            self._stderr_task.cancel()
-        return code
+    def remove_socket(self) -> None:
+        """What the sidecar removes on an orderly exit, for when it could not: its
+        0700 socket folder (default listen) or the socket file (`unix:PATH`)."""
+        if self.handshake.transport != "unix":
+            return
+        path = Path(self.handshake.address)
+        if self.owns_dir and path.parent.name.startswith(SOCKET_DIR_PREFIX):
+            shutil.rmtree(path.parent, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
-    async def __aenter__(self) -> SidecarProcess:
-        return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+async def spawn(
+    args: Sequence[str],
+    *,
+    command: Sequence[str] | None,
+    env: dict[str, str] | None,
+    token: str | None,
+    timeout: float,
+    on_stderr: Callable[[str], None] | None,
+) -> Child:
+    """Spawn `command` (default: this Python's `-m sidecar serve`) plus `args` and read
+    its handshake. Raises ExitedBeforeHandshake (StateDirBusy when another sidecar
+    holds `--state-dir`), MalformedHandshake or HandshakeTimeout."""
+    argv = [*(command or (sys.executable, "-m", "sidecar", "serve")), *args]
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault(MAGIC_ENV, MAGIC_VALUE)
+    child_env.pop(TOKEN_ENV, None)
+    if token is not None:
+        child_env[TOKEN_ENV] = token
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=child_env,
+    )
+    tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+    stderr_task = asyncio.create_task(_drain(proc.stderr, tail, on_stderr))
+    assert proc.stdout is not None
+    try:
+        line_bytes = await asyncio.wait_for(proc.stdout.readline(), timeout)
+    except TimeoutError:
+        await stop_process(proc, 1.0)
+        await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
+        raise HandshakeTimeout(f"no handshake within {timeout:.1f} s", "\n".join(tail)) from None
+    if not line_bytes:
+        returncode = await _wait(proc, 2.0)
+        await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
+        if returncode == EXIT_STATE_DIR_BUSY:
+            raise StateDirBusy(returncode, "\n".join(tail))
+        raise ExitedBeforeHandshake(returncode, "\n".join(tail))
+    line = line_bytes.decode("utf-8", "replace").strip()
+    try:
+        handshake = Handshake.parse(line)
+    except (ValueError, TypeError) as exc:
+        await stop_process(proc, 1.0)
+        await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
+        raise MalformedHandshake(line, str(exc), "\n".join(tail)) from None
+    effective = token if token is not None else handshake.token
+    if effective is None:
+        await stop_process(proc, 1.0)
+        raise MalformedHandshake(line, "no token in handshake although none was given", "\n".join(tail))
+    return Child(proc, handshake, effective, stderr_task, tail, _default_listen(args))
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """A launch as the game asked for it: what a restart launches again."""
+
+    args: tuple[str, ...]
+    command: tuple[str, ...] | None
+    env: dict[str, str] | None
+    token: str | None
+    timeout: float
+    on_stderr: Callable[[str], None] | None
+
+    async def spawn(self) -> Child:
+        return await spawn(self.args, command=self.command, env=self.env, token=self.token,
+                           timeout=self.timeout, on_stderr=self.on_stderr)
+
+    @property
+    def state_dir(self) -> bool:
+        return any(a == "--state-dir" or a.startswith("--state-dir=") for a in self.args)
+
+
+def _default_listen(args: Sequence[str]) -> bool:
+    """True when `args` leave `--listen` at its default, or say plain "unix"."""
+    value: str | None = None
+    for i, arg in enumerate(args):
+        if arg == "--listen" and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith("--listen="):
+            value = arg.partition("=")[2]
+    return value in (None, "", "unix")
 
 
 async def _drain(stream: asyncio.StreamReader | None, tail: collections.deque[str],
@@ -213,16 +244,47 @@ async def _wait(proc: asyncio.subprocess.Process, timeout: float) -> int | None:
         return None
 
 
-async def _stop(proc: asyncio.subprocess.Process, timeout: float) -> int | None:
+async def stop_process(proc: asyncio.subprocess.Process, grace: float,
+                       unresponsive: Callable[[], Awaitable[bool]] | None = None) -> int:
+    """The stop sequence of every client: close stdin (the sidecar exits on EOF),
+    wait `grace`, SIGTERM, wait `grace`, SIGKILL. `unresponsive` (a liveness probe)
+    runs while the first wait lasts: a hung process can honour neither EOF nor
+    SIGTERM, so it is killed at once instead of holding the game for 2 x grace."""
     if proc.returncode is not None:
         return proc.returncode
     if proc.stdin is not None and not proc.stdin.is_closing():
         proc.stdin.close()
-    code = await _wait(proc, timeout)
-    if code is None:
-        proc.terminate()
-        code = await _wait(proc, timeout)
-    if code is None:
-        proc.kill()
-        code = await proc.wait()
-    return code
+    outcome = await _wait_or_hung(proc, grace, unresponsive)
+    if outcome == "running":
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        await _wait_or_hung(proc, grace, None)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    return await proc.wait()
+
+
+async def _wait_or_hung(proc: asyncio.subprocess.Process, grace: float,
+                        unresponsive: Callable[[], Awaitable[bool]] | None) -> str:
+    """"exited", "hung" (the probe said so first) or "running" (after `grace`)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    waiter = asyncio.ensure_future(proc.wait())
+    probe = asyncio.ensure_future(unresponsive()) if unresponsive is not None else None
+    try:
+        while not waiter.done():
+            left = deadline - loop.time()
+            if left <= 0:
+                return "running"
+            watched: set[asyncio.Future[Any]] = {waiter}
+            if probe is not None and not probe.done():
+                watched.add(probe)
+            done, _ = await asyncio.wait(watched, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            if probe is not None and probe in done and not waiter.done() and probe.result():
+                return "hung"
+        return "exited"
+    finally:
+        for task in (waiter, probe):
+            if task is not None and not task.done():
+                task.cancel()

@@ -38,6 +38,8 @@ SERVICE_NAMES = (
 
 #: Replies carry whole worlds too (GetState, ExportSession).
 MAX_SEND_BYTES = 64 * 1024 * 1024
+#: Keepalive pings more often than this count as abuse (clients send one a second).
+CLIENT_PING_FLOOR_MS = 500
 #: In-flight calls get this long to finish when the server stops.
 STOP_GRACE_S = 0.3
 
@@ -85,6 +87,11 @@ class SidecarServer:
             interceptors=[CallInterceptor(token, config.state)],
             options=[
                 ("grpc.so_reuseport", 0),
+                # The clients ping every second, also when idle, to notice a dead or hung
+                # sidecar (docs/protocol.md §1, "When the sidecar exits"). gRPC's default
+                # answers that with GOAWAY too_many_pings after three idle pings.
+                ("grpc.keepalive_permit_without_calls", 1),
+                ("grpc.http2.min_ping_interval_without_data_ms", CLIENT_PING_FLOOR_MS),
                 # The biggest request there is (a whole world); smaller methods are
                 # held to max_request_bytes by the interceptor before parsing.
                 ("grpc.max_receive_message_length", config.state.max_snapshot_bytes),

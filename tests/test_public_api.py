@@ -32,6 +32,14 @@ EXPORTED = {
     "auth_interceptors",
     "SessionOptionFields",
     "RunFields",
+    "SidecarExit",
+    "SidecarStatus",
+    "SidecarGone",
+    "RestartPolicy",
+    "RestartOutcome",
+    "ResentBatch",
+    "TrackedSession",
+    "SessionLost",
 }
 
 #: (object, attribute) -> [(parameter, kind, default)], `self` / `cls` left out.
@@ -43,8 +51,27 @@ SIGNATURES: dict[tuple[str, str], list[tuple[str, Any, Any]]] = {
         ("token", KW, None),
         ("timeout", KW, 10.0),
         ("on_stderr", KW, None),
+        ("restart", KW, None),
     ],
     ("SidecarProcess", "close"): [("timeout", POS, 3.0)],
+    ("SidecarProcess", "stop"): [("timeout", POS, 3.0)],
+    ("SidecarProcess", "wait_exit"): [],
+    ("SidecarProcess", "on_status"): [("callback", POS, NONE)],
+    ("SidecarProcess", "on_exit"): [("callback", POS, NONE)],
+    ("SidecarProcess", "on_restart"): [("callback", POS, NONE)],
+    ("SidecarClient", "track"): [("session_id", POS, NONE), ("options", VAR_KW, NONE)],
+    ("TrackedSession", "apply"): [("ops", POS, NONE), ("delta_id", POS, "")],
+    ("TrackedSession", "replace_state"): [
+        ("snapshot", POS, NONE),
+        ("revision", POS, 0),
+        ("allow_rewind", POS, False),
+    ],
+    ("RestartPolicy", "__init__"): [
+        ("max_restarts", POS, 3),
+        ("window_s", POS, 60.0),
+        ("backoff_initial_s", POS, 0.25),
+        ("backoff_max_s", POS, 5.0),
+    ],
     ("SidecarProcess", "stderr_tail"): [],
     ("SidecarClient", "__init__"): [("target", POS, NONE), ("token", POS, NONE)],
     ("SidecarClient", "close"): [],
@@ -77,6 +104,11 @@ SIGNATURES: dict[tuple[str, str], list[tuple[str, Any, Any]]] = {
 COROUTINES = {
     ("SidecarProcess", "launch"),
     ("SidecarProcess", "close"),
+    ("SidecarProcess", "stop"),
+    ("SidecarProcess", "wait_exit"),
+    ("SidecarClient", "track"),
+    ("TrackedSession", "apply"),
+    ("TrackedSession", "replace_state"),
     ("SidecarClient", "close"),
     ("SidecarClient", "get_info"),
     ("SidecarClient", "shutdown"),
@@ -145,3 +177,19 @@ async def test_the_client_exposes_the_three_raw_stubs() -> None:
         assert stubs == {"sidecar": "SidecarServiceStub", "sessions": "SessionServiceStub", "agent": "AgentServiceStub"}
     finally:
         await client.close()
+
+
+def test_sidecar_gone_is_a_grpc_error_with_its_reason_and_exit() -> None:
+    """Handlers written for gRPC errors catch it; the reason tells it from PROVIDER_UNAVAILABLE."""
+    exit = api.SidecarExit(None, 9, ("boom",), requested=False)
+    err = api.SidecarGone("/tmp/x/sidecar.sock", exit)
+    assert isinstance(err, grpc.aio.AioRpcError) and err.code() == grpc.StatusCode.UNAVAILABLE
+    assert api.error_reason(err) == err.reason == "SIDECAR_GONE"
+    assert err.exit is exit and err.endpoint == "/tmp/x/sidecar.sock"
+    assert str(err) == ("sidecar at /tmp/x/sidecar.sock is gone: killed by signal 9 (SIGKILL), "
+                        "not requested; last stderr: boom")
+    assert [s.name for s in api.SidecarStatus] == ["STARTING", "READY", "RESTARTING", "STOPPED", "FAILED"]
+    assert [f.name for f in dataclasses.fields(api.SidecarExit)] == [
+        "code", "signal", "stderr_tail", "requested", "hung", "pid",
+    ]
+    assert [api.RestartPolicy().backoff(n) for n in (1, 2, 3, 6, 7)] == [0.25, 0.5, 1.0, 5.0, 5.0]

@@ -1,0 +1,282 @@
+"""`SidecarProcess`: a launched sidecar, watched until it ends, and restarted
+if the game asked for that (issue 20; docs/protocol.md §1, "When the sidecar exits").
+
+    sidecar = await SidecarProcess.launch(["--state-dir", d], restart=RestartPolicy())
+    sidecar.on_status(lambda s: print(s))
+    tracked = await sidecar.client.track("game-1")
+
+After the handshake a watcher task awaits the process and a liveness loop probes
+it (sidecar/liveness.py). When it ends, whatever the cause:
+
+1. its channel is marked gone and closed: calls in flight end with SidecarGone,
+   new calls fail at once with SidecarGone (also while RESTARTING: the game
+   retries once the status is READY);
+2. the socket folder is removed, `on_exit` callbacks get the SidecarExit;
+3. requested by the game -> STOPPED; no restart policy -> FAILED; otherwise the
+   same command, arguments and environment (so the same --state-dir) are
+   launched again after the policy's backoff, the new channel is attached under
+   the same `client`, tracked sessions are re-opened and their unacknowledged
+   batches resent, then READY and `on_restart(RestartOutcome)`. A policy used up
+   -> FAILED. `exited` resolves with the last exit once STOPPED or FAILED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from sidecar.exits import RestartOutcome, RestartPolicy, SidecarExit, SidecarStatus
+from sidecar.launcher import Child, Handshake, LaunchError, LaunchSpec, stop_process
+from sidecar.liveness import Liveness
+
+if TYPE_CHECKING:
+    from sidecar.client import SidecarClient
+
+__all__ = ["SidecarProcess"]
+
+log = logging.getLogger("sidecar.supervisor")
+
+#: For a process launched while stop() was already waiting.
+STOP_GRACE_S = 1.0
+
+
+class SidecarProcess:
+    """A sidecar child process, launched the way a game launches it, and supervised."""
+
+    def __init__(self, child: Child, launch: LaunchSpec, restart: RestartPolicy | None) -> None:
+        # Here, not at the top: sidecar.client imports this module to re-export it.
+        from sidecar.client import SidecarClient
+
+        self._child = child
+        self._launch = launch
+        self._policy = restart
+        self.client: SidecarClient = SidecarClient(child.handshake.target, child.token)
+        loop = asyncio.get_running_loop()
+        self.client._link.exit = loop.create_future()
+        #: Resolves with the last exit once the status is STOPPED or FAILED.
+        self.exited: asyncio.Future[SidecarExit] = loop.create_future()
+        self.last_exit: SidecarExit | None = None
+        self.last_restart: RestartOutcome | None = None
+        self._status = SidecarStatus.READY
+        self._listeners: dict[str, list[Callable[[Any], None]]] = collections.defaultdict(list)
+        self._stopping = asyncio.Event()
+        self._liveness = Liveness(lambda: self.client._link.channel)
+        self._restarts: collections.deque[float] = collections.deque()
+        self._watcher = asyncio.create_task(self._supervise(), name=f"sidecar-watch-{child.pid}")
+
+    @classmethod
+    async def launch(
+        cls,
+        args: Sequence[str] = (),
+        *,
+        command: Sequence[str] | None = None,
+        env: dict[str, str] | None = None,
+        token: str | None = None,
+        timeout: float = 10.0,
+        on_stderr: Callable[[str], None] | None = None,
+        restart: RestartPolicy | None = None,
+    ) -> SidecarProcess:
+        """Spawn `command` (default: this Python's `-m sidecar serve`) plus `args`.
+
+        `token`: sent as GAME_SIDECAR_TOKEN; None lets the sidecar generate one.
+        `restart`: relaunch after an exit the game did not ask for (None: never).
+        Raises ExitedBeforeHandshake (StateDirBusy when another sidecar holds
+        `--state-dir`), MalformedHandshake or HandshakeTimeout.
+        """
+        launch = LaunchSpec(tuple(args), tuple(command) if command else None, env, token, timeout, on_stderr)
+        return cls(await launch.spawn(), launch, restart)
+
+    # -- what the game reads --------------------------------------------------
+    @property
+    def proc(self) -> asyncio.subprocess.Process:
+        """The current process (a restart replaces it), as are pid, handshake and token."""
+        return self._child.proc
+
+    @property
+    def pid(self) -> int:
+        return self._child.pid
+
+    @property
+    def handshake(self) -> Handshake:
+        return self._child.handshake
+
+    @property
+    def token(self) -> str:
+        return self._child.token
+
+    @property
+    def status(self) -> SidecarStatus:
+        return self._status
+
+    def stderr_tail(self) -> str:
+        return "\n".join(self._child.tail)
+
+    def on_status(self, callback: Callable[[SidecarStatus], None]) -> None:
+        """`callback(status)` on every change (STARTING is never seen: launch returns READY)."""
+        self._listeners["status"].append(callback)
+
+    def on_exit(self, callback: Callable[[SidecarExit], None]) -> None:
+        """`callback(exit)` for each process that ends (each one a restart replaces, too)."""
+        self._listeners["exit"].append(callback)
+
+    def on_restart(self, callback: Callable[[RestartOutcome], None]) -> None:
+        """`callback(outcome)` once a restart is READY (sessions resumed or lost, batches resent)."""
+        self._listeners["restart"].append(callback)
+
+    async def wait_exit(self) -> SidecarExit:
+        return await asyncio.shield(self.exited)
+
+    # -- stopping -------------------------------------------------------------
+    async def stop(self, timeout: float = 3.0) -> SidecarExit:
+        """Close stdin -> `timeout` -> SIGTERM -> `timeout` -> SIGKILL (a hung process
+        is killed at once); then the client is closed. Returns how it ended."""
+        self._stopping.set()
+        if not self._watcher.done():
+            child = self._child
+            await stop_process(child.proc, timeout, lambda: self._liveness.unresponsive(child))
+            await asyncio.shield(self._watcher)
+        await self.client.close()
+        return self.exited.result()
+
+    async def close(self, timeout: float = 3.0) -> int | None:
+        """`stop()`, returning the exit code (-N when signal N ended it, as asyncio does)."""
+        exit = await self.stop(timeout)
+        return exit.code if exit.signal is None else -exit.signal
+
+    async def __aenter__(self) -> SidecarProcess:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- the watcher ----------------------------------------------------------
+    async def _supervise(self) -> None:
+        try:
+            await self._watch()
+        except Exception:  # a bug here must not leave `exited` pending forever
+            log.exception("the sidecar watcher failed")
+            with contextlib.suppress(ProcessLookupError):
+                self._child.proc.kill()
+            self._finish(SidecarStatus.FAILED, self.last_exit or SidecarExit(None, None, pid=self.pid))
+
+    async def _watch(self) -> None:
+        while True:
+            child = self._child
+            liveness = asyncio.create_task(self._liveness.watch(child, self._stopping),
+                                           name=f"sidecar-liveness-{child.pid}")
+            returncode = await child.proc.wait()
+            liveness.cancel()
+            # The game asked: stop()/close(), or a Shutdown call through this client.
+            requested = self._stopping.is_set() or self.client._link.shutdown_requested
+            exit = SidecarExit.from_returncode(returncode, await child.drained_tail(), requested=requested,
+                                               hung=self._liveness.killed(child), pid=child.pid)
+            await self._gone(child, exit)
+            if requested:
+                return self._finish(SidecarStatus.STOPPED, exit)
+            if self._policy is None:
+                return self._finish(SidecarStatus.FAILED, exit)
+            if not await self._restart(exit, self._policy):
+                return None
+
+    async def _gone(self, child: Child, exit: SidecarExit) -> None:
+        """Within milliseconds of the exit: every call on its channel ends with SidecarGone."""
+        link = self.client._link
+        link.gone = True
+        if link.exit is not None and not link.exit.done():
+            link.exit.set_result(exit)
+        await link.channel.close()  # cancels what is in flight; translated by the link
+        child.remove_socket()
+        self.last_exit = exit
+        log.info("sidecar exited", extra={"fields": {"pid": child.pid, "exit": exit.describe()}})
+        self._emit("exit", exit)
+
+    async def _restart(self, exit: SidecarExit, policy: RestartPolicy) -> bool:
+        """Relaunch until one is READY (True) or the policy is used up (False, FAILED)."""
+        from sidecar.client import _link
+
+        while (attempt := self._allow(policy)) is not None:
+            self._set_status(SidecarStatus.RESTARTING)
+            if await _wait_event(self._stopping, policy.backoff(attempt)):
+                self._finish(SidecarStatus.STOPPED, exit)
+                return False
+            try:
+                child = await self._launch.spawn()
+            except LaunchError as exc:
+                code = getattr(exc, "returncode", None)
+                exit = SidecarExit(code, None, tuple(exc.stderr_tail.splitlines()[-20:]))
+                self.last_exit = exit
+                self._emit("exit", exit)
+                continue
+            link = _link(child.handshake.target, child.token)
+            link.exit = asyncio.get_running_loop().create_future()
+            self._child = child
+            self.client._attach(link)
+            if self._stopping.is_set():  # stop() came during the launch: this one too
+                await stop_process(child.proc, STOP_GRACE_S)
+                return True  # the loop records its (requested) exit
+            try:
+                outcome = await self._resume(exit, attempt)
+            except grpc.aio.AioRpcError as exc:  # the new one ended too: the loop handles it
+                log.warning("resuming tracked sessions failed", extra={"fields": {"error": str(exc)}})
+                return True
+            self.last_restart = outcome
+            self._set_status(SidecarStatus.READY)
+            self._emit("restart", outcome)
+            return True
+        self._finish(SidecarStatus.FAILED, exit)
+        return False
+
+    def _allow(self, policy: RestartPolicy) -> int | None:
+        """The number of this restart within the window, or None when used up."""
+        now = asyncio.get_running_loop().time()
+        while self._restarts and now - self._restarts[0] > policy.window_s:
+            self._restarts.popleft()
+        if len(self._restarts) >= policy.max_restarts:
+            return None
+        self._restarts.append(now)
+        return len(self._restarts)
+
+    async def _resume(self, exit: SidecarExit, attempt: int) -> RestartOutcome:
+        lost: list[str] = []
+        resumed: list[str] = []
+        resent = []
+        for tracked in list(self.client.tracked.values()):
+            found, batch = await tracked.resume()
+            (resumed if found else lost).append(tracked.session_id)
+            if batch is not None:
+                resent.append(batch)
+        return RestartOutcome(exit, attempt, sessions_lost=bool(lost) or not self._launch.state_dir,
+                              lost=tuple(lost), resumed=tuple(resumed), resent=tuple(resent))
+
+    def _finish(self, status: SidecarStatus, exit: SidecarExit) -> None:
+        self._set_status(status)
+        if not self.exited.done():
+            self.exited.set_result(exit)
+
+    # -- notifications --------------------------------------------------------
+    def _set_status(self, status: SidecarStatus) -> None:
+        if status is not self._status:
+            self._status = status
+            self._emit("status", status)
+
+    def _emit(self, kind: str, value: object) -> None:
+        for callback in list(self._listeners[kind]):
+            try:
+                callback(value)
+            except Exception:  # a game's callback must not stop the watcher
+                log.exception("sidecar %s callback failed", kind)
+
+
+async def _wait_event(event: asyncio.Event, timeout: float) -> bool:
+    """True if `event` was set within `timeout` seconds."""
+    try:
+        await asyncio.wait_for(event.wait(), timeout)
+    except TimeoutError:
+        return False
+    return True
