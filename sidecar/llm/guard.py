@@ -13,9 +13,16 @@ Each transport calls it on the very object it is about to send
 `sidecar.llm.sse` for the SSE body).
 
 What counts as an occurrence is the rule of `sidecar.projection.idmatch`
-(whole tokens; short or word-like IDs are not searched). The matcher is built
-once per ID set and cached (`Projection.engine_ids` is the very set the
-projection's own matcher was built for, so a check costs one pass per string).
+(folded: case, NFKC and invisible characters; short or word-like IDs are not
+searched), and only where game text could have put it: an engine ID's text
+inside an alias the session issued (`pc_1` in `npc_1`), a generic word the
+projection writes ("somewhere") or one of the project's own words
+(`sidecar.prompts.fixed`: "Identity", "narrator") is not one. The matcher is
+built once per ID set and cached (`Projection.engine_ids` is the very set the
+projection's own matcher was built for, so a check costs one pass per string);
+the masks are only consulted once an ID's text was found.
+
+A pure function of its arguments: it may run on any thread.
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from sidecar.errors import PrivacyLeakBlocked
-from sidecar.projection.idmatch import IdMatcher, matcher_for, searchable
+from sidecar.projection.idmatch import IdMatcher, Mask, matcher_for, searchable
+from sidecar.projection.projection import GENERIC_WORDS
+from sidecar.prompts.fixed import FIXED_WORDS
 from sidecar.state.model import Moment
 
 __all__ = ["check_outgoing", "check_request", "request_checker", "CONFIG_KEYS"]
@@ -37,12 +46,16 @@ log = logging.getLogger(__name__)
 #: of its own and must not reach a log line either).
 CONFIG_KEYS = frozenset({"model", "api_base", "api_key"})
 
+#: What the projection and the prompt's fixed text write: never an engine ID.
+_OWN_WORDS = Mask(FIXED_WORDS | GENERIC_WORDS)
+
 
 def check_request(
     request: Mapping[str, Any],
     engine_ids: Iterable[str],
     *,
     moment: Moment | None = None,
+    aliases: Mask | None = None,
 ) -> None:
     """Raise PrivacyLeakBlocked when any field of an outgoing model request holds
     an engine ID or a suppressed moment part.
@@ -52,9 +65,11 @@ def check_request(
     `messages`, every key of a message but "role" is searched. `moment`: the
     parts of the game moment that must not reach the model (pass
     `Projection.guard_moment(spec.moment)`, which blanks the exposed parts).
+    `aliases`: the session's issued aliases (`Projection.alias_mask`); an engine
+    ID's text inside one of them, or inside the project's own words, is not a leak.
     """
     ids = engine_ids if isinstance(engine_ids, frozenset) else frozenset(engine_ids)
-    matcher = matcher_for(ids)
+    matcher = _Search(matcher_for(ids), _OWN_WORDS if aliases is None else aliases.plus(_OWN_WORDS))
     extra = _moment_matcher(moment)
     for name, value in request.items():
         if name in CONFIG_KEYS or value is None:
@@ -74,16 +89,32 @@ def check_outgoing(
     engine_ids: Iterable[str],
     *,
     moment: Moment | None = None,
+    aliases: Mask | None = None,
 ) -> None:
     """`check_request` for a request that is only messages."""
-    check_request({"messages": messages}, engine_ids, moment=moment)
+    check_request({"messages": messages}, engine_ids, moment=moment, aliases=aliases)
 
 
-def request_checker(engine_ids: Iterable[str], moment: Moment | None) -> Callable[[Mapping[str, Any]], None]:
-    """`check_request` bound to one run's IDs and moment, for a transport to call on
-    the object it is about to send."""
+def request_checker(
+    engine_ids: Iterable[str], moment: Moment | None, aliases: Mask | None = None
+) -> Callable[[Mapping[str, Any]], None]:
+    """`check_request` bound to one run's IDs, moment and aliases, for a transport to
+    call on the object it is about to send."""
     ids = engine_ids if isinstance(engine_ids, frozenset) else frozenset(engine_ids)
-    return lambda request: check_request(request, ids, moment=moment)
+    return lambda request: check_request(request, ids, moment=moment, aliases=aliases)
+
+
+class _Search:
+    """The engine-ID matcher and what it must not count (aliases, the project's words)."""
+
+    __slots__ = ("matcher", "mask")
+
+    def __init__(self, matcher: IdMatcher, mask: Mask) -> None:
+        self.matcher = matcher
+        self.mask = mask
+
+    def first(self, text: str) -> tuple[int, int] | None:
+        return self.matcher.first(text, self.mask)
 
 
 #: Joins a request's texts for one search: neither a letter nor a digit, so an all-letter
@@ -91,7 +122,7 @@ def request_checker(engine_ids: Iterable[str], moment: Moment | None) -> Callabl
 _JOIN = "\n"
 
 
-def _check_messages(messages: list[Any], matcher: IdMatcher, extra: IdMatcher | None) -> None:
+def _check_messages(messages: list[Any], matcher: _Search, extra: IdMatcher | None) -> None:
     # One search over all the messages' texts (a prompt is tens of messages, and this is
     # on the way to the first token); only a hit, which is rare, needs the per-message
     # pass below to say where, and that pass has the last word (a hit across a join is none).
@@ -135,7 +166,7 @@ def _message_texts(messages: list[Any]) -> list[str]:
     return out
 
 
-def _found(texts: Iterable[str], matcher: IdMatcher, extra: IdMatcher | None) -> str | None:
+def _found(texts: Iterable[str], matcher: _Search, extra: IdMatcher | None) -> str | None:
     for text in texts:
         if matcher.first(text) is not None:
             return "engine_id"
