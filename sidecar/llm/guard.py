@@ -69,17 +69,18 @@ def check_request(
     ID's text inside one of them, or inside the project's own words, is not a leak.
     """
     ids = engine_ids if isinstance(engine_ids, frozenset) else frozenset(engine_ids)
-    matcher = _Search(matcher_for(ids), _OWN_WORDS if aliases is None else aliases.plus(_OWN_WORDS))
-    extra = _moment_matcher(moment)
+    search = _Search(
+        matcher_for(ids), _OWN_WORDS if aliases is None else aliases.plus(_OWN_WORDS), _moment_matcher(moment)
+    )
     for name, value in request.items():
         if name in CONFIG_KEYS or value is None:
             continue
         if name == "messages" and isinstance(value, list):
-            _check_messages(value, matcher, extra)
+            _check_messages(value, search)
             continue
         # Stop sequences, tools, metadata, the user field...: a request is refused on
         # what it holds, not on where the guard expected to find it.
-        what = _found(_strings(value), matcher, extra)
+        what = search.found(_strings(value))
         if what is not None:
             _blocked(what, {"field": name, "kind": what}, f"field {name!r}")
 
@@ -105,28 +106,41 @@ def request_checker(
 
 
 class _Search:
-    """The engine-ID matcher and what it must not count (aliases, the project's words)."""
+    """The engine-ID matcher, what it must not count (aliases, the project's words),
+    and the moment's matcher; a text is folded once for both."""
 
-    __slots__ = ("matcher", "mask")
+    __slots__ = ("ids", "mask", "moment")
 
-    def __init__(self, matcher: IdMatcher, mask: Mask) -> None:
-        self.matcher = matcher
+    def __init__(self, ids: IdMatcher, mask: Mask, moment: tuple[tuple[str, ...], IdMatcher] | None) -> None:
+        self.ids = ids
         self.mask = mask
+        self.moment = moment
 
-    def first(self, text: str) -> tuple[int, int] | None:
-        return self.matcher.first(text, self.mask)
+    def kind(self, text: str) -> str | None:
+        """What `text` holds: "engine_id", "moment" or None."""
+        # Most of a prompt (the system part, the history) is the same text request after
+        # request: the matcher remembers texts that hold no ID's text at all.
+        if not self.ids.clean(text) and self.ids.first(text, self.mask) is not None:
+            return "engine_id"
+        moment = self.moment
+        # Moment parts as written (a new matcher each run could remember nothing): a
+        # substring test first, the edge rule (a tick inside a longer number is none) after.
+        if moment is not None and any(v in text for v in moment[0]) and moment[1].first(text) is not None:
+            return "moment"
+        return None
+
+    def found(self, texts: Iterable[str]) -> str | None:
+        for text in texts:
+            what = self.kind(text)
+            if what is not None:
+                return what
+        return None
 
 
-#: Joins a request's texts for one search: neither a letter nor a digit, so an all-letter
-#: or all-digit ID at a text's edge still counts (idmatch's edge rule) and no hit is lost.
-_JOIN = "\n"
-
-
-def _check_messages(messages: list[Any], matcher: _Search, extra: IdMatcher | None) -> None:
-    # One search over all the messages' texts (a prompt is tens of messages, and this is
-    # on the way to the first token); only a hit, which is rare, needs the per-message
-    # pass below to say where, and that pass has the last word (a hit across a join is none).
-    if _found((_JOIN.join(_message_texts(messages)),), matcher, extra) is None:
+def _check_messages(messages: list[Any], search: _Search) -> None:
+    # A first pass over the texts alone (this is on the way to the first token; texts seen
+    # before cost a set lookup); only a hit, which is rare, needs the pass below to say where.
+    if search.found(_message_texts(messages)) is None:
         return
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
@@ -138,7 +152,7 @@ def _check_messages(messages: list[Any], matcher: _Search, extra: IdMatcher | No
         for key, value in parts:
             if key == "role" or not value:
                 continue
-            what = _found(_strings(value), matcher, extra)
+            what = search.found(_strings(value))
             if what is not None:
                 _blocked(
                     what,
@@ -166,15 +180,6 @@ def _message_texts(messages: list[Any]) -> list[str]:
     return out
 
 
-def _found(texts: Iterable[str], matcher: _Search, extra: IdMatcher | None) -> str | None:
-    for text in texts:
-        if matcher.first(text) is not None:
-            return "engine_id"
-        if extra is not None and extra.first(text) is not None:
-            return "moment"
-    return None
-
-
 def _strings(value: Any) -> Iterator[str]:
     """Every string inside `value` (dict keys too). Numbers and booleans are not game
     text here (token limits, temperature): searching them would only find coincidences."""
@@ -200,11 +205,11 @@ def _blocked(what: str, fields: dict[str, Any], where: str, metadata: dict[str, 
     )
 
 
-def _moment_matcher(moment: Moment | None) -> IdMatcher | None:
+def _moment_matcher(moment: Moment | None) -> tuple[tuple[str, ...], IdMatcher] | None:
     if moment is None:
         return None
     values = [moment.timeline, moment.calendar]
     if moment.tick:
         values.append(str(moment.tick))
     values = [v for v in values if v and searchable(v)]
-    return IdMatcher(values) if values else None
+    return (tuple(values), IdMatcher(values)) if values else None

@@ -77,11 +77,18 @@ _END = ""  # trie key marking "an ID ends here"
 
 #: Characters that render as nothing (Unicode's default-ignorable code points): a copy
 #: of an ID with one inside reads as the ID, so folding leaves them out.
-_INVISIBLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0000-\U000e0fff]"
-)
+_INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)  # fmt: skip
+_INVISIBLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _INVISIBLE_RANGES) + "]")
+#: The same for a text with no character beyond the BMP (a search twice as fast).
+_INVISIBLE_IN_BMP = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _INVISIBLE_RANGES if b < 0x10000) + "]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+_SPACE = re.compile(r"\s")
 
 
 def fold(text: str) -> str:
@@ -100,25 +107,41 @@ _Folded: TypeAlias = tuple[str, list[int] | None, list[int] | None]
 
 
 def _folded(text: str) -> _Folded:
-    # Fast paths first: a prompt is mostly ASCII, or at least already NFKC with no
-    # invisible character, and then folding maps each character to one character.
+    # Fast paths first: a prompt is mostly ASCII, or at least NFKC with no invisible
+    # character and a case folding that maps each character to one character.
     if text.isascii():
         return text.lower(), None, None
-    if not _INVISIBLE.search(text) and unicodedata.is_normalized("NFKC", text):
+    bmp = len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text)
+    if (_INVISIBLE_IN_BMP if bmp else _INVISIBLE).search(text) is None and unicodedata.is_normalized("NFKC", text):
         low = text.casefold()
-        if len(low) == len(text) and unicodedata.is_normalized("NFKC", low):
+        if len(low) == len(text):
             return low, None, None
-    return _fold_clusters(text)
+    return _fold_runs(text)
 
 
-def _fold_clusters(text: str) -> _Folded:
-    """Folding one cluster (a character and the combining marks after it) at a time, so
-    every folded character knows which original characters it came from."""
+def _fold_runs(text: str) -> _Folded:
+    """Folding with a map back: ASCII stretches lowered whole, each stretch of other
+    characters one cluster (a character and the combining marks after it) at a time."""
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
-    n = len(text)
-    i = 0
+    pos = 0
+    for m in _NON_ASCII.finditer(text):
+        start, end = m.span()
+        if start > pos and unicodedata.combining(text[start]):
+            start -= 1  # a combining mark belongs to the (ASCII) character before it
+        out.append(text[pos:start].lower())
+        starts.extend(range(pos, start))
+        ends.extend(range(pos + 1, start + 1))
+        _fold_clusters(text, start, end, out, starts, ends)
+        pos = end
+    out.append(text[pos:].lower())
+    starts.extend(range(pos, len(text)))
+    ends.extend(range(pos + 1, len(text) + 1))
+    return "".join(out), starts, ends
+
+
+def _fold_clusters(text: str, i: int, n: int, out: list[str], starts: list[int], ends: list[int]) -> None:
     while i < n:
         if _INVISIBLE.match(text, i):
             i += 1
@@ -132,7 +155,6 @@ def _fold_clusters(text: str) -> _Folded:
         starts.extend([i] * len(key))
         ends.extend([j] * len(key))
         i = j
-    return "".join(out), starts, ends
 
 
 def searchable(ident: str) -> bool:
@@ -231,11 +253,11 @@ class _RegexPart:
 class IdMatcher:
     """Search for a fixed set of IDs, by the rule above."""
 
-    __slots__ = ("ids", "_keys", "_parts", "_delta_keys", "backend", "_clean", "_spaced")
+    __slots__ = ("ids", "_keys", "_parts", "_delta_keys", "backend", "_clean", "_clean_chars", "_spaced")
 
     def __init__(self, ids: Iterable[str], *, backend: str | None = None) -> None:
         self.ids: frozenset[str] = frozenset()
-        #: Folded ID -> the IDs that fold to it (usually one).
+        #: _Folded ID -> the IDs that fold to it (usually one).
         self._keys: dict[str, tuple[str, ...]] = {}
         #: Whether an ID holds whitespace (then one could span a seam at a space).
         self._spaced = False
@@ -246,27 +268,30 @@ class IdMatcher:
         # Texts known to hold no ID. Game text repeats a lot (field names, names,
         # descriptions across prompts); a set lookup is ~20x cheaper than a search.
         self._clean: set[str] = set()
+        self._clean_chars = 0
 
     def _add(self, ids: Iterable[str]) -> set[str]:
         """Add the searchable `ids`; returns the folded keys that are new."""
-        new: set[str] = set()
         keys = self._keys
-        added: set[str] = set()
+        known = self.ids
+        new: set[str] = set()
+        added: list[str] = []
         for ident in ids:
-            if ident in self.ids or ident in added:
+            key = ident.lower() if ident.isascii() else fold(ident)  # (fold's fast path, inlined: ~10k IDs)
+            if not _searchable_key(key) or ident in known:
                 continue
-            key = fold(ident)
-            if not _searchable_key(key):
-                continue
-            added.add(ident)
-            if key in keys:
-                keys[key] = tuple(sorted({*keys[key], ident}))
-            else:
+            got = keys.get(key)
+            if got is None:
                 keys[key] = (ident,)
                 new.add(key)
-                self._spaced = self._spaced or any(c.isspace() for c in key)
+            elif ident not in got:
+                keys[key] = tuple(sorted((*got, ident)))
+            else:
+                continue
+            added.append(ident)
         if added:
-            self.ids = self.ids | added
+            self.ids = known.union(added)
+            self._spaced = self._spaced or _SPACE.search("".join(new)) is not None
         return new
 
     def _part(self, keys: Iterable[str]) -> _AcPart | _RegexPart:
@@ -301,25 +326,36 @@ class IdMatcher:
             return self._parts[0].hits(folded)
         return [h for part in self._parts for h in part.hits(folded)]
 
+    def clean(self, text: str) -> bool:
+        """Whether `text` is known to hold no ID's text at all (a set lookup)."""
+        return text in self._clean
+
     def spans(self, text: str, mask: Mask | None = None) -> list[tuple[int, int]]:
         """The occurrences in `text` by the rule: (start, end) in `text`, in order,
         without overlaps. `mask`: texts inside which an occurrence is none."""
-        if not self._parts or not text:
+        if not self._parts or not text or text in self._clean:
             return []
-        folded, starts, ends = _folded(text)
-        raw = self._raw(folded)
+        folded_text, starts, ends = _folded(text)
+        raw = self._raw(folded_text)
         if not raw:
+            # Only a text with no ID's text at all is remembered: whether one is masked
+            # depends on the caller's mask, and matchers are shared by ID set.
+            self._clean_chars += len(text)
+            if len(self._clean) >= _CLEAN_LIMIT or self._clean_chars > _CLEAN_CHARS:
+                self._clean.clear()
+                self._clean_chars = len(text)
+            self._clean.add(text)
             return raw
         if mask is not None:
             raw = [h for h in raw if not mask.covers(text, *_back(h, starts, ends))]
         raw.sort(key=lambda h: (h[0], h[0] - h[1]))  # leftmost, then longest
-        chosen = _pick(folded, raw, None)
+        chosen = _pick(folded_text, raw, None)
         if len(chosen) < len(raw):
             # A candidate left out may touch a letter only because that letter belongs to
             # a chosen occurrence ("/Game/AGoblinoid"): look again with those as neighbours.
             for _ in range(_MAX_PASSES):
                 inside = {i for s, e in chosen for i in range(s, e)}
-                again = _pick(folded, raw, inside)
+                again = _pick(folded_text, raw, inside)
                 if again == chosen:
                     break
                 chosen = again
@@ -350,13 +386,8 @@ class IdMatcher:
         Should a replacement glued to the text around it spell an ID across the seam
         (an ID `npc_12` after `pc_1` in "pc_12" became "npc_1" + "2"), a space goes in
         at that seam, so no ID is written either way."""
-        if not self._parts or not text or text in self._clean:
-            return text
         hits = self.spans(text, mask)
         if not hits:
-            if len(self._clean) >= _CLEAN_LIMIT:
-                self._clean.clear()
-            self._clean.add(text)
             return text
         pieces: list[str] = []
         written: list[tuple[int, int]] = []  # where each replacement sits in the output
@@ -423,8 +454,10 @@ def _pick(folded: str, raw: list[tuple[int, int]], inside: set[int] | None) -> l
 
 #: Rounds of the edge rule's second look, and of the seam check after a replacement.
 _MAX_PASSES = 4
-#: Clean-text memo entries per matcher before it starts over.
+#: Clean-text memo entries, and their characters, per matcher before it starts over
+#: (the guard's texts are whole prompt messages).
 _CLEAN_LIMIT = 100_000
+_CLEAN_CHARS = 8_000_000
 
 _lock = threading.Lock()
 _cache: OrderedDict[frozenset[str], IdMatcher] = OrderedDict()
