@@ -72,14 +72,14 @@ def sent_ok(case: Case, request: dict, prepared, view: Projection, said: set[str
     for stop in request.get("stop", ()):
         assert outside_masks(stop, ids, masks) == []
     # Every alias the prompt shows as a word is one of an entity the actor perceives (or
-    # one the model wrote before): text the projection wrote was not matched again
+    # perceived in an earlier turn): text the projection wrote was not matched again
     # (`npc_1` read as "n" + pc_1's alias).
     seen = {view.alias(e.id) for e in view.visible_entities()} | said
     for m in request["messages"]:
         shown = re.sub(r"\(such as \w+ or \w+\)", "", m["content"])  # the rules' example handles
         for word in re.findall(r"[A-Za-z]+_\d+", shown):
             if word in s.aliases.by_alias and word not in s.world.entities:
-                assert word in seen, (m["role"], word)
+                assert word in seen, (m["role"], word, [ln for ln in shown.splitlines() if word in ln])
 
 
 @pytest.mark.parametrize("kind", ["narrate", "dialogue", "decision", "describe"])
@@ -92,10 +92,14 @@ def test_realistic_ids_never_block_a_run_and_never_reach_it(case: Case, kind: st
         with pytest.raises(InvalidRequest):
             ENGINE.prepare(s, _spec(case, rnd, kind), count_tokens=count, budget_tokens=100_000)
         return
-    said: set[str] = set()  # aliases the fake model wrote: transcripts keep them
+    said: set[str] = set()  # aliases a turn perceived: its transcript entries keep them
+    replied = ""
     for _turn in range(2):  # the second turn reads the first reply (aliases) from the transcript
         spec = _spec(case, rnd, kind)
         prepared = ENGINE.prepare(s, spec, count_tokens=count, budget_tokens=100_000)
+        if replied:
+            # The model's words come back as it wrote them: its aliases were not searched for IDs.
+            assert any(m["content"] == replied for m in prepared.prompt.messages if m["role"] == "assistant")
         stops = prepared.stop_sequences(tuple(f"{rnd.choice(sorted(s.world.entities))}:" for _ in range(3)))
         messages = prepared.prompt.messages
         view = Projection(s, spec.actor_id, named_ids=_named(spec))
@@ -103,11 +107,12 @@ def test_realistic_ids_never_block_a_run_and_never_reach_it(case: Case, kind: st
         for attempt in range(1, 4):
             sent_ok(case, {"messages": messages, "stop": list(stops)}, prepared, view, said)
             reply = _reply(rnd, aliases, spec, valid=attempt > 1)
-            said.update(a for a in aliases if a in reply)
+            said.update(aliases)  # the transcript keeps this turn's words (the model's and the input's)
             verdict = prepared.evaluate(reply, attempt)
             if isinstance(verdict, Rejected):
                 messages = retry_messages(ENGINE, prepared, verdict)
                 continue
             assert isinstance(verdict, Accepted)
             prepared.record(reply, interrupted=False, run_id=spec.run_id)
+            replied = reply
             break
