@@ -333,6 +333,10 @@ class IdMatcher:
     def spans(self, text: str, mask: Mask | None = None) -> list[tuple[int, int]]:
         """The occurrences in `text` by the rule: (start, end) in `text`, in order,
         without overlaps. `mask`: texts inside which an occurrence is none."""
+        return [(start, end) for start, end, _ in self._found(text, mask)]
+
+    def _found(self, text: str, mask: Mask | None) -> list[tuple[int, int, str]]:
+        """`spans`, each with the folded ID found there."""
         if not self._parts or not text or text in self._clean:
             return []
         folded_text, starts, ends = _folded(text)
@@ -345,7 +349,7 @@ class IdMatcher:
                 self._clean.clear()
                 self._clean_chars = len(text)
             self._clean.add(text)
-            return raw
+            return []
         if mask is not None:
             raw = [h for h in raw if not mask.covers(text, *_back(h, starts, ends))]
         raw.sort(key=lambda h: (h[0], h[0] - h[1]))  # leftmost, then longest
@@ -359,7 +363,13 @@ class IdMatcher:
                 if again == chosen:
                     break
                 chosen = again
-        return [_back(h, starts, ends) for h in chosen]
+        out: list[tuple[int, int, str]] = []
+        for hit in chosen:
+            start, end = _back(hit, starts, ends)
+            if out and start < out[-1][1]:
+                continue  # two IDs in one folded character ("ß" is "ss"): the first has it
+            out.append((start, end, folded_text[hit[0] : hit[1]]))
+        return out
 
     def first(self, text: str, mask: Mask | None = None) -> tuple[int, int] | None:
         """(start, end) of the first ID occurring in `text`, or None."""
@@ -371,12 +381,12 @@ class IdMatcher:
         (each as `text` spells it)."""
         return [text[s:e] for s, e in self.spans(text, mask)]
 
-    def engine_id(self, written: str) -> str:
-        """The ID an occurrence written as `written` stands for: itself when it is one,
-        else the first (sorted) of the IDs it folds to."""
+    def _engine_id(self, written: str, key: str) -> str:
+        """The ID an occurrence written as `written` (folded: `key`) stands for: itself
+        when it is one, else the first (sorted) of the IDs that fold to `key`."""
         if written in self.ids:
             return written
-        return self._keys[fold(written)][0]
+        return self._keys[key][0]
 
     def sub(self, text: str, replace: Callable[[str], str], mask: Mask | None = None) -> str:
         """`text` with every ID occurrence replaced by `replace(id)`, in one pass: the
@@ -386,17 +396,17 @@ class IdMatcher:
         Should a replacement glued to the text around it spell an ID across the seam
         (an ID `npc_12` after `pc_1` in "pc_12" became "npc_1" + "2"), a space goes in
         at that seam, so no ID is written either way."""
-        hits = self.spans(text, mask)
+        hits = self._found(text, mask)
         if not hits:
             return text
         pieces: list[str] = []
         written: list[tuple[int, int]] = []  # where each replacement sits in the output
         pos = at = 0
-        for start, end in hits:
+        for start, end, key in hits:
             gap = text[pos:start]
             pieces.append(gap)
             at += len(gap)
-            new = replace(self.engine_id(text[start:end]))
+            new = replace(self._engine_id(text[start:end], key))
             pieces.append(new)
             written.append((at, at + len(new)))
             at += len(new)

@@ -26,11 +26,13 @@ from sidecar.context.contract import ActionOption, DecisionInput, DescribeInput,
 from sidecar.errors import InvalidDelta, PrivacyLeakBlocked
 from sidecar.llm.guard import check_outgoing, check_request
 from sidecar.projection import Projection
+from sidecar.projection.idmatch import BACKEND, IdMatcher
 from sidecar.state import ops as o
 from sidecar.state.model import Entity, Event, LoreCard, Relation, Visibility
 from sidecar.state.validate import validate_batch
 
 ENGINE = ContextEngine(Config())
+BACKENDS = sorted({BACKEND, "regex"})
 
 
 def count(text: str) -> int:
@@ -332,3 +334,14 @@ def test_a_games_template_is_still_projected():
     text = prompt_text(prepare(s, "guard_7", DialogueInput(text="Hi")))
     p1, p2 = s.aliases.by_id["pc_1"], s.aliases.by_id["pc_2"]
     assert f"who guards {p1}." in text and f"Never hurt {p2}." in text and f"Remember {p1}, Guard." in text
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_both_backends_fold_alike(backend: str):
+    m = IdMatcher([ASCII_ID, WIDE_ID], backend=backend)
+    for what, written in variants():
+        assert m.find_all(f"x {written} y") == [written], what
+    # One folded character holding the end of one ID and the start of another ("ß" is
+    # "ss"): the first ID has it, the text is replaced without overlap.
+    m = IdMatcher(["ab_s", "s_12x"], backend=backend)
+    assert m.sub("ab_ß_12x", lambda i: f"<{i}>") == "<ab_s>_12x"
