@@ -33,6 +33,7 @@ from sidecar.projection.dealias import Dealiaser
 from sidecar.projection.idmatch import Mask
 from sidecar.projection.session_index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
+from sidecar.prompts.fixed import FIXED_MASK
 from sidecar.state.model import Moment, Role, Session
 
 __all__ = ["Prepared"]
@@ -100,7 +101,8 @@ class Prepared:
             # Both go back to the model (and the reason to the game): projected like any
             # model-bound text, so an engine ID the model wrote becomes its alias and the
             # retry is not a request the leak guard must refuse.
-            return Rejected(self._proj.text(rej.reason), self._proj.text(reply))
+            # The reason is our words around a quoted value: only the value is game text.
+            return Rejected(self._proj.text(rej.reason, keep=FIXED_MASK), self._proj.text(reply))
         option = inp.options[parsed.index]
         chosen = Chosen(
             action_id=option.action_id,

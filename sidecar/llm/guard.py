@@ -34,7 +34,7 @@ from typing import Any
 from sidecar.errors import PrivacyLeakBlocked
 from sidecar.projection.idmatch import IdMatcher, Mask, matcher_for, searchable
 from sidecar.projection.projection import GENERIC_WORDS
-from sidecar.prompts.fixed import FIXED_WORDS
+from sidecar.prompts.fixed import FIXED_MASK
 from sidecar.state.model import Moment
 
 __all__ = ["check_outgoing", "check_request", "request_checker", "CONFIG_KEYS"]
@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 CONFIG_KEYS = frozenset({"model", "api_base", "api_key"})
 
 #: What the projection and the prompt's fixed text write: never an engine ID.
-_OWN_WORDS = Mask(FIXED_WORDS | GENERIC_WORDS)
+_OWN_WORDS = FIXED_MASK.plus(Mask(GENERIC_WORDS))
 
 
 def check_request(

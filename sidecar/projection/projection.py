@@ -252,14 +252,16 @@ class Projection:
             return "[" + ", ".join(self.value_text(v) for v in value) + "]"
         return self.text(str(value))
 
-    def text(self, free_text: str) -> str:
+    def text(self, free_text: str, *, keep: Mask | None = None) -> str:
         """Game-supplied text with every engine ID in it replaced by what `ref_text`
         gives, in one pass (the rule for what counts as an occurrence:
         sidecar.projection.idmatch; an ID's text inside an alias is none, as for the
-        guard). Only game text comes here: the project's own words never do."""
+        guard). Only game text comes here: the project's own words never do, or (text
+        that mixes both, such as a decision's rejection reason) come as `keep`."""
         if not free_text:
             return free_text
-        return self._idx.matcher.sub(free_text, self.ref_text, self.alias_mask)
+        mask = self.alias_mask if keep is None else self.alias_mask.plus(keep)
+        return self._idx.matcher.sub(free_text, self.ref_text, mask)
 
     def holds_engine_id(self, text: str) -> bool:
         """Whether `text` holds a searchable engine ID of the session (the guard's rule,

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import re
 
+from sidecar.projection.idmatch import Mask
 from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC
 from sidecar.prompts.system import DECISION_FORMAT, SYSTEM_RULES
 from sidecar.state.model import PersonaTemplate
 
-__all__ = ["FIXED_TEXTS", "FIXED_WORDS"]
+__all__ = ["FIXED_MASK", "FIXED_TEXTS", "FIXED_WORDS"]
 
 #: Headers and labels the context engine writes (sidecar/context/layout.py, select.py,
 #: input_parts.py, history.py, timeline.py, retry.py) and the decision reasons
@@ -72,7 +73,7 @@ _LABELS = (
     'the last JSON object has no "action" field',
     '"action" must be an option number, got',
     "a text of characters",
-    "a value",
+    "a value (a NoneType value)",
     "action is not an option: choose a number from 1 to",
     "timeline tick",
 )
@@ -96,3 +97,5 @@ FIXED_TEXTS: tuple[str, ...] = (
 
 #: The words (runs of letters) of the fixed texts, as written there.
 FIXED_WORDS: frozenset[str] = frozenset(w for text in FIXED_TEXTS for w in re.findall(r"[^\W\d_]+", text))
+#: The same, for `Projection.text(..., keep=FIXED_MASK)` on text that mixes them with game text.
+FIXED_MASK = Mask(FIXED_WORDS)

@@ -345,3 +345,22 @@ def test_both_backends_fold_alike(backend: str):
     # "ss"): the first ID has it, the text is replaced without overlap.
     m = IdMatcher(["ab_s", "s_12x"], backend=backend)
     assert m.sub("ab_ß_12x", lambda i: f"<{i}>") == "<ab_s>_12x"
+
+
+def test_a_rejection_reasons_own_words_are_not_rewritten():
+    """The reason mixes our words with a quoted value: only the value is game text."""
+    s = (
+        World()
+        .entity("room_0001", "location", "Room")
+        .entity("npc_guard_01", "character", "Guard", at="room_0001")
+        .entity("characters", "item", "Book", at="room_0001")
+        .entity("BP_Chest_C_0777", "item", "Chest", at="room_0001")
+        .session("s1")
+    )
+    options = (ActionOption(action_id="a1", label="Wait"), ActionOption(action_id="a2", label="Leave"))
+    prepared = prepare(s, "npc_guard_01", DecisionInput(situation="A noise.", options=options))
+    long_value = '{"action": "' + "x" * 60 + '"}'
+    verdict = prepared.evaluate(long_value, 1)
+    assert verdict.reason == '"action" must be an option number, got a text of 60 characters'
+    verdict = prepared.evaluate('{"action": "BP_Chest_C_0777"}', 1)
+    assert verdict.reason == f'"action" must be an option number, got "{s.aliases.by_id["BP_Chest_C_0777"]}"'
