@@ -8,7 +8,11 @@ Prints one JSON object:
   Target: under 1 ms p50.
 - baseline_scan_ms_p50: the same prompt found by scanning all entities with
   `can_see` (what the location index avoids), for comparison in the same run.
-- guard_ms_p50: `check_outgoing` on a ~8 KB prompt against all engine IDs.
+- guard_ms_p50: `check_outgoing` on a ~8 KB prompt against all engine IDs, a
+  prompt it has not seen (each round's differs); `_nonascii` the same with a
+  non-ASCII character in every line (an em dash, as scene lines hold: the slower
+  folding path); `_seen` the same prompt again (texts the matcher knows hold no
+  ID's text are a set lookup).
 - first_prompt_after_revision_ms_p50: the first projection after a batch that
   moved one entity (index rebuild; the ID matcher is reused).
 - first_prompt_after_new_entity_ms_p50: the same after a batch that added an
@@ -26,6 +30,7 @@ Usage: .venv/bin/python scripts/bench_projection.py [--entities 10000] [--rounds
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import statistics
 import sys
@@ -146,10 +151,21 @@ def main() -> None:
     big = [{"role": "system", "content": (messages[0]["content"] * 8)[:8192]}, messages[1]]
     p = Projection(s, picks[0])
     gm = p.guard_moment(moment)
-    for _ in range(args.rounds):
+    # The alias mask where the guard takes one (it is consulted only once an ID's text is found).
+    extra = {"aliases": p.alias_mask} if "aliases" in inspect.signature(check_outgoing).parameters else {}
+    wide_t, seen_t = [], []
+    for i in range(args.rounds):
+        fresh = [{"role": m["role"], "content": f"{m['content']} {i}"} for m in big]
+        wide = [{"role": m["role"], "content": m["content"].replace("\n", " \u2014\n") + f" {i}"} for m in big]
         t0 = time.perf_counter()
-        check_outgoing(big, p.engine_ids, moment=gm)
+        check_outgoing(fresh, p.engine_ids, moment=gm, **extra)
         guard_t.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        check_outgoing(wide, p.engine_ids, moment=gm, **extra)
+        wide_t.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        check_outgoing(big, p.engine_ids, moment=gm, **extra)
+        seen_t.append(time.perf_counter() - t0)
 
     moved, added = [], []
     rounds = max(10, args.rounds // 20)
@@ -198,6 +214,8 @@ def main() -> None:
                 "projection_ms_p95": ms(proj_t, 0.95),
                 "baseline_scan_ms_p50": ms(scan_t, 0.5),
                 "guard_ms_p50": ms(guard_t, 0.5),
+                "guard_ms_p50_nonascii": ms(wide_t, 0.5),
+                "guard_ms_p50_seen": ms(seen_t, 0.5),
                 "guard_prompt_chars": sum(len(m["content"]) for m in big),
                 "first_prompt_after_revision_ms_p50": ms(moved, 0.5),
                 "first_prompt_after_new_entity_ms_p50": ms(added, 0.5),

@@ -16,6 +16,7 @@ from typing import Protocol
 import msgspec
 
 from sidecar.projection.dealias import Dealiaser
+from sidecar.projection.idmatch import Mask
 from sidecar.state.model import Moment
 
 
@@ -134,6 +135,8 @@ class PreparedRun(Protocol):
     engine_ids: frozenset[str]
     #: The parts of the run's game moment that must not reach the model (None: no moment).
     guard_moment: Moment | None
+    #: The session's issued aliases: the guard does not count an engine ID's text inside one.
+    aliases: Mask
 
     def evaluate(self, reply: str, attempt: int) -> Accepted | Rejected:
         """Judge a complete reply. Non-decision inputs always accept."""
@@ -144,8 +147,14 @@ class PreparedRun(Protocol):
         ...
 
     def model_text(self, text: str) -> str:
-        """Game text that goes into a model request outside the prompt (stop
-        sequences), as this run's prompt shows it: engine IDs as aliases."""
+        """Game text that goes into a model request outside the prompt, as this run's
+        prompt shows it: engine IDs as aliases."""
+        ...
+
+    def stop_sequences(self, stops: tuple[str, ...]) -> tuple[str, ...]:
+        """The stop sequences as the model would write them (`model_text`), leaving out
+        each one that names an entity the actor cannot perceive: it would read as a
+        generic word ("someone") and stop the reply at the first one the model writes."""
         ...
 
     def record(self, reply: str, *, interrupted: bool, run_id: str) -> None:

@@ -19,7 +19,7 @@ from sidecar.context.contract import LeftOut, NarrateInput, RunSpec
 from sidecar.context.input_parts import asked_ids, input_part, input_text, said_part
 from sidecar.context.parts import Entered, Layout, Part
 from sidecar.context.recall import LORE_STICKY, rank_lore, rank_memories
-from sidecar.context.select import SceneLines, Shown, game_text
+from sidecar.context.select import SceneLines, Shown, game_text, own_lines
 from sidecar.context.timeline import Timeline
 from sidecar.context.window import HistoryItem, Selection
 from sidecar.projection import Projection
@@ -146,15 +146,16 @@ def build_layout(
         history = _without_narrated(history, spec.input.text)
     in_history = frozenset().union(*(e.cards for e in entered))
 
-    # Template texts come from the game or its files: scrub them like any game text.
-    identity = [game_text(proj, persona.identity)] if persona.identity else []
+    # The persona is projected already (sidecar/context/persona_slots.py): a second pass
+    # would search aliases for engine IDs and rewrite the default texts' own words.
+    identity = [own_lines(persona.identity)] if persona.identity else []
     if actor is not None:
         identity.append(f"Your handle in this game: {shown.ref(proj, actor.id)}.")
     system = [
         Part("system_rules", "system", "required", "", [system_rules(proj.holds_engine_id)]),
         Part("identity", "system", "required", "## Identity", identity),
         Part(
-            "inviolable", "system", "required", "## Inviolable rules", game_text(proj, persona.inviolable).splitlines()
+            "inviolable", "system", "required", "## Inviolable rules", own_lines(persona.inviolable).splitlines()
         ),
     ]
     story = world.story
@@ -206,7 +207,7 @@ def build_layout(
     final = [said] if said is not None else []
     final.append(deferred if stable else setting_part)
     final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
-    mood_lines = [game_text(proj, x) for x in (persona.mood, persona.reminder) if x]
+    mood_lines = [own_lines(x) for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
         final.append(Part("mood", "final", "volatile", "## Mood", mood_lines))
     matches: list[tuple[int, str]] = []

@@ -1,11 +1,19 @@
 """The actor's persona for one prompt: which template binds it, the slot values
 (through the projection), the mood tag, HP bucket and situational modifiers,
 rendered by the shared PersonaRenderer (docs/context.md, Personas and mood).
+
+A game's template (inline or from a file) is game text: its words go through the
+projection before the slots are filled, and the filled text does not go through it
+again (the slots are projected already, and an alias in one must not be searched
+for engine IDs). The default templates are the project's own words: never projected
+(an entity whose ID is `narrator` leaves "You are still the narrator" alone).
 """
 
 from __future__ import annotations
 
 import re
+
+import msgspec
 
 from sidecar.context.select import game_text
 from sidecar.projection import Projection
@@ -13,7 +21,7 @@ from sidecar.prompts.escape import one_line
 from sidecar.prompts.mood import condition_holds, hp_description, hp_fraction, pad_to_tag
 from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC, PersonaInputs, PersonaRenderer, PersonaText
 from sidecar.prompts.templates import TemplateStore
-from sidecar.state.model import Entity, PersonaTemplate, Session
+from sidecar.state.model import Entity, HpDescription, PersonaTemplate, Session, SituationalModifier
 
 __all__ = ["persona_text"]
 
@@ -60,6 +68,10 @@ def persona_text(
         elif binding.template_name:
             loaded = templates.get(binding.template_name)
             template, version = loaded.template, loaded.version
+        projected = _projected(proj, template)
+        if projected != template:
+            # How the game's words read depends on what this actor perceives now.
+            template, version = projected, f"{version}:{hash(repr(projected))}"
     if actor is not None:
         slots["npcName"] = one_line(proj.text(actor.name)) or proj.alias(actor.id)
         slots["npcDescription"] = game_text(proj, actor.description)
@@ -95,4 +107,28 @@ def persona_text(
             hp_text=hp_text,
             situational=situational,
         )
+    )
+
+
+#: Splits a template text around its `{slot}` placeholders (kept, at odd indexes).
+_SLOT_SPLIT = re.compile(r"(\{[A-Za-z_][A-Za-z0-9_]*\})")
+
+
+def _text(proj: Projection, text: str) -> str:
+    """Template text through the projection, its `{slot}` placeholders left whole."""
+    if "{" not in text:
+        return proj.text(text)
+    return "".join(p if i % 2 else proj.text(p) for i, p in enumerate(_SLOT_SPLIT.split(text)))
+
+
+def _projected(proj: Projection, t: PersonaTemplate) -> PersonaTemplate:
+    """A game's template with its words projected (the slots are filled afterwards)."""
+    return msgspec.structs.replace(
+        t,
+        identity=_text(proj, t.identity),
+        inviolable_rules=[_text(proj, r) for r in t.inviolable_rules],
+        mood_modifiers={k: _text(proj, v) for k, v in t.mood_modifiers.items()},
+        hp_descriptions=[HpDescription(h.max_fraction, _text(proj, h.text)) for h in t.hp_descriptions],
+        situational_modifiers=[SituationalModifier(m.condition, _text(proj, m.text)) for m in t.situational_modifiers],
+        reminder=_text(proj, t.reminder),
     )

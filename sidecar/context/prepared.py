@@ -31,8 +31,10 @@ from sidecar.context.contract import (
 from sidecar.context.history import new_entry
 from sidecar.projection import AliasRejected, Projection
 from sidecar.projection.dealias import Dealiaser
+from sidecar.projection.idmatch import Mask
 from sidecar.projection.session_index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
+from sidecar.prompts.fixed import FIXED_MASK
 from sidecar.state.model import Moment, Role, Session
 
 __all__ = ["Prepared"]
@@ -61,6 +63,8 @@ class Prepared:
         self._framing = framing
         self.prompt = prompt
         self.engine_ids: frozenset[str] = proj.engine_ids
+        #: The session's issued aliases: the guard does not count an engine ID's text inside one.
+        self.aliases: Mask = proj.alias_mask
         #: The suppressed parts of the game moment: the leak guard refuses a request holding one.
         self.guard_moment: Moment | None = proj.guard_moment(spec.moment)
         self._accepted: dict[str, Accepted] = {}
@@ -98,7 +102,8 @@ class Prepared:
             # Both go back to the model (and the reason to the game): projected like any
             # model-bound text, so an engine ID the model wrote becomes its alias and the
             # retry is not a request the leak guard must refuse.
-            return Rejected(self._proj.text(rej.reason), self._proj.text(reply))
+            # The reason is our words around a quoted value: only the value is game text.
+            return Rejected(self._proj.text(rej.reason, keep=FIXED_MASK), self._proj.text(reply))
         option = inp.options[parsed.index]
         chosen = Chosen(
             action_id=option.action_id,
@@ -112,6 +117,18 @@ class Prepared:
 
     def model_text(self, text: str) -> str:
         return self._proj.text(text)
+
+    def stop_sequences(self, stops: tuple[str, ...]) -> tuple[str, ...]:
+        proj = self._proj
+        out: list[str] = []
+        aliases = self._session.aliases.by_id
+        for stop in stops:
+            text, read = proj.noting(functools.partial(proj.text, stop))
+            # A reference the actor cannot perceive reads as a generic word: as a stop
+            # sequence, "someone" would end the reply at the first "someone" it holds.
+            if all(shown == aliases.get(eid) for eid, shown in read):
+                out.append(text)
+        return tuple(out)
 
     def dealiaser(self) -> Dealiaser:
         proj = self._proj
@@ -169,4 +186,3 @@ class Prepared:
     def _player_id(self) -> str:
         players = context_index(self._session, index_for(self._session)).player_ids
         return players[0] if players else ""
-

@@ -16,7 +16,7 @@ from sidecar.projection import Projection
 from sidecar.prompts.escape import one_line
 from sidecar.state.model import Entity, Event, Session
 
-__all__ = ["SceneLines", "Shown", "game_text", "scene_lines", "event_line", "short"]
+__all__ = ["SceneLines", "Shown", "game_text", "own_lines", "scene_lines", "event_line", "short"]
 
 #: Characters present / items listed in the scene before the list stops.
 MAX_PRESENT = 24
@@ -29,7 +29,13 @@ _HEADER_LINE = re.compile(r"(?m)^(\s*)#")
 def game_text(proj: Projection, text: str) -> str:
     """Game-authored long text: engine IDs scrubbed, and a line that starts with
     '#' indented so it can never read as one of the prompt's own headers."""
-    out = proj.text(text).strip()
+    return own_lines(proj.text(text))
+
+
+def own_lines(text: str) -> str:
+    """Text projected already (a rendered persona): only a line that starts with '#'
+    indented, as `game_text` does."""
+    out = text.strip()
     return _HEADER_LINE.sub(r"\1 #", out) if "#" in out else out
 
 

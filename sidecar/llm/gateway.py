@@ -302,7 +302,7 @@ class ModelGateway:
         target, route = request.target, request.target.route
         send = send_point(
             route,
-            request_checker(request.engine_ids, request.guard_moment),
+            request_checker(request.engine_ids, request.guard_moment, request.aliases),
             http=self.http() if route.kind == "sse" else None,
             litellm=self.litellm if route.needs_litellm else None,
             direct=self.local if route.kind == "local" else self.scripted,

@@ -13,9 +13,16 @@ Each transport calls it on the very object it is about to send
 `sidecar.llm.sse` for the SSE body).
 
 What counts as an occurrence is the rule of `sidecar.projection.idmatch`
-(whole tokens; short or word-like IDs are not searched). The matcher is built
-once per ID set and cached (`Projection.engine_ids` is the very set the
-projection's own matcher was built for, so a check costs one pass per string).
+(folded: case, NFKC and invisible characters; short or word-like IDs are not
+searched), and only where game text could have put it: an engine ID's text
+inside an alias the session issued (`pc_1` in `npc_1`), a generic word the
+projection writes ("somewhere") or one of the project's own words
+(`sidecar.prompts.fixed`: "Identity", "narrator") is not one. The matcher is
+built once per ID set and cached (`Projection.engine_ids` is the very set the
+projection's own matcher was built for, so a check costs one pass per string);
+the masks are only consulted once an ID's text was found.
+
+A pure function of its arguments: it may run on any thread.
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from sidecar.errors import PrivacyLeakBlocked
-from sidecar.projection.idmatch import IdMatcher, matcher_for, searchable
+from sidecar.projection.idmatch import IdMatcher, Mask, matcher_for, searchable
+from sidecar.projection.projection import GENERIC_WORDS
+from sidecar.prompts.fixed import FIXED_MASK
 from sidecar.state.model import Moment
 
 __all__ = ["check_outgoing", "check_request", "request_checker", "CONFIG_KEYS"]
@@ -37,12 +46,16 @@ log = logging.getLogger(__name__)
 #: of its own and must not reach a log line either).
 CONFIG_KEYS = frozenset({"model", "api_base", "api_key"})
 
+#: What the projection and the prompt's fixed text write: never an engine ID.
+_OWN_WORDS = FIXED_MASK.plus(Mask(GENERIC_WORDS))
+
 
 def check_request(
     request: Mapping[str, Any],
     engine_ids: Iterable[str],
     *,
     moment: Moment | None = None,
+    aliases: Mask | None = None,
 ) -> None:
     """Raise PrivacyLeakBlocked when any field of an outgoing model request holds
     an engine ID or a suppressed moment part.
@@ -52,19 +65,22 @@ def check_request(
     `messages`, every key of a message but "role" is searched. `moment`: the
     parts of the game moment that must not reach the model (pass
     `Projection.guard_moment(spec.moment)`, which blanks the exposed parts).
+    `aliases`: the session's issued aliases (`Projection.alias_mask`); an engine
+    ID's text inside one of them, or inside the project's own words, is not a leak.
     """
     ids = engine_ids if isinstance(engine_ids, frozenset) else frozenset(engine_ids)
-    matcher = matcher_for(ids)
-    extra = _moment_matcher(moment)
+    search = _Search(
+        matcher_for(ids), _OWN_WORDS if aliases is None else aliases.plus(_OWN_WORDS), _moment_matcher(moment)
+    )
     for name, value in request.items():
         if name in CONFIG_KEYS or value is None:
             continue
         if name == "messages" and isinstance(value, list):
-            _check_messages(value, matcher, extra)
+            _check_messages(value, search)
             continue
         # Stop sequences, tools, metadata, the user field...: a request is refused on
         # what it holds, not on where the guard expected to find it.
-        what = _found(_strings(value), matcher, extra)
+        what = search.found(_strings(value))
         if what is not None:
             _blocked(what, {"field": name, "kind": what}, f"field {name!r}")
 
@@ -74,28 +90,57 @@ def check_outgoing(
     engine_ids: Iterable[str],
     *,
     moment: Moment | None = None,
+    aliases: Mask | None = None,
 ) -> None:
     """`check_request` for a request that is only messages."""
-    check_request({"messages": messages}, engine_ids, moment=moment)
+    check_request({"messages": messages}, engine_ids, moment=moment, aliases=aliases)
 
 
-def request_checker(engine_ids: Iterable[str], moment: Moment | None) -> Callable[[Mapping[str, Any]], None]:
-    """`check_request` bound to one run's IDs and moment, for a transport to call on
-    the object it is about to send."""
+def request_checker(
+    engine_ids: Iterable[str], moment: Moment | None, aliases: Mask | None = None
+) -> Callable[[Mapping[str, Any]], None]:
+    """`check_request` bound to one run's IDs, moment and aliases, for a transport to
+    call on the object it is about to send."""
     ids = engine_ids if isinstance(engine_ids, frozenset) else frozenset(engine_ids)
-    return lambda request: check_request(request, ids, moment=moment)
+    return lambda request: check_request(request, ids, moment=moment, aliases=aliases)
 
 
-#: Joins a request's texts for one search: neither a letter nor a digit, so an all-letter
-#: or all-digit ID at a text's edge still counts (idmatch's edge rule) and no hit is lost.
-_JOIN = "\n"
+class _Search:
+    """The engine-ID matcher, what it must not count (aliases, the project's words),
+    and the moment's matcher; a text is folded once for both."""
+
+    __slots__ = ("ids", "mask", "moment")
+
+    def __init__(self, ids: IdMatcher, mask: Mask, moment: tuple[tuple[str, ...], IdMatcher] | None) -> None:
+        self.ids = ids
+        self.mask = mask
+        self.moment = moment
+
+    def kind(self, text: str) -> str | None:
+        """What `text` holds: "engine_id", "moment" or None."""
+        # Most of a prompt (the system part, the history) is the same text request after
+        # request: the matcher remembers texts that hold no ID's text at all.
+        if not self.ids.clean(text) and self.ids.first(text, self.mask) is not None:
+            return "engine_id"
+        moment = self.moment
+        # Moment parts as written (a new matcher each run could remember nothing): a
+        # substring test first, the edge rule (a tick inside a longer number is none) after.
+        if moment is not None and any(v in text for v in moment[0]) and moment[1].first(text) is not None:
+            return "moment"
+        return None
+
+    def found(self, texts: Iterable[str]) -> str | None:
+        for text in texts:
+            what = self.kind(text)
+            if what is not None:
+                return what
+        return None
 
 
-def _check_messages(messages: list[Any], matcher: IdMatcher, extra: IdMatcher | None) -> None:
-    # One search over all the messages' texts (a prompt is tens of messages, and this is
-    # on the way to the first token); only a hit, which is rare, needs the per-message
-    # pass below to say where, and that pass has the last word (a hit across a join is none).
-    if _found((_JOIN.join(_message_texts(messages)),), matcher, extra) is None:
+def _check_messages(messages: list[Any], search: _Search) -> None:
+    # A first pass over the texts alone (this is on the way to the first token; texts seen
+    # before cost a set lookup); only a hit, which is rare, needs the pass below to say where.
+    if search.found(_message_texts(messages)) is None:
         return
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
@@ -107,7 +152,7 @@ def _check_messages(messages: list[Any], matcher: IdMatcher, extra: IdMatcher | 
         for key, value in parts:
             if key == "role" or not value:
                 continue
-            what = _found(_strings(value), matcher, extra)
+            what = search.found(_strings(value))
             if what is not None:
                 _blocked(
                     what,
@@ -135,15 +180,6 @@ def _message_texts(messages: list[Any]) -> list[str]:
     return out
 
 
-def _found(texts: Iterable[str], matcher: IdMatcher, extra: IdMatcher | None) -> str | None:
-    for text in texts:
-        if matcher.first(text) is not None:
-            return "engine_id"
-        if extra is not None and extra.first(text) is not None:
-            return "moment"
-    return None
-
-
 def _strings(value: Any) -> Iterator[str]:
     """Every string inside `value` (dict keys too). Numbers and booleans are not game
     text here (token limits, temperature): searching them would only find coincidences."""
@@ -169,11 +205,11 @@ def _blocked(what: str, fields: dict[str, Any], where: str, metadata: dict[str, 
     )
 
 
-def _moment_matcher(moment: Moment | None) -> IdMatcher | None:
+def _moment_matcher(moment: Moment | None) -> tuple[tuple[str, ...], IdMatcher] | None:
     if moment is None:
         return None
     values = [moment.timeline, moment.calendar]
     if moment.tick:
         values.append(str(moment.tick))
     values = [v for v in values if v and searchable(v)]
-    return IdMatcher(values) if values else None
+    return (tuple(values), IdMatcher(values)) if values else None

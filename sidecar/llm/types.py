@@ -10,6 +10,7 @@ import msgspec
 
 from sidecar.config import ModelProfile
 from sidecar.llm.routes import Route
+from sidecar.projection.idmatch import Mask
 from sidecar.state.model import Moment
 
 __all__ = ["Limits", "ModelTarget", "ModelRequest", "TextPiece", "Completion", "Chunk"]
@@ -46,6 +47,8 @@ class ModelRequest(msgspec.Struct, frozen=True):
     engine_ids: frozenset[str] = frozenset()
     #: ...or a suppressed part of the game moment (None: no moment).
     guard_moment: Moment | None = None
+    #: The session's issued aliases: an engine ID's text inside one is not a leak.
+    aliases: Mask | None = None
 
 
 class TextPiece(msgspec.Struct):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from sidecar.errors import InvalidRequest, UnknownEntity
+from sidecar.projection.idmatch import Mask
 from sidecar.projection.session_index import SessionIndex, index_for
 from sidecar.state.model import (
     Entity,
@@ -37,12 +38,14 @@ from sidecar.state.model import (
     Visibility,
 )
 
-__all__ = ["AliasRejected", "Projection"]
+__all__ = ["AliasRejected", "GENERIC_WORDS", "Projection"]
 
 #: How far up the containment chain an actor knows where it is (room, building, town...).
 _MAX_CHAIN = 8
 
 _GENERIC = {"character": "someone", "player": "someone", "location": "somewhere"}
+#: Every word the projection writes for what an actor cannot perceive.
+GENERIC_WORDS = frozenset({*_GENERIC.values(), "something"})
 
 
 class AliasRejected(Exception):
@@ -109,6 +112,8 @@ class Projection:
         self._noted: list[tuple[str, str]] | None = None
         #: Every engine ID the leak guard must refuse (see SessionIndex.guard_ids).
         self.engine_ids: frozenset[str] = self._idx.guard_ids
+        #: Every alias issued: the guard does not count an engine ID's text inside one.
+        self.alias_mask: Mask = self._idx.alias_mask
 
     # -- entities -------------------------------------------------------------
 
@@ -222,8 +227,9 @@ class Projection:
 
     @property
     def id_matcher(self) -> object:
-        """The engine-ID matcher `text` uses: the same object for the same set of IDs."""
-        return self._idx.matcher
+        """What `text` replaces by (the engine-ID matcher and the alias mask): the same
+        object while both are the same."""
+        return self._idx.text_rule
 
     def value_text(self, value: Value) -> str:
         if type(value) is str:  # the common kinds first, by exact type (a bool is no int)
@@ -246,16 +252,21 @@ class Projection:
             return "[" + ", ".join(self.value_text(v) for v in value) + "]"
         return self.text(str(value))
 
-    def text(self, free_text: str) -> str:
+    def text(self, free_text: str, *, keep: Mask | None = None) -> str:
         """Game-supplied text with every engine ID in it replaced by what `ref_text`
-        gives (the rule for what counts as an occurrence: sidecar.projection.idmatch)."""
+        gives, in one pass (the rule for what counts as an occurrence:
+        sidecar.projection.idmatch; an ID's text inside an alias is none, as for the
+        guard). Only game text comes here: the project's own words never do, or (text
+        that mixes both, such as a decision's rejection reason) come as `keep`."""
         if not free_text:
             return free_text
-        return self._idx.matcher.sub(free_text, self.ref_text)
+        mask = self.alias_mask if keep is None else self.alias_mask.plus(keep)
+        return self._idx.matcher.sub(free_text, self.ref_text, mask)
 
     def holds_engine_id(self, text: str) -> bool:
-        """Whether `text` holds a searchable engine ID of the session (the guard's rule)."""
-        return self._idx.matcher.first(text) is not None
+        """Whether `text` holds a searchable engine ID of the session (the guard's rule,
+        aliases masked)."""
+        return self._idx.matcher.first(text, self.alias_mask) is not None
 
     # -- the moment -------------------------------------------------------------
 
@@ -338,7 +349,7 @@ class Projection:
         key = alias.strip()
         # The reason goes back to the model in the retry prompt: quote the alias only
         # when that cannot put an engine ID (or a wall of text) into the next request.
-        said = repr(key) if len(key) <= 40 and not self._idx.matcher.first(key) else "that name"
+        said = repr(key) if len(key) <= 40 and not self.holds_engine_id(key) else "that name"
         if key in self._idx.engine_ids:
             said = "that name"
         engine_id = self.session.aliases.by_alias.get(key)

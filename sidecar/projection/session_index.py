@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from operator import is_
 from typing import Any
 
-from sidecar.projection.idmatch import IdMatcher, matcher_for
+from sidecar.projection.idmatch import IdMatcher, Mask, matcher_for
 from sidecar.state.aliases import assign_alias
 from sidecar.state.model import Event, LoreCard, Memory, Relation, Session
 
@@ -40,6 +40,9 @@ class SessionIndex:
         "_guard_ids",
         "_previous_matcher",
         "_id_parts",
+        "_alias_mask",
+        "_alias_count",
+        "_rule",
     )
 
     def __init__(self, session: Session, previous: SessionIndex | None = None) -> None:
@@ -90,6 +93,11 @@ class SessionIndex:
         self._guard_ids: frozenset[str] | None = None
         # The last revision's matcher: new IDs extend it instead of rebuilding it all.
         self._previous_matcher = previous._matcher if previous is not None else None
+        # Aliases are only ever added: the same table at the same size holds the same ones.
+        self._alias_count = len(table.by_alias)
+        same_table = previous is not None and previous.aliases is table and previous._alias_count == self._alias_count
+        self._alias_mask: Mask | None = previous._alias_mask if same_table and previous is not None else None
+        self._rule: tuple[IdMatcher, Mask] | None = previous._rule if previous is not None else None
 
     def fresh_for(self, session: Session) -> bool:
         return (
@@ -107,6 +115,24 @@ class SessionIndex:
             self._matcher = matcher_for(self.guard_ids, self._previous_matcher)
             self._previous_matcher = None
         return self._matcher
+
+    @property
+    def alias_mask(self) -> Mask:
+        """Every alias issued in the session, as text inside which an engine ID's text is
+        not an occurrence (`pc_1` inside `npc_1` is the alias)."""
+        if self._alias_mask is None:
+            self._alias_mask = Mask(frozenset(self.session.aliases.by_alias))
+        return self._alias_mask
+
+    @property
+    def text_rule(self) -> tuple[IdMatcher, Mask]:
+        """The matcher and the alias mask `Projection.text` replaces by: the same object
+        while both are (a cache of projected text may be kept while it is)."""
+        matcher, mask = self.matcher, self.alias_mask
+        rule = self._rule
+        if rule is None or rule[0] is not matcher or rule[1] is not mask:
+            rule = self._rule = (matcher, mask)
+        return rule
 
     @property
     def guard_ids(self) -> frozenset[str]:

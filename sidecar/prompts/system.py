@@ -4,7 +4,9 @@ it is the first, always-cached prefix of every prompt (docs/context.md, Prompt l
 The rules name two example handles. A game's own engine IDs may look like
 aliases (`npc_1`, `loc_2`), and the leak guard refuses any prompt holding one,
 so `system_rules` swaps the examples for the first pair no ID of the session
-occurs in; sessions without such IDs all share the one default text.
+occurs in; sessions without such IDs all share the one default text. The rest
+of the rules is the project's own words (`sidecar.prompts.fixed`), which the
+guard does not take for engine IDs.
 """
 
 from __future__ import annotations
@@ -39,14 +41,13 @@ SYSTEM_RULES = _rules("npc_1", "loc_2")
 
 
 def system_rules(holds_engine_id: Callable[[str], bool]) -> str:
-    """The rules for a session: SYSTEM_RULES unless that holds one of its engine IDs
-    (`holds_engine_id`: the projection's matcher), else the first example pair
-    (npc_2/loc_3, npc_3/loc_4...) that holds none."""
-    if not holds_engine_id(SYSTEM_RULES):
+    """The rules for a session: SYSTEM_RULES unless its example handles hold one of
+    the session's engine IDs (`holds_engine_id`: the projection's matcher), else the
+    rules with the first example pair (npc_2/loc_3, npc_3/loc_4...) that holds none."""
+    if not holds_engine_id("npc_1 loc_2"):
         return SYSTEM_RULES
     for n in range(2, _MAX_EXAMPLE_TRIES + 2):
-        text = _rules(f"npc_{n}", f"loc_{n + 1}")
-        if not holds_engine_id(text):
-            return text
-    # An ID occurs in the fixed words themselves: no example helps; the guard refuses.
-    return SYSTEM_RULES
+        npc, loc = f"npc_{n}", f"loc_{n + 1}"
+        if not holds_engine_id(f"{npc} {loc}"):
+            return _rules(npc, loc)
+    return SYSTEM_RULES  # the guard refuses (64 pairs taken by a game's own IDs)

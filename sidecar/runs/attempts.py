@@ -121,9 +121,17 @@ async def run_attempts(
     limits = plan.limits
     if limits.stop:
         # Stop sequences are game text bound for the model: projected like the prompt
-        # (an engine ID in one becomes the alias the model would write).
-        limits = msgspec.structs.replace(limits, stop=tuple(prepared.model_text(s) for s in limits.stop))
-    request = ModelRequest(plan.target, prepared.prompt.messages, limits, prepared.engine_ids, prepared.guard_moment)
+        # (an engine ID in one becomes the alias the model would write; one naming what
+        # the actor cannot perceive is dropped: docs/privacy.md, The leak guard).
+        limits = msgspec.structs.replace(limits, stop=prepared.stop_sequences(limits.stop))
+    request = ModelRequest(
+        plan.target,
+        prepared.prompt.messages,
+        limits,
+        prepared.engine_ids,
+        prepared.guard_moment,
+        prepared.aliases,
+    )
     for attempt in range(1, plan.attempts + 1):
         progress.attempt = attempt
         progress.parts = []

@@ -150,7 +150,7 @@ class Compactor:
             return False
         limits = Limits(max_output_tokens=out_tokens, temperature=0.0)
         self.requests += 1
-        request = ModelRequest(gateway.target(profile), messages, limits, proj.engine_ids)
+        request = ModelRequest(gateway.target(profile), messages, limits, proj.engine_ids, aliases=proj.alias_mask)
         pieces: list[str] = []
         async for piece in self._gateway.stream(request):
             if isinstance(piece, TextPiece):

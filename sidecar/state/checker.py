@@ -10,6 +10,7 @@ from typing import NoReturn
 
 from sidecar.config import StateLimits
 from sidecar.errors import CapacityExceeded, InvalidDelta, LimitExceeded, UnknownEntity
+from sidecar.projection.idmatch import invisible_only
 from sidecar.state.model import EntityRef, Field, Moment, PersonaTemplate, Vec3, Visibility, World
 
 __all__ = ["Checker", "KINDS", "LEVELS"]
@@ -56,6 +57,10 @@ class Checker:
             self.over("max_id_length", f"{what} has {len(value)} characters")
         elif not value.isascii():
             self.utf8(value, what)
+        if invisible_only(value):
+            # Nothing visible to tell it apart by, and nothing the leak guard could search
+            # for (an ID is compared without its invisible characters: docs/privacy.md).
+            self.fail(f"{what} is only whitespace or invisible characters")
         return value
 
     def text(self, value: object, what: str) -> None:

@@ -100,8 +100,9 @@ def _value(rnd: random.Random, ids: list[str]):
 
 
 @st.composite
-def cases(draw) -> Case:
-    ids = draw(st.lists(engine_id, min_size=2, max_size=12, unique=True))
+def cases(draw, ids_from: st.SearchStrategy[str] = engine_id) -> Case:
+    """`ids_from`: the engine IDs' strategy (distinctive ones by default)."""
+    ids = draw(st.lists(ids_from, min_size=2, max_size=12, unique=True))
     rnd = random.Random(draw(st.integers(0, 2**32)))
     options = SessionOptions(
         alias_mode=draw(st.sampled_from(["kind", "display_name"])),
@@ -165,7 +166,7 @@ def cases(draw) -> Case:
         extra.append(
             o.SetRelation(Relation(rnd.choice(ids), rnd.choice(ids), text_for(vis) or "knows", visibility=vis))
         )
-    for lore_id in draw(st.lists(engine_id, max_size=2, unique=True)):
+    for lore_id in draw(st.lists(ids_from, max_size=2, unique=True)):
         if lore_id not in ids:
             vis = _visibility(rnd, ids)
             card = LoreCard(id=lore_id, title=text_for(vis), text=text_for(vis), visibility=vis)

@@ -30,6 +30,7 @@ from sidecar.context.retry import retry_messages
 from sidecar.errors import ContextWindowExceeded, InvalidRequest
 from sidecar.llm.guard import check_outgoing
 from sidecar.projection import Projection
+from sidecar.state.model import Session
 
 ENGINE = ContextEngine(Config())
 
@@ -76,10 +77,21 @@ def _assert_clean(messages: list[dict[str, str]], ids: set[str]) -> None:
             assert not any(i in line for i in ids), f"engine ID in a {m['role']} line: {line!r}"
 
 
-def _named(spec: RunSpec) -> list[str]:
-    """What the run's input names (these become perceivable; docs/privacy.md)."""
+def _named(spec: RunSpec, session: Session | None = None) -> list[str]:
+    """What the run's input names (these become perceivable; docs/privacy.md). Given the
+    session, the narrator's too: the public things players carry, and the public place
+    of the world event it narrates (the newest with the narration's text; docs/context.md)."""
     inp = spec.input
     named = list(spec.focus_ids)
+    if session is not None and not spec.actor_id:
+        ents = session.world.entities
+        players = {e.id for e in ents.values() if e.kind == "player"}
+        named.extend(e.id for e in ents.values() if e.location_id in players and e.visibility.level == "public")
+        if isinstance(inp, NarrateInput):
+            told = [ev for ev in session.world.events if ev.text == inp.text]
+            place = ents.get(told[-1].location_id) if told else None
+            if place is not None and place.visibility.level == "public":
+                named.append(place.id)
     if isinstance(inp, NarrateInput):
         named.extend(inp.entity_ids)
     elif isinstance(inp, DialogueInput) and inp.speaker_id:

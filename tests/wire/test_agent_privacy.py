@@ -5,14 +5,16 @@ shaped like aliases work, and the game reads its own names, never an alias."""
 
 from __future__ import annotations
 
+import grpc
 import pytest
 from fakes.openai_server import FakeOpenAI
 from test_agent_run import collect
-from world import World
+from world import HIDDEN, World
 
 from sidecar.client import error_reason
 from sidecar.config import Config, ModelProfile, ScriptConfig
 from sidecar.v1 import agent_service_pb2 as apb
+from sidecar.v1 import session_service_pb2 as spb
 
 TAVERN = "/Game/Maps/Tavern.Tavern_0001"
 GOBLIN = "BP_Goblin_C_2147483647"
@@ -69,8 +71,10 @@ async def test_a_reply_naming_a_raw_engine_id_is_retried(make_server) -> None:
     await _session(running, tavern().entity(LONG_ID, "character", "Merchant", at=TAVERN))
     decision = apb.DecisionInput(
         situation="A customer waits.",
-        options=[apb.ActionOption(action_id="act.trade", label="Trade"),
-                 apb.ActionOption(action_id="act.leave", label="Leave")],
+        options=[
+            apb.ActionOption(action_id="act.trade", label="Trade"),
+            apb.ActionOption(action_id="act.leave", label="Leave"),
+        ],
         max_attempts=2,
     )
     events, err = await collect(running.client, apb.RunRequest(session_id="g1", actor_id=GOBLIN, decision=decision))
@@ -127,3 +131,79 @@ async def test_the_game_reads_its_own_names_with_mentions(make_server) -> None:
     preview = await running.client.agent.PreviewPrompt(apb.PreviewPromptRequest(run=request))
     shown = "".join(m.content for m in preview.messages)
     assert "player_1 (Zoë)" in shown and GOBLIN not in shown
+
+
+# -- issue 24: IDs inside aliases and the project's words; stop sequences; invisible IDs --
+
+
+def party() -> World:
+    """Party members pc_1 and pc_2 beside an NPC (alias npc_1, which holds "pc_1"), and a
+    book whose ID is one of the prompt's own words."""
+    return (
+        World()
+        .entity("tavern_main", "location", "Tavern")
+        .entity("pc_1", "player", "Ada", at="tavern_main")
+        .entity("pc_2", "player", "Bo", at="tavern_main")
+        .entity("guard_7", "character", "Guard", at="tavern_main", description="Watches pc_1 and pc_2.")
+        .entity("narrator", "item", "Book of Tales", at="tavern_main")
+        .entity("Identity", "item", "Mask", at="tavern_main")
+    )
+
+
+async def test_a_party_beside_an_npc_can_run(make_server) -> None:
+    """Refused with PRIVACY_LEAK_BLOCKED before: `pc_1` occurs inside the alias `npc_1`,
+    `narrator` and `Identity` in the prompt's own words."""
+    running = await make_server(scripted("npc_1 nods to player_1."))
+    await _session(running, party())
+    for request in (
+        apb.RunRequest(session_id="g1", narrate=apb.NarrateInput(text="pc_1 enters.", entity_ids=["guard_7", "pc_1"])),
+        apb.RunRequest(session_id="g1", actor_id="guard_7", dialogue=apb.DialogueInput(text="Hi", speaker_id="pc_2")),
+        apb.RunRequest(session_id="g1", actor_id="guard_7", dialogue=apb.DialogueInput(text="And you?")),
+    ):
+        events, err = await collect(running.client, request)
+        assert err is None, err and (error_reason(err), err.details())
+        assert events[-1].HasField("finished")
+        assert "".join(e.text.text for e in events if e.HasField("text")) == "Guard nods to Ada."
+    preview = await running.client.agent.PreviewPrompt(apb.PreviewPromptRequest(run=request))
+    shown = "\n".join(m.content for m in preview.messages)
+    assert "You are Guard." in shown and "npc_1 nods to player_1." in shown  # the transcript, as written
+    narrate = apb.RunRequest(session_id="g1", narrate=apb.NarrateInput(text="Rain.", entity_ids=["tavern_main"]))
+    preview = await running.client.agent.PreviewPrompt(apb.PreviewPromptRequest(run=narrate))
+    shown = "\n".join(m.content for m in preview.messages)
+    assert "You are still the narrator: concise" in shown
+
+
+async def test_a_stop_sequence_naming_a_hidden_entity_is_not_sent(make_server, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
+    async with FakeOpenAI(chunks=3) as upstream:
+        profile = ModelProfile(model="openai/ok", api_base=upstream.base_url, api_key_env="FAKE_OPENAI_KEY")
+        running = await make_server(Config(profiles={"http": profile}, default_profile="http"))
+        await _session(running, tavern().entity("BP_Spy_C_0000000099", "character", "Spy", at=TAVERN,
+                                                visibility=HIDDEN))  # fmt: skip
+        request = apb.RunRequest(
+            session_id="g1",
+            actor_id=GOBLIN,
+            dialogue=apb.DialogueInput(text="Who is there?"),
+            limits=apb.GenerationLimits(stop_sequences=["BP_Spy_C_0000000099:", f"{GOBLIN}:", "THE END"]),
+        )
+        events, err = await collect(running.client, request)
+        assert err is None and events[-1].HasField("finished")
+        # The spy's would have been "someone:", ending the reply at the first "someone:".
+        assert upstream.seen.requests[0]["stop"] == ["npc_1:", "THE END"]
+
+
+@pytest.mark.parametrize("bad", [" ", "\u200b", "\u00ad\u200d", "\ufeff \u2060"])
+async def test_an_id_of_only_whitespace_or_invisible_characters_is_refused(make_server, bad: str) -> None:
+    running = await make_server(scripted("-"))
+    await _session(running)
+    before = await running.client.sessions.GetState(spb.GetStateRequest(session_id="g1"))
+    for world in (World().entity(bad, "item", "Ghost"), World().entity("cup_0001", "item", "Cup", at=bad)):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await world.send(running.client, "g1", before.revision)
+        assert (refused.value.code(), error_reason(refused.value)) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_DELTA",
+        )
+        assert "only whitespace or invisible characters" in refused.value.details()
+    after = await running.client.sessions.GetState(spb.GetStateRequest(session_id="g1"))
+    assert after == before
