@@ -4,6 +4,7 @@ level (sidecar/llm/cpu_level.py). The CPUID path is checked on emulated CPUs (qe
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -71,8 +72,15 @@ PROBE = ("from sidecar.llm.cpu_level import _llama_lib_dir, missing_cpu_features
 @pytest.mark.parametrize(("cpu", "missing"), [("Nehalem", list(REQUIRED_FEATURES)), ("Haswell", [])])
 def test_emulated_cpus_are_told_apart(cpu: str, missing: list[str]) -> None:
     assert QEMU is not None
+    # Some machines force OpenBLAS's core type (OPENBLAS_CORETYPE=Haswell, for a host CPU
+    # older OpenBLAS builds misdetect): inherited, it runs AVX2 kernels on the emulated
+    # Nehalem, which dies at `import numpy`. A player's Nehalem has no such variable; here
+    # the core type stays set, to the emulated CPU's own.
+    env = dict(os.environ)
+    if "OPENBLAS_CORETYPE" in env:
+        env["OPENBLAS_CORETYPE"] = cpu.upper()
     proc = subprocess.run([QEMU, "-cpu", cpu, sys.executable, "-c", PROBE], capture_output=True, text=True,
-                          timeout=540)
+                          timeout=540, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == repr(missing)
 
