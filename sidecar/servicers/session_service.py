@@ -16,6 +16,7 @@ import grpc
 from sidecar.app import App
 from sidecar.errors import InvalidRequest, LimitExceeded, ShuttingDown, SidecarError
 from sidecar.servicers.calls import Malformed, parsed
+from sidecar.servicers.chunks import assemble
 from sidecar.servicers.convert_enums import KIND_NUMBERS
 from sidecar.servicers.convert_state import ops_from_pb, options_from_pb, options_to_pb, world_from_pb, world_to_pb
 from sidecar.servicers.status import error_detail
@@ -121,6 +122,14 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         revision = await self._store.replace(request.session_id, world, request.revision, request.allow_rewind)
         return pb.ReplaceStateResponse(revision=revision)
 
+    async def ReplaceStateChunked(
+        self, request_iterator: AsyncIterator[pb.RequestChunk], context: grpc.aio.ServicerContext
+    ) -> pb.ReplaceStateResponse:
+        self._admit()
+        limit = self._store.limits.max_snapshot_bytes
+        request = await assemble(request_iterator, pb.ReplaceStateRequest, limit)
+        return await self.ReplaceState(request, context)
+
     async def GetState(self, request: pb.GetStateRequest, context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
         _need_id(request.session_id)
         bad = [k for k in request.kinds if k not in KIND_NUMBERS]
@@ -145,6 +154,14 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         self._admit()
         session_id, revision = await self._store.import_(request.session_id, request.blob, request.overwrite)
         return pb.ImportSessionResponse(session_id=session_id, revision=revision)
+
+    async def ImportSessionChunked(
+        self, request_iterator: AsyncIterator[pb.RequestChunk], context: grpc.aio.ServicerContext
+    ) -> pb.ImportSessionResponse:
+        self._admit()
+        limit = self._store.limits.max_snapshot_bytes
+        request = await assemble(request_iterator, pb.ImportSessionRequest, limit)
+        return await self.ImportSession(request, context)
 
 
 def _need_id(session_id: str) -> None:

@@ -1,0 +1,49 @@
+"""A request sent in pieces (ReplaceStateChunked, ImportSessionChunked), put back together.
+
+The server's gRPC receive limit is `max_request_bytes` (sidecar/server.py), so that no
+request, authenticated or not, makes gRPC buffer more than that before the sidecar can
+refuse it. The two requests that carry a whole world may be bigger: they come as a stream
+of `RequestChunk`s, each within the receive limit, whose data concatenated is the
+request's wire form. The total is checked as the pieces arrive, so a stream over
+`max_snapshot_bytes` is refused at the piece that crosses it, and nothing after it is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
+
+from sidecar.errors import InvalidRequest, LimitExceeded
+
+__all__ = ["assemble"]
+
+M = TypeVar("M")
+
+
+async def assemble(chunks: AsyncIterator[Any], message_type: type[M], max_bytes: int) -> M:
+    """The `message_type` request whose serialized bytes the chunks carry.
+
+    Raises LimitExceeded (`max_snapshot_bytes`) as soon as the pieces add up to more
+    than `max_bytes`, InvalidRequest for an empty stream or bytes that do not parse."""
+    data = bytearray()
+    pieces = 0
+    async for chunk in chunks:
+        pieces += 1
+        data += chunk.data  # (the interceptor refused a piece that did not parse)
+        if len(data) > max_bytes:
+            raise LimitExceeded(
+                f"the chunked {message_type.__name__} is over max_snapshot_bytes={max_bytes} "
+                f"after {pieces} piece(s)",
+                metadata={"limit": "max_snapshot_bytes"},
+            )
+    if not pieces:
+        raise InvalidRequest(f"the chunked {message_type.__name__} has no pieces")
+    request = message_type()
+    try:
+        request.ParseFromString(data)  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - any parse failure is the client's bad bytes
+        raise InvalidRequest(
+            f"the chunks do not make a valid {message_type.__name__} (corrupt wire format or invalid UTF-8): "
+            f"{str(exc) or type(exc).__name__}"
+        ) from None
+    return request
