@@ -193,11 +193,11 @@ class RunScheduler:
         handle.done = True
         error = handle.cancel_error or RunCancelled(f"run {handle.run_id!r} was cancelled")
         self.counters.error(handle.spec.session_id, error.reason)
-        handle.queue.put_nowait(error)
+        handle.put(error)
         self._release(handle)
 
     async def _life(self, handle: RunHandle) -> None:
-        emit = handle.queue.put_nowait
+        emit = handle.put
         deadline = handle.plan.deadline_s
         try:
             try:
@@ -259,6 +259,7 @@ class RunScheduler:
                 coalesce_s=self.config.coalesce_ms / 1000,
                 emit=emit_after_started,
                 progress=progress,
+                room=handle.room,
             )
         finally:
             flush_started()
