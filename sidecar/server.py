@@ -16,6 +16,7 @@ from sidecar.app import App
 from sidecar.config import Config
 from sidecar.lifecycle import ListenSpec
 from sidecar.servicers.calls import CallInterceptor
+from sidecar.session_gate import SessionGate
 from sidecar.state.dirlock import StateDirLock
 from sidecar.v1 import (
     agent_service_pb2,
@@ -53,8 +54,10 @@ def build_app(config: Config) -> App:
     gateway = ModelGateway(config)
     context = ContextEngine(config)
     # `app` is read when the scheduler asks, after it is bound below.
-    runs = RunScheduler(config, store, gateway, context, draining=lambda: app.shutting_down)
+    gate = SessionGate()
+    runs = RunScheduler(config, store, gateway, context, draining=lambda: app.shutting_down, gate=gate)
     app = App(
+        gate=gate,
         config=config,
         store=store,
         gateway=gateway,

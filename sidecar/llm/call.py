@@ -33,6 +33,7 @@ __all__ = [
     "send_point",
     "MAX_PIECE_CHARS",
     "output_ceiling",
+    "run_check",
 ]
 
 log = logging.getLogger("sidecar.llm")
@@ -46,6 +47,22 @@ class DirectModel(Protocol):
     """A model called in process (the embedded and the scripted one)."""
 
     def astreaming(self, model: str, messages: list[Any], params: dict[str, Any]) -> AsyncIterator[Chunk]: ...
+
+
+#: Characters of message text past which the leak guard runs in a worker thread: it
+#: reads every string of the request once, about a millisecond per 100 KB, and a
+#: heavy prompt's check must not hold the loop. Below it the thread hop would cost more.
+GUARD_THREAD_CHARS = 32_768
+
+
+async def run_check(check: Callable[[Mapping[str, Any]], None], body: Mapping[str, Any]) -> None:
+    """The leak guard on `body`, on the loop or, for a big body, in a worker thread."""
+    messages = body.get("messages") or ()
+    size = sum(len(m["content"]) for m in messages if isinstance(m, dict) and isinstance(m.get("content"), str))
+    if size > GUARD_THREAD_CHARS:
+        await asyncio.to_thread(check, body)
+    else:
+        check(body)
 
 
 def send_point(
@@ -66,13 +83,13 @@ def send_point(
         from sidecar.llm.via_litellm import open_litellm
 
         async def via_litellm(body: dict[str, Any]) -> Any:
-            check(body)
+            await run_check(check, body)
             return await open_litellm(litellm, body)
 
         return via_litellm
 
     async def in_process(body: dict[str, Any]) -> Any:
-        check(body)
+        await run_check(check, body)
         return direct.astreaming(body["model"], body["messages"], body)
 
     return in_process

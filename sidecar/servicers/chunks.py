@@ -4,8 +4,11 @@ The server's gRPC receive limit is `max_request_bytes` (sidecar/server.py), so t
 request, authenticated or not, makes gRPC buffer more than that before the sidecar can
 refuse it. The two requests that carry a whole world may be bigger: they come as a stream
 of `RequestChunk`s, each within the receive limit, whose data concatenated is the
-request's wire form. The total is checked as the pieces arrive, so a stream over
-`max_snapshot_bytes` is refused at the piece that crosses it, and nothing after it is read.
+request's wire form. The total is checked as the pieces arrive: past
+`max_snapshot_bytes` nothing more is kept. The rest of the stream is read and dropped
+(up to as much again) before the refusal is sent, because a client still sending when
+the call ends sees its own write fail (gRPC reports that, INTERNAL, instead of the
+sidecar's LIMIT_EXCEEDED); a stream longer than that is cut off.
 """
 
 from __future__ import annotations
@@ -27,15 +30,23 @@ async def assemble(chunks: AsyncIterator[Any], message_type: type[M], max_bytes:
     than `max_bytes`, InvalidRequest for an empty stream or bytes that do not parse."""
     data = bytearray()
     pieces = 0
+    over = False
+    dropped = 0
     async for chunk in chunks:
         pieces += 1
-        data += chunk.data  # (the interceptor refused a piece that did not parse)
-        if len(data) > max_bytes:
-            raise LimitExceeded(
-                f"the chunked {message_type.__name__} is over max_snapshot_bytes={max_bytes} "
-                f"after {pieces} piece(s)",
-                metadata={"limit": "max_snapshot_bytes"},
-            )
+        if over:
+            dropped += len(chunk.data)
+            if dropped > max_bytes:
+                break
+        elif len(data) + len(chunk.data) > max_bytes:
+            over, data = True, bytearray()
+        else:
+            data += chunk.data  # (the interceptor refused a piece that did not parse)
+    if over:
+        raise LimitExceeded(
+            f"the chunked {message_type.__name__} is over max_snapshot_bytes={max_bytes}",
+            metadata={"limit": "max_snapshot_bytes"},
+        )
     if not pieces:
         raise InvalidRequest(f"the chunked {message_type.__name__} has no pieces")
     request = message_type()

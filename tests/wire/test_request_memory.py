@@ -9,7 +9,6 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import TEST_TOKEN
 from fakes.byte_relay import ByteRelay
 from test_session_rpcs import expect_error, upsert
 
@@ -67,13 +66,13 @@ async def test_an_unauthenticated_body_is_not_taken_in(make_server: Any) -> None
 
 
 async def test_a_body_over_the_request_limit_is_refused_before_it_is_buffered(make_server: Any) -> None:
-    running = await make_server(Config(state=StateLimits(max_ops_per_batch=100)))  # limit: 1 MiB
+    running = await make_server(Config(state=StateLimits(max_ops_per_batch=100)), token="t")  # limit: 1 MiB
     await running.client.open_session("g")
     body = spb.ApplyDeltasRequest(session_id="g", ops=[upsert(f"e{i}", description="x" * 16_000)
                                                        for i in range(1000)]).SerializeToString()
     assert len(body) > BODY
     async with ByteRelay(running.listen.address) as relay:
-        client = SidecarClient(relay.target, TEST_TOKEN)
+        client = SidecarClient(relay.target, "t")
         try:
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 await _raw(client.channel, APPLY)(body)
