@@ -16,7 +16,11 @@ prints one JSON object:
   and a game that reads one event every `--read-interval-ms` for `--read-s` seconds,
   then cancels: RSS and what the provider got to send (backpressure).
 
-Usage: .venv/bin/python scripts/bench_isolation.py [--runaway-mb 40]
+`--tree DIR` runs the sidecar from another source tree (e.g. `git archive <commit> sidecar
+| tar -x -C DIR`), for before/after figures with the same client; `--only` picks scenarios.
+
+Usage: .venv/bin/python scripts/bench_isolation.py [--runaway-mb 40] [--tree DIR]
+       [--only heavy_prompt,runaway,slow_reader]
 """
 
 from __future__ import annotations
@@ -41,6 +45,13 @@ from sidecar.v1 import state_pb2 as spb  # noqa: E402
 from sidecar.v1 import types_pb2 as tpb  # noqa: E402
 
 ENTITIES = 1_000
+#: `python -c` body that serves the sidecar from the tree in argv[1] (ahead of this
+#: checkout's editable install, whose finder would otherwise win).
+FROM_TREE = (
+    "import runpy, sys; tree = sys.argv.pop(1); "
+    "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
+    "sys.path.insert(0, tree); sys.argv[0] = 'sidecar'; runpy.run_module('sidecar', run_name='__main__')"
+)
 
 
 def rss_mb(pid: int) -> float:
@@ -219,6 +230,19 @@ async def slow_reader(sidecar: SidecarProcess, fake: FakeOpenAI, interval_ms: fl
     }
 
 
+async def warm(sidecar: SidecarProcess) -> None:
+    """Background loading over and one run served: start-up work is not measured."""
+    client = sidecar.client
+    for _ in range(600):
+        if (await client.get_info()).llm_ready:
+            break
+        await asyncio.sleep(0.05)
+    await client.open_session("warm")
+    async for _ in client.narrate("warm", "The day begins.", profile="fake"):
+        pass
+    await asyncio.sleep(1.0)
+
+
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     async with FakeOpenAI(runaway_bytes=int(args.runaway_mb * 1e6)) as fake:
         config = f"""
@@ -235,16 +259,21 @@ max_retries = 0
             path = Path(tmp) / "sidecar.toml"
             path.write_text(config)
             args_ = ["--listen", "tcp://127.0.0.1:0", "--config", str(path)]
+            command = (sys.executable, "-c", FROM_TREE, args.tree, "serve") if args.tree else None
+            only = set(args.only.split(","))
             out: dict[str, Any] = {}
-            async with await SidecarProcess.launch(args=args_, timeout=60) as sidecar:
-                await sidecar.client.get_info()
-                out["heavy_prompt"] = await heavy_prompt(sidecar)
-            async with await SidecarProcess.launch(args=args_, timeout=60) as sidecar:
-                await sidecar.client.get_info()
-                out["runaway"] = await runaway(sidecar, fake)
-            async with await SidecarProcess.launch(args=args_, timeout=60) as sidecar:
-                await sidecar.client.get_info()
-                out["slow_reader"] = await slow_reader(sidecar, fake, args.read_interval_ms, args.read_s)
+            if "heavy_prompt" in only:
+                async with await SidecarProcess.launch(args=args_, command=command, timeout=60) as sidecar:
+                    await warm(sidecar)
+                    out["heavy_prompt"] = await heavy_prompt(sidecar)
+            if "runaway" in only:
+                async with await SidecarProcess.launch(args=args_, command=command, timeout=60) as sidecar:
+                    await warm(sidecar)
+                    out["runaway"] = await runaway(sidecar, fake)
+            if "slow_reader" in only:
+                async with await SidecarProcess.launch(args=args_, command=command, timeout=60) as sidecar:
+                    await warm(sidecar)
+                    out["slow_reader"] = await slow_reader(sidecar, fake, args.read_interval_ms, args.read_s)
             return out
 
 
@@ -253,4 +282,6 @@ if __name__ == "__main__":
     parser.add_argument("--runaway-mb", type=float, default=40.0)
     parser.add_argument("--read-interval-ms", type=float, default=5.0)
     parser.add_argument("--read-s", type=float, default=3.0)
+    parser.add_argument("--tree", default="", help="serve the sidecar from this source tree")
+    parser.add_argument("--only", default="heavy_prompt,runaway,slow_reader")
     print(json.dumps(asyncio.run(main(parser.parse_args()))))

@@ -14,8 +14,12 @@ For each: VmRSS when idle, the peak while the requests are in flight (sampled ev
 20 ms), and one second after the last answer. `world` times a `--world-mb` MB
 ReplaceState sent in pieces (ReplaceStateChunked) and the RSS it leaves.
 
+`--tree DIR` serves the sidecar from another source tree (as scripts/bench_isolation.py
+does), for before/after figures; `--only` picks scenarios.
+
 Usage: .venv/bin/python scripts/bench_oversized.py [--requests 20] [--mb 10]
-       [--concurrent 32] [--big-mb 58] [--world-mb 40]
+       [--concurrent 32] [--big-mb 58] [--world-mb 40] [--tree DIR]
+       [--only sequential,unauthenticated,authenticated,world]
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from typing import Any
 
@@ -33,6 +38,15 @@ from sidecar.v1 import session_service_pb2 as spb
 from sidecar.v1 import state_pb2 as pb
 
 APPLY = "/sidecar.v1.SessionService/ApplyDeltas"
+#: Set from --tree: the command that serves the sidecar (None: this checkout).
+COMMAND: tuple[str, ...] | None = None
+#: `python -c` body serving the sidecar from the tree in argv[1], ahead of this checkout's
+#: editable install (the same as scripts/bench_isolation.py's).
+FROM_TREE = (
+    "import runpy, sys; tree = sys.argv.pop(1); "
+    "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
+    "sys.path.insert(0, tree); sys.argv[0] = 'sidecar'; runpy.run_module('sidecar', run_name='__main__')"
+)
 
 
 def rss_mb(pid: int) -> float:
@@ -92,7 +106,7 @@ async def _send(target: str, body: bytes, token: str | None) -> str:
 
 
 async def launch() -> SidecarProcess:
-    sidecar = await SidecarProcess.launch(args=["--listen", "tcp://127.0.0.1:0"], timeout=60)
+    sidecar = await SidecarProcess.launch(args=["--listen", "tcp://127.0.0.1:0"], command=COMMAND, timeout=60)
     await sidecar.client.open_session("g")
     await sidecar.client.get_info()
     return sidecar
@@ -147,14 +161,17 @@ async def world(mb: float) -> dict[str, Any]:
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     small, big = oversized(args.mb), oversized(args.big_mb)
-    return {
-        "request_mb": round(len(small) / 1e6, 2),
-        "big_request_mb": round(len(big) / 1e6, 2),
-        "sequential": await sequential(args.requests, small),
-        "unauthenticated": await concurrent(args.concurrent, big, with_token=False),
-        "authenticated": await concurrent(args.concurrent, big, with_token=True),
-        "world": await world(args.world_mb),
-    }
+    only = set(args.only.split(","))
+    out: dict[str, Any] = {"request_mb": round(len(small) / 1e6, 2), "big_request_mb": round(len(big) / 1e6, 2)}
+    if "sequential" in only:
+        out["sequential"] = await sequential(args.requests, small)
+    if "unauthenticated" in only:
+        out["unauthenticated"] = await concurrent(args.concurrent, big, with_token=False)
+    if "authenticated" in only:
+        out["authenticated"] = await concurrent(args.concurrent, big, with_token=True)
+    if "world" in only:
+        out["world"] = await world(args.world_mb)
+    return out
 
 
 if __name__ == "__main__":
@@ -164,4 +181,9 @@ if __name__ == "__main__":
     parser.add_argument("--concurrent", type=int, default=32)
     parser.add_argument("--big-mb", type=float, default=58.0)
     parser.add_argument("--world-mb", type=float, default=40.0)
-    print(json.dumps(asyncio.run(main(parser.parse_args()))))
+    parser.add_argument("--tree", default="", help="serve the sidecar from this source tree")
+    parser.add_argument("--only", default="sequential,unauthenticated,authenticated,world")
+    parsed = parser.parse_args()
+    if parsed.tree:
+        COMMAND = (sys.executable, "-c", FROM_TREE, parsed.tree, "serve")
+    print(json.dumps(asyncio.run(main(parsed))))
