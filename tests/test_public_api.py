@@ -32,6 +32,7 @@ EXPORTED = {
     "auth_interceptors",
     "SessionOptionFields",
     "RunFields",
+    "CHUNK_BYTES",
 }
 
 #: (object, attribute) -> [(parameter, kind, default)], `self` / `cls` left out.
@@ -58,6 +59,8 @@ SIGNATURES: dict[tuple[str, str], list[tuple[str, Any, Any]]] = {
         ("ops", POS, NONE),
         ("delta_id", POS, ""),
     ],
+    ("SidecarClient", "replace_state"): [("request", POS, NONE)],
+    ("SidecarClient", "import_session"): [("session_id", POS, NONE), ("blob", POS, NONE), ("overwrite", POS, False)],
     ("SidecarClient", "run"): [("request", POS, NONE), ("timeout", POS, None)],
     ("SidecarClient", "narrate"): [
         ("session_id", POS, NONE),
@@ -82,6 +85,8 @@ COROUTINES = {
     ("SidecarClient", "open_session"),
     ("SidecarClient", "close_session"),
     ("SidecarClient", "apply_deltas"),
+    ("SidecarClient", "replace_state"),
+    ("SidecarClient", "import_session"),
 }
 STREAMS = {("SidecarClient", "run"), ("SidecarClient", "narrate")}
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
+from google.protobuf.message import Message
+
 from sidecar.errors import InvalidRequest, LimitExceeded
 
 __all__ = ["assemble"]
 
-M = TypeVar("M")
+M = TypeVar("M", bound=Message)
 
 
 async def assemble(chunks: AsyncIterator[Any], message_type: type[M], max_bytes: int) -> M:
@@ -49,9 +51,9 @@ async def assemble(chunks: AsyncIterator[Any], message_type: type[M], max_bytes:
         )
     if not pieces:
         raise InvalidRequest(f"the chunked {message_type.__name__} has no pieces")
-    request = message_type()
+    request: M = message_type()
     try:
-        request.ParseFromString(data)  # type: ignore[attr-defined]
+        request.ParseFromString(data)
     except Exception as exc:  # noqa: BLE001 - any parse failure is the client's bad bytes
         raise InvalidRequest(
             f"the chunks do not make a valid {message_type.__name__} (corrupt wire format or invalid UTF-8): "
