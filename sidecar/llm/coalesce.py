@@ -27,7 +27,7 @@ import msgspec
 
 __all__ = ["Clock", "Coalescer", "LoopClock", "TextChunk", "split_sentences", "MAX_CHUNK_CHARS"]
 
-#: The longest chunk a Coalescer emits (docs/runs.md, "Streaming").
+#: The longest chunk a Coalescer emits (docs/runs.md, "The event stream").
 MAX_CHUNK_CHARS = 1024
 
 _CLOSERS = "\"'”’)]»"

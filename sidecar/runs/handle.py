@@ -5,7 +5,7 @@ The events wait in a queue for the caller (the agent servicer, which writes each
 the game as gRPC's flow control lets it). The text in it is bounded: past
 `MAX_QUEUED_CHARS` the run waits in `room()` before it reads more of the model's
 reply, so a game that reads slowly slows the model's stream down instead of the
-sidecar buffering it (docs/runs.md, "Streaming")."""
+sidecar buffering it (docs/runs.md, "The event stream")."""
 
 from __future__ import annotations
 
