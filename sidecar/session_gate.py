@@ -52,9 +52,11 @@ class SessionGate:
         state.readers += 1
         task = asyncio.ensure_future(work())
 
-        def done(_task: object) -> None:
+        def done(finished: asyncio.Future[T]) -> None:
             state.readers -= 1
             self._changed(session_id, state)
+            if not finished.cancelled():
+                finished.exception()  # seen here: a cancelled caller no longer awaits it
 
         task.add_done_callback(done)
         return await asyncio.shield(task)
