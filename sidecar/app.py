@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sidecar.config import Config
+from sidecar.session_gate import SessionGate
 
 if TYPE_CHECKING:
     # Types only: the servicers import this module, and building the app is what
@@ -32,3 +33,5 @@ class App:
     #: Set when draining: new work gets UNAVAILABLE / SHUTTING_DOWN.
     shutting_down: bool = False
     capabilities: list[str] = field(default_factory=list)
+    #: Threads reading a session (a prompt building) and writes to it exclude each other.
+    gate: SessionGate = field(default_factory=SessionGate)

@@ -67,7 +67,20 @@ __all__ = [
     "auth_interceptors",
     "SessionOptionFields",
     "RunFields",
+    "CHUNK_BYTES",
 ]
+
+#: Pieces of a world sent in chunks (ReplaceState, ImportSession over this size): the
+#: server's receive limit, max_request_bytes, is at least 1 MiB (sidecar/config.py).
+CHUNK_BYTES = 512 * 1024
+#: The largest reply accepted (sidecar.server.MAX_SEND_BYTES).
+REPLY_BYTES = 64 * 1024 * 1024
+
+def _pieces(data: bytes) -> Iterable[session_pb.RequestChunk]:
+    view = memoryview(data)
+    for start in range(0, len(data), CHUNK_BYTES):
+        yield session_pb.RequestChunk(data=bytes(view[start : start + CHUNK_BYTES]))
+
 
 def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str:
     """The stable reason of a sidecar error status, e.g. "STALE_REVISION" ("" if none)."""
@@ -131,7 +144,10 @@ def auth_interceptors(token: str) -> list[grpc.aio.ClientInterceptor]:
 
 def _link(target: str, token: str | None) -> Link:
     interceptors = auth_interceptors(token) if token is not None else []
-    channel = grpc.aio.insecure_channel(target, interceptors=interceptors, options=KEEPALIVE_OPTIONS)
+    # Replies carry whole worlds (GetState, ExportSession): up to the server's send
+    # limit, 64 MiB, not gRPC's default 4 MiB.
+    options = [*KEEPALIVE_OPTIONS, ("grpc.max_receive_message_length", REPLY_BYTES)]
+    channel = grpc.aio.insecure_channel(target, interceptors=interceptors, options=options)
     return Link(channel, endpoint_of(target))
 
 
@@ -240,6 +256,25 @@ class SidecarClient:
         request = session_pb.ApplyDeltasRequest(session_id=session_id, base_revision=base_revision,
                                                 delta_id=delta_id, ops=list(ops))
         reply: session_pb.ApplyDeltasResponse = await self.sessions.ApplyDeltas(request)
+        return reply
+
+    async def replace_state(self, request: session_pb.ReplaceStateRequest) -> session_pb.ReplaceStateResponse:
+        """ReplaceState; a request over CHUNK_BYTES goes in pieces (ReplaceStateChunked),
+        so a whole world fits however big (up to the server's max_snapshot_bytes)."""
+        if request.ByteSize() <= CHUNK_BYTES:
+            reply: session_pb.ReplaceStateResponse = await self.sessions.ReplaceState(request)
+        else:
+            reply = await self.sessions.ReplaceStateChunked(_pieces(request.SerializeToString()))
+        return reply
+
+    async def import_session(self, session_id: str, blob: bytes, overwrite: bool = False
+                             ) -> session_pb.ImportSessionResponse:
+        """ImportSession; a save over CHUNK_BYTES goes in pieces (ImportSessionChunked)."""
+        request = session_pb.ImportSessionRequest(session_id=session_id, blob=blob, overwrite=overwrite)
+        if request.ByteSize() <= CHUNK_BYTES:
+            reply: session_pb.ImportSessionResponse = await self.sessions.ImportSession(request)
+        else:
+            reply = await self.sessions.ImportSessionChunked(_pieces(request.SerializeToString()))
         return reply
 
     async def run(self, request: agent_pb.RunRequest, timeout: float | None = None) -> AsyncIterator[agent_pb.RunEvent]:

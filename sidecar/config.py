@@ -33,6 +33,9 @@ LOCAL_PROFILE_NAME = "local"
 #: Wire bytes allowed per op when the request limit is derived: a typical entity
 #: upsert (name, 200-character description, tags, 8 fields) is about 507 bytes.
 REQUEST_BYTES_PER_OP = 840
+#: The least `max_request_bytes` may be set to: a piece of a chunked world (512 KiB in
+#: the clients) and its framing always fit.
+MIN_REQUEST_BYTES = 1 << 20
 
 
 class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
@@ -75,13 +78,21 @@ class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
     #: SQLite `synchronous` in WAL mode: "normal" survives kill -9 (the process
     #: dying), "full" also survives power loss at the cost of an fsync per commit.
     journal_synchronous: str = "normal"
-    #: Bytes of one request, checked before it is parsed, for every method but
-    #: the two that carry a whole world (INVALID_ARGUMENT / LIMIT_EXCEEDED over
-    #: it). 0: derived from max_ops_per_batch (`request_bytes()`).
+    #: Bytes of one request message, and the server's gRPC receive limit: gRPC
+    #: refuses a bigger one (RESOURCE_EXHAUSTED) before buffering it. 0: derived
+    #: from max_ops_per_batch (`request_bytes()`); otherwise at least MIN_REQUEST_BYTES.
     max_request_bytes: int = 0
-    #: Bytes of a ReplaceState or ImportSession request (a whole world), and the
-    #: server's gRPC receive limit (gRPC answers RESOURCE_EXHAUSTED over it).
+    #: Bytes of a ReplaceState or ImportSession request sent in pieces
+    #: (ReplaceStateChunked, ImportSessionChunked): a whole world.
     max_snapshot_bytes: int = 64 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if 0 < self.max_request_bytes < MIN_REQUEST_BYTES:
+            # A client sends a world in pieces of CHUNK_BYTES (sidecar/client.py): they must fit.
+            raise InvalidRequest(
+                f"[state] max_request_bytes must be 0 (derived) or at least {MIN_REQUEST_BYTES}; "
+                f"got {self.max_request_bytes}"
+            )
 
     def request_bytes(self) -> int:
         """The request size limit in force: the setting, or room for a full batch
@@ -89,7 +100,7 @@ class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
         10,000-op batch of typical entity upserts is 5.1 MB, the limit 8.4 MB)."""
         if self.max_request_bytes > 0:
             return self.max_request_bytes
-        return max(1 << 20, self.max_ops_per_batch * REQUEST_BYTES_PER_OP)
+        return max(MIN_REQUEST_BYTES, self.max_ops_per_batch * REQUEST_BYTES_PER_OP)
 
 
 class ScriptConfig(msgspec.Struct, forbid_unknown_fields=True):

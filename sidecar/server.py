@@ -16,6 +16,7 @@ from sidecar.app import App
 from sidecar.config import Config
 from sidecar.lifecycle import ListenSpec
 from sidecar.servicers.calls import CallInterceptor
+from sidecar.session_gate import SessionGate
 from sidecar.state.dirlock import StateDirLock
 from sidecar.v1 import (
     agent_service_pb2,
@@ -55,14 +56,16 @@ def build_app(config: Config) -> App:
     gateway = ModelGateway(config)
     context = ContextEngine(config)
     # `app` is read when the scheduler asks, after it is bound below.
-    runs = RunScheduler(config, store, gateway, context, draining=lambda: app.shutting_down)
+    gate = SessionGate()
+    runs = RunScheduler(config, store, gateway, context, draining=lambda: app.shutting_down, gate=gate)
     app = App(
+        gate=gate,
         config=config,
         store=store,
         gateway=gateway,
         runs=runs,
         context=context,
-        capabilities=["stream_deltas", "replace_state", "export_import", "preview_prompt"],
+        capabilities=["stream_deltas", "replace_state", "export_import", "preview_prompt", "chunked_world"],
     )
     if gateway.local_model_status().ready:
         app.capabilities.append("local_model")
@@ -84,7 +87,7 @@ class SidecarServer:
         self._stop_requested = asyncio.Event()
         self._health = health.aio.HealthServicer()
         self._server = grpc.aio.server(
-            interceptors=[CallInterceptor(token, config.state)],
+            interceptors=[CallInterceptor(token)],
             options=[
                 ("grpc.so_reuseport", 0),
                 # The clients ping every second, also when idle, to notice a dead or hung
@@ -92,9 +95,17 @@ class SidecarServer:
                 # answers that with GOAWAY too_many_pings after three idle pings.
                 ("grpc.keepalive_permit_without_calls", 1),
                 ("grpc.http2.min_ping_interval_without_data_ms", CLIENT_PING_FLOOR_MS),
-                # The biggest request there is (a whole world); smaller methods are
-                # held to max_request_bytes by the interceptor before parsing.
-                ("grpc.max_receive_message_length", config.state.max_snapshot_bytes),
+                # gRPC receives a message whole before any handler sees it, and refuses
+                # one whose length prefix says it is over this limit before buffering
+                # it. So no request makes the sidecar hold more than max_request_bytes;
+                # a whole world bigger than that is sent in pieces (ReplaceStateChunked,
+                # ImportSessionChunked: sidecar/servicers/chunks.py).
+                ("grpc.max_receive_message_length", config.state.request_bytes()),
+                # Without probing, a stream's receive window grows only while its handler
+                # reads a message: a body nobody reads (an unauthenticated call,
+                # sidecar/servicers/calls.py) stops after one window instead of being
+                # taken in by a window the probe had grown (docs/benchmarks.md, issue 24).
+                ("grpc.http2.bdp_probe", 0),
                 ("grpc.max_send_message_length", MAX_SEND_BYTES),
             ],
         )

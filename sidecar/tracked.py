@@ -108,7 +108,7 @@ class TrackedSession:
         async with self._lock:
             request = session_pb.ReplaceStateRequest(session_id=self.session_id, snapshot=snapshot,
                                                      revision=revision, allow_rewind=allow_rewind)
-            reply: session_pb.ReplaceStateResponse = await self._client.sessions.ReplaceState(request)
+            reply = await self._client.replace_state(request)  # in pieces when the world is big
             self.revision = reply.revision
             self.pending = None  # the replaced world supersedes it
             self.lost = False

@@ -40,6 +40,7 @@ EXPORTED = {
     "ResentBatch",
     "TrackedSession",
     "SessionLost",
+    "CHUNK_BYTES",
 }
 
 #: (object, attribute) -> [(parameter, kind, default)], `self` / `cls` left out.
@@ -85,6 +86,8 @@ SIGNATURES: dict[tuple[str, str], list[tuple[str, Any, Any]]] = {
         ("ops", POS, NONE),
         ("delta_id", POS, ""),
     ],
+    ("SidecarClient", "replace_state"): [("request", POS, NONE)],
+    ("SidecarClient", "import_session"): [("session_id", POS, NONE), ("blob", POS, NONE), ("overwrite", POS, False)],
     ("SidecarClient", "run"): [("request", POS, NONE), ("timeout", POS, None)],
     ("SidecarClient", "narrate"): [
         ("session_id", POS, NONE),
@@ -115,6 +118,8 @@ COROUTINES = {
     ("SidecarClient", "open_session"),
     ("SidecarClient", "close_session"),
     ("SidecarClient", "apply_deltas"),
+    ("SidecarClient", "replace_state"),
+    ("SidecarClient", "import_session"),
 }
 STREAMS = {("SidecarClient", "run"), ("SidecarClient", "narrate"), ("SidecarClient", "continue_story")}
 

@@ -39,7 +39,8 @@ def _scene(npc: str) -> list:
 async def _prompt_as_a_run(app, spec: RunSpec) -> None:
     """The prompt step of a Run: planned, then built with preview=False."""
     plan = app.runs.planner.plan(spec, RunOptions())
-    await prepare_prompt(plan, store=app.store, gateway=app.gateway, context=app.context, min_revision_wait_s=0)
+    await prepare_prompt(plan, store=app.store, gateway=app.gateway, context=app.context, gate=app.gate,
+                         min_revision_wait_s=0)
 
 
 @pytest.mark.slow

@@ -25,7 +25,17 @@ from sidecar.llm.faults import map_exception
 from sidecar.llm.routes import Route
 from sidecar.llm.types import Chunk, Completion, Limits, ModelRequest, TextPiece
 
-__all__ = ["ModelCall", "Send", "DirectModel", "open_call", "request_body", "send_point"]
+__all__ = [
+    "ModelCall",
+    "Send",
+    "DirectModel",
+    "open_call",
+    "request_body",
+    "send_point",
+    "MAX_PIECE_CHARS",
+    "output_ceiling",
+    "run_check",
+]
 
 log = logging.getLogger("sidecar.llm")
 
@@ -38,6 +48,22 @@ class DirectModel(Protocol):
     """A model called in process (the embedded and the scripted one)."""
 
     def astreaming(self, model: str, messages: list[Any], params: dict[str, Any]) -> AsyncIterator[Chunk]: ...
+
+
+#: Characters of message text past which the leak guard runs in a worker thread: it
+#: reads every string of the request once, about a millisecond per 100 KB, and a
+#: heavy prompt's check must not hold the loop. Below it the thread hop would cost more.
+GUARD_THREAD_CHARS = 32_768
+
+
+async def run_check(check: Callable[[Mapping[str, Any]], None], body: Mapping[str, Any]) -> None:
+    """The leak guard on `body`, on the loop or, for a big body, in a worker thread."""
+    messages = body.get("messages") or ()
+    size = sum(len(m["content"]) for m in messages if isinstance(m, dict) and isinstance(m.get("content"), str))
+    if size > GUARD_THREAD_CHARS:
+        await asyncio.to_thread(check, body)
+    else:
+        check(body)
 
 
 def send_point(
@@ -58,13 +84,13 @@ def send_point(
         from sidecar.llm.via_litellm import open_litellm
 
         async def via_litellm(body: dict[str, Any]) -> Any:
-            check(body)
+            await run_check(check, body)
             return await open_litellm(litellm, body)
 
         return via_litellm
 
     async def in_process(body: dict[str, Any]) -> Any:
-        check(body)
+        await run_check(check, body)
         return direct.astreaming(body["model"], body["messages"], body)
 
     return in_process
@@ -91,6 +117,57 @@ def request_body(
     if profile.api_key_env:
         kwargs["api_key"] = os.environ.get(profile.api_key_env, "")
     return kwargs
+
+
+#: Characters of reply text in one TextPiece. A provider may send a chunk of any size
+#: (one SSE line holds up to 1 MiB), and what follows the call handles text piece by
+#: piece on the event loop: bounded pieces keep each step short and let the output
+#: limit stop within a piece.
+MAX_PIECE_CHARS = 1024
+
+
+#: UTF-8 bytes of reply allowed per token of `max_tokens` before the sidecar cuts a reply
+#: itself. More than tokenizers put in a token of prose (cl100k_base averages about 4
+#: bytes on English; o200k_base and 262k vocabularies about 3 to 12 on Indic scripts),
+#: so a reply the provider ended at its own count is never cut here.
+BYTES_PER_TOKEN = 16
+
+
+def output_ceiling(max_tokens: int) -> int:
+    """UTF-8 bytes of reply past which the sidecar stops reading a reply itself (a
+    provider that ignores `max_tokens`): `max_tokens` x BYTES_PER_TOKEN; 0 (none)
+    when no limit was asked (docs/runs.md, "Output limit")."""
+    return max_tokens * BYTES_PER_TOKEN if max_tokens > 0 else 0
+
+
+class _OutputBudget:
+    """Cuts reply text into pieces of at most MAX_PIECE_CHARS and counts their bytes
+    against the ceiling; `over` once it was reached (the piece that crossed it is cut
+    to fit). Bytes, not tokens: the count is exact, costs nothing per chunk, needs no
+    tokenizer on the loop, and does not depend on the provider's."""
+
+    def __init__(self, ceiling: int) -> None:
+        self.ceiling = ceiling
+        self.counted = 0
+        self.over = False
+
+    def pieces(self, text: str) -> list[str]:
+        out: list[str] = []
+        for start in range(0, len(text), MAX_PIECE_CHARS):
+            piece = text[start : start + MAX_PIECE_CHARS]
+            if self.ceiling:
+                size = len(piece.encode("utf-8"))
+                if self.counted + size > self.ceiling:
+                    room = self.ceiling - self.counted
+                    # Cut at a character boundary at or before `room` bytes.
+                    piece = piece.encode("utf-8")[:room].decode("utf-8", "ignore")
+                    self.counted, self.over = self.ceiling, True
+                    if piece:
+                        out.append(piece)
+                    break
+                self.counted += size
+            out.append(piece)
+        return out
 
 
 #: model -> USD per (prompt, completion, cached) token, from litellm's price map on
@@ -195,6 +272,7 @@ class ModelCall:
         self, request: ModelRequest, upstream: Any, first: Chunk, count: Callable[[str], int], litellm: Any
     ) -> None:
         self._target = request.target
+        self._max_tokens = request.limits.max_output_tokens or request.target.profile.max_output_tokens
         self._upstream = upstream
         self._first = first
         self._count = count
@@ -207,21 +285,26 @@ class ModelCall:
         await _aclose(self._upstream)
 
     async def _relay(self) -> AsyncIterator[TextPiece | Completion]:
-        """Everything from the first chunk on."""
+        """Everything from the first chunk on, in pieces of at most MAX_PIECE_CHARS, up
+        to the output ceiling: past it the upstream is closed and the reply ends
+        "length", whatever the provider would have sent."""
         first, upstream, model = self._first, self._upstream, self._target.profile.model
         parts: list[str] = []
         usage, finish = first.usage, first.finish
-        if first.text:
-            parts.append(first.text)
+        budget = _OutputBudget(output_ceiling(self._max_tokens))
+        for piece in budget.pieces(first.text):
+            parts.append(piece)
             runtrace.mark("relayed")
-            yield TextPiece(first.text)
+            yield TextPiece(piece)
         try:
-            if not (finish and usage):
+            if not budget.over and not (finish and usage):
                 async for chunk in upstream:
                     usage = chunk.usage or usage
-                    if chunk.text:
-                        parts.append(chunk.text)
-                        yield TextPiece(chunk.text)
+                    for piece in budget.pieces(chunk.text):
+                        parts.append(piece)
+                        yield TextPiece(piece)
+                    if budget.over:
+                        break
                     finish = chunk.finish or finish
                     if finish and usage:
                         # All we need: stop here. Draining to the end would make litellm
@@ -234,6 +317,16 @@ class ModelCall:
             if mapped is exc:
                 raise
             raise mapped from exc
+        if budget.over:
+            # The provider ignored max_tokens: stop it now (the connection is dropped,
+            # nothing more is read), and end as the provider should have.
+            log.warning(
+                "reply cut at the output ceiling: the provider ignored max_tokens",
+                extra={"fields": {"profile": self._target.name, "max_tokens": self._max_tokens,
+                                  "ceiling": budget.ceiling}},
+            )
+            await _aclose(upstream)
+            finish, usage = "length", None  # the provider's usage, if any, was not for this text
         if usage is None:
             # The provider ignored include_usage: count with the profile's tokenizer.
             completion = self._count("".join(parts)) if parts else 0

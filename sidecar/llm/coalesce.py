@@ -9,6 +9,10 @@ at once; a full stop at the very end of what arrived so far is ambiguous
 The first text of a reply never waits on the timer: when it ends so, what
 precedes the punctuation goes out at once and only the punctuation waits
 ("Hello." -> "Hello" now, "." with its sentence end when told apart).
+
+No chunk is longer than `max_chars`: held text reaching it goes out at once, and a
+longer sentence goes out in several chunks (the sentence end on the last), so a
+provider that sends a huge chunk, or many at once, never makes a huge delta.
 """
 
 from __future__ import annotations
@@ -21,14 +25,15 @@ from typing import Protocol
 
 import msgspec
 
-__all__ = ["Clock", "Coalescer", "LoopClock", "TextChunk", "split_sentences"]
+__all__ = ["Clock", "Coalescer", "LoopClock", "TextChunk", "split_sentences", "MAX_CHUNK_CHARS"]
+
+#: The longest chunk a Coalescer emits (docs/runs.md, "The event stream").
+MAX_CHUNK_CHARS = 1024
 
 _CLOSERS = "\"'”’)]»"
 #: Terminal punctuation (and closing quotes) followed by whitespace.
 _BOUNDARY = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*(?=\s)")
 _TAIL = re.compile(r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*$")
-#: `_last_emit` before anything was sent.
-_NEVER = float("-inf")
 #: `_last_emit` before anything was sent.
 _NEVER = float("-inf")
 _ABBREV = frozenset({"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "mt", "no"})
@@ -103,8 +108,15 @@ class Coalescer:
     Runs on the event loop when `clock` is the default `LoopClock`.
     """
 
-    def __init__(self, window_s: float, emit: Callable[[TextChunk], None], clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        window_s: float,
+        emit: Callable[[TextChunk], None],
+        clock: Clock | None = None,
+        max_chars: int = MAX_CHUNK_CHARS,
+    ) -> None:
         self.window_s = max(0.0, window_s)
+        self.max_chars = max(1, max_chars)
         self._emit = emit
         self._clock = clock or LoopClock()
         self._pending = ""
@@ -121,7 +133,10 @@ class Coalescer:
         if text:
             self._last_emit = self._clock.now()
             self._sent_tail = (self._sent_tail + text)[-24:]
-            self._emit(TextChunk(text, sentence_end))
+            step = self.max_chars
+            for start in range(0, len(text), step):
+                last = start + step >= len(text)
+                self._emit(TextChunk(text[start : start + step], sentence_end and last))
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -148,6 +163,12 @@ class Coalescer:
             self._pending = rest
             for sentence in sentences:
                 self._send(sentence, True)
+        if len(self._pending) > self.max_chars:
+            # Arriving faster than a window can hold: out now, in full chunks.
+            self._cancel_timer()
+            cut = len(self._pending) - len(self._pending) % self.max_chars
+            text, self._pending = self._pending[:cut], self._pending[cut:]
+            self._send(text, False)
         if not self._pending:
             return
         now = self._clock.now()

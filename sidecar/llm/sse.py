@@ -21,6 +21,7 @@ import msgspec
 
 from sidecar import runtrace
 from sidecar.errors import ProviderBadRequest, ProviderError, ProviderTimeout, ProviderUnavailable
+from sidecar.llm.call import run_check
 from sidecar.llm.faults import http_error
 from sidecar.llm.routes import Route
 from sidecar.llm.types import Chunk
@@ -184,7 +185,7 @@ async def open_sse(
     if route.problem:
         raise ProviderBadRequest(route.problem)
     body = request_body(route, request)
-    check(body)
+    await run_check(check, body)
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
     if request.get("api_key"):
         headers["Authorization"] = f"Bearer {request['api_key']}"

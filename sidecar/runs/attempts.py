@@ -15,7 +15,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,10 +26,10 @@ from sidecar.context.contract import Accepted
 from sidecar.context.prepared import Prepared
 from sidecar.context.retry import retry_messages
 from sidecar.errors import InvalidChoice, PrivacyLeakBlocked, SidecarError
-from sidecar.llm.coalesce import Coalescer, TextChunk
+from sidecar.llm.coalesce import MAX_CHUNK_CHARS, Coalescer, TextChunk
 from sidecar.llm.faults import is_retryable
 from sidecar.llm.types import Completion, ModelRequest, ModelTarget, TextPiece
-from sidecar.projection.dealias import Dealiaser, Piece
+from sidecar.projection.dealias import Dealiaser, Mention, Piece
 from sidecar.runs.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport
 from sidecar.runs.plan import RunPlan
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from sidecar.context.context_engine import ContextEngine
     from sidecar.llm.gateway import ModelGateway
 
-__all__ = ["Progress", "run_attempts", "model_reply"]
+__all__ = ["Progress", "run_attempts", "model_reply", "bounded_pieces"]
 
 log = logging.getLogger("sidecar.runs")
 #: Backoff never waits longer than this between two calls.
@@ -93,13 +93,40 @@ class _Outbox:
         self._hand_out(self._dealias.feed(chunk.text, chunk.sentence_end))
 
     def _hand_out(self, piece: Piece | None) -> None:
-        if piece is not None:
-            runtrace.mark("emitted")
-            self._emit(Text(piece.text, piece.sentence_end, self._attempt, piece.mentions))
+        if piece is None:
+            return
+        runtrace.mark("emitted")
+        for part in bounded_pieces(piece, MAX_CHUNK_CHARS):
+            self._emit(Text(part.text, part.sentence_end, self._attempt, part.mentions))
 
     def flush(self) -> None:
         self.coalescer.flush()
         self._hand_out(self._dealias.flush())
+
+
+def bounded_pieces(piece: Piece, max_chars: int) -> list[Piece]:
+    """`piece` as pieces of at most `max_chars` characters, never cut inside a mention
+    (a name longer than that is a piece of its own); the sentence end on the last.
+    De-aliasing lengthens text (an alias becomes a name of up to max_string_length),
+    so the coalescer's bound is applied again to what the game receives."""
+    text = piece.text
+    if len(text) <= max_chars:
+        return [piece]
+    out: list[Piece] = []
+    mentions = list(piece.mentions)
+    start = 0
+    while start < len(text):
+        cut = min(start + max_chars, len(text))
+        for m in mentions:
+            if m.start < cut < m.start + m.length:
+                cut = m.start if m.start > start else m.start + m.length
+                break
+        inside = tuple(
+            Mention(m.entity_id, m.start - start, m.length) for m in mentions if start <= m.start < cut
+        )
+        out.append(Piece(text[start:cut], piece.sentence_end and cut == len(text), inside))
+        start = cut
+    return out
 
 
 async def run_attempts(
@@ -111,8 +138,13 @@ async def run_attempts(
     coalesce_s: float,
     emit: Callable[[RunEventValue], None],
     progress: Progress,
+    room: Callable[[], Awaitable[None]] | None = None,
 ) -> str:
     """Run attempts until one is accepted; returns the accepted reply.
+
+    `room` is awaited after each piece of reply: it returns once the game has read
+    enough of what was emitted (backpressure: while it waits, nothing more is read
+    from the model, so a slow reader holds a bounded amount of text).
 
     Raises InvalidChoice after `plan.attempts` rejections, or the mapped
     provider error. Emits Text, AttemptRejected, ActionChosen, NotesChanged
@@ -145,6 +177,8 @@ async def run_attempts(
                         progress.first_text_at = time.monotonic()
                     progress.parts.append(piece.text)
                     outbox.coalescer.feed(piece.text)
+                    if room is not None:
+                        await room()
                 else:
                     completion = piece
         except Exception:

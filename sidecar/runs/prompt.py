@@ -8,12 +8,14 @@ what the budget is read from.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sidecar.context.prepared import Prepared
 from sidecar.runs.plan import RunPlan
+from sidecar.session_gate import SessionGate
 from sidecar.state.model import Session
 
 if TYPE_CHECKING:
@@ -30,6 +32,8 @@ class RunPrompt:
     prepared: Prepared
     #: Milliseconds the context engine took (RunFinished.timings.prompt_build_ms).
     build_ms: float
+    #: The session's revision the prompt was built at (the session may have moved on since).
+    revision: int
 
 
 async def prepare_prompt(
@@ -38,6 +42,7 @@ async def prepare_prompt(
     store: SessionStore,
     gateway: ModelGateway,
     context: ContextEngine,
+    gate: SessionGate,
     min_revision_wait_s: float,
     preview: bool = False,
 ) -> RunPrompt:
@@ -49,14 +54,26 @@ async def prepare_prompt(
     if plan.min_revision:
         await store.wait_for_revision(spec.session_id, plan.min_revision, min_revision_wait_s)
     await gateway.prepare_profile(target.name)
-    session = store.get(spec.session_id)
+    count_tokens = gateway.token_counter(target.name)
+    budget_tokens = gateway.budget_tokens(target.name)
+    framing = gateway.framing_text(target.name)
     t0 = time.monotonic()
-    prepared = context.prepare(
-        session,
-        spec,
-        count_tokens=gateway.token_counter(target.name),
-        budget_tokens=gateway.budget_tokens(target.name),
-        preview=preview,
-        framing=gateway.framing_text(target.name),
-    )
-    return RunPrompt(session, prepared, (time.monotonic() - t0) * 1000)
+
+    async def build() -> RunPrompt:
+        session = store.get(spec.session_id)  # once no writer is in: the session as it now is
+        prepared = await asyncio.to_thread(
+            context.prepare,
+            session,
+            spec,
+            count_tokens=count_tokens,
+            budget_tokens=budget_tokens,
+            preview=preview,
+            framing=framing,
+        )
+        # Still held by the gate here: no write came between the build and this.
+        return RunPrompt(session, prepared, (time.monotonic() - t0) * 1000, session.revision)
+
+    # In a worker thread: a prompt over a big world takes seconds of CPU (selection,
+    # projection, counting, rendering), and on the loop it held every other call.
+    # The gate keeps this session's writers out until the thread is done.
+    return await gate.read(spec.session_id, build)

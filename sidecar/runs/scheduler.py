@@ -42,6 +42,7 @@ from sidecar.runs.events import Finished, Started, Timings
 from sidecar.runs.handle import END, RunHandle
 from sidecar.runs.plan import RunOptions, RunPlan, RunPlanner
 from sidecar.runs.prompt import RunPrompt, prepare_prompt
+from sidecar.session_gate import SessionGate
 
 if TYPE_CHECKING:
     from sidecar.context.context_engine import ContextEngine
@@ -63,8 +64,11 @@ class RunScheduler:
         context: ContextEngine,
         *,
         draining: Callable[[], bool] = lambda: False,
+        gate: SessionGate | None = None,
     ) -> None:
-        """`draining`: whether the sidecar stopped taking new work (App.shutting_down)."""
+        """`draining`: whether the sidecar stopped taking new work (App.shutting_down);
+        `gate`: the App's (prompts are built in threads; recording waits for them)."""
+        self.gate = gate or SessionGate()
         self.config = config.runs
         self.store = store
         self.gateway = gateway
@@ -127,6 +131,7 @@ class RunScheduler:
             store=self.store,
             gateway=self.gateway,
             context=self.context,
+            gate=self.gate,
             min_revision_wait_s=self.config.min_revision_wait_s,
             preview=preview,
         )
@@ -199,11 +204,11 @@ class RunScheduler:
         handle.done = True
         error = handle.cancel_error or RunCancelled(f"run {handle.run_id!r} was cancelled")
         self.counters.error(handle.spec.session_id, error.reason)
-        handle.queue.put_nowait(error)
+        handle.put(error)
         self._release(handle)
 
     async def _life(self, handle: RunHandle) -> None:
-        emit = handle.queue.put_nowait
+        emit = handle.put
         deadline = handle.plan.deadline_s
         session_id = handle.spec.session_id
         persisted = False
@@ -215,15 +220,15 @@ class RunScheduler:
                 raise ProviderTimeout(f"run {handle.run_id!r} did not finish within {deadline:g} s") from None
         except asyncio.CancelledError:
             cancelled = handle.cancel_error or RunCancelled(f"run {handle.run_id!r} was cancelled")
-            self._ended_early(handle, cancelled)
+            await self._ended_early(handle, cancelled)
             emit(cancelled)
         except SidecarError as failed:
-            self._ended_early(handle, failed)
+            await self._ended_early(handle, failed)
             emit(failed)
         except Exception as exc:  # noqa: BLE001 - a bug: INTERNAL, logged, never a hang
             log.exception("run failed", extra={"fields": {"run_id": handle.run_id}})
             bug = SidecarError(f"internal error in run: {type(exc).__name__}")
-            self._ended_early(handle, bug)
+            await self._ended_early(handle, bug)
             emit(bug)
         else:
             # The reply is recorded: too late to cancel. Journal it before RunFinished, which
@@ -255,7 +260,7 @@ class RunScheduler:
         runtrace.mark("prompt")
         prepared = handle.prepared = prompt.prepared
         spec, target = plan.spec, plan.target
-        pending = [Started(spec.session_id, spec.actor_id, target.name, target.profile.model, prompt.session.revision)]
+        pending = [Started(spec.session_id, spec.actor_id, target.name, target.profile.model, prompt.revision)]
 
         def flush_started() -> None:
             if pending:
@@ -280,10 +285,12 @@ class RunScheduler:
                 coalesce_s=self.config.coalesce_ms / 1000,
                 emit=emit_after_started,
                 progress=progress,
+                room=handle.room,
             )
         finally:
             flush_started()
-        prepared.record(reply, interrupted=False, run_id=handle.run_id)
+        async with self.gate.write(spec.session_id):
+            prepared.record(reply, interrupted=False, run_id=handle.run_id)
         self.counters.usage(spec.session_id, spec.actor_id, progress)
         end = time.monotonic()
         first = (progress.first_text_at - started) * 1000 if progress.first_text_at else 0.0
@@ -297,12 +304,13 @@ class RunScheduler:
 
     # -- bookkeeping --------------------------------------------------------
 
-    def _ended_early(self, handle: RunHandle, error: SidecarError) -> None:
+    async def _ended_early(self, handle: RunHandle, error: SidecarError) -> None:
         """Record what was streamed as interrupted, and count the error."""
         text = handle.progress.text
         if handle.prepared is not None and text:
             try:
-                handle.prepared.record(text, interrupted=True, run_id=handle.run_id)
+                async with self.gate.write(handle.spec.session_id):
+                    handle.prepared.record(text, interrupted=True, run_id=handle.run_id)
             except Exception:  # noqa: BLE001 - the session may have closed meanwhile
                 log.debug("could not record interrupted text", exc_info=True)
         if handle.progress.attempt:

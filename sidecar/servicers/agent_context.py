@@ -26,7 +26,7 @@ async def preview_prompt(
     spec = run_spec_from_proto(run, run_id=run.run_id)
     options = RunOptions(profile=run.profile, min_revision=run.min_revision)
     plan, built = await app.runs.preview(spec, options)
-    prompt, session = built.prepared.prompt, built.session
+    prompt = built.prepared.prompt
     return pb.PreviewPromptResponse(
         messages=[pb.PromptMessage(role=m["role"], content=m["content"]) for m in prompt.messages],
         sections=[
@@ -44,7 +44,7 @@ async def preview_prompt(
         budget_tokens=prompt.budget_tokens,
         prompt_tokens=prompt.prompt_tokens,
         model=plan.target.profile.model,
-        revision=session.revision,
+        revision=built.revision,
         left_out=[
             pb.LeftOut(section=x.section, kind=x.kind, count=x.count, reason=x.reason) for x in prompt.left_out
         ],

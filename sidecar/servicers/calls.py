@@ -7,10 +7,11 @@ Order matters, and is why this is an interceptor rather than a decorator:
 1. **Authenticate before the body is parsed.** A call without the token gets
    UNAUTHENTICATED even when its bytes are garbage (the deny handler never
    deserializes), so nothing about the request is looked at (docs/protocol.md §2).
-2. **Size, then parse tolerantly.** A body over `max_request_bytes` (or, for the
-   two methods that carry a whole world, `max_snapshot_bytes`) is refused before
-   it is parsed: INVALID_ARGUMENT / LIMIT_EXCEEDED, and no Python objects are
-   built for it. grpc answers UNKNOWN with a Python exception text when a
+2. **Parse tolerantly.** (Size comes first and is not checked here: a body over
+   `max_request_bytes`, the server's gRPC receive limit, is refused by gRPC as its
+   length prefix arrives, before it is buffered: sidecar/server.py. A whole world
+   bigger than that comes in pieces: sidecar/servicers/chunks.py.) grpc answers
+   UNKNOWN with a Python exception text when a
    deserializer raises; here bytes that do not parse (corrupt wire format,
    invalid UTF-8 in a string) become a `Malformed` value, and the call gets
    INVALID_ARGUMENT / INVALID_REQUEST. A streaming request whose handler reports
@@ -31,8 +32,7 @@ import grpc
 
 from sidecar import runtrace
 from sidecar.auth import OPEN_METHODS, TokenCheck
-from sidecar.config import StateLimits
-from sidecar.errors import InvalidRequest, LimitExceeded, SidecarError, Unauthenticated
+from sidecar.errors import InvalidRequest, SidecarError, Unauthenticated
 from sidecar.servicers.status import abort, to_status
 
 __all__ = ["CallInterceptor", "Malformed", "parsed", "IN_STREAM_ERRORS"]
@@ -40,8 +40,6 @@ __all__ = ["CallInterceptor", "Malformed", "parsed", "IN_STREAM_ERRORS"]
 #: Streaming-request methods that answer a bad message in their response stream
 #: and go on, so they are handed `Malformed` items instead of the call failing.
 IN_STREAM_ERRORS = frozenset({"/sidecar.v1.SessionService/StreamDeltas"})
-#: Methods whose request is a whole world, bounded by `max_snapshot_bytes`.
-WORLD_METHODS = frozenset({"/sidecar.v1.SessionService/ReplaceState", "/sidecar.v1.SessionService/ImportSession"})
 
 T = TypeVar("T")
 
@@ -61,17 +59,13 @@ def parsed(request: T | Malformed) -> T:
     return request
 
 
-def _tolerant(deserialize: Callable[[bytes], Any] | None, max_bytes: int, limit: str) -> Callable[[bytes], Any] | None:
+def _tolerant(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
     if deserialize is None:
         return None
     owner = getattr(deserialize, "__self__", None)
     type_name = getattr(owner, "__name__", "request message")
 
     def tolerant(data: bytes) -> Any:
-        if len(data) > max_bytes:
-            return Malformed(LimitExceeded(
-                f"the {type_name} is {len(data)} bytes, over {limit}={max_bytes}", metadata={"limit": limit}
-            ))
         try:
             request = deserialize(data)
         except Exception as exc:  # noqa: BLE001 - any parse failure is the client's bad bytes
@@ -92,9 +86,8 @@ def _ignore_body(data: bytes) -> None:
 
 # The base is Any to mypy: grpc ships no type stubs.
 class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    def __init__(self, token: str, limits: StateLimits) -> None:
+    def __init__(self, token: str) -> None:
         self._tokens = TokenCheck(token)
-        self._limits = limits
 
     async def intercept_service(
         self,
@@ -108,11 +101,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         method = handler_call_details.method
         if method not in OPEN_METHODS and not self._tokens.authorized(handler_call_details.invocation_metadata):
             return _deny(handler)
-        if method in WORLD_METHODS:
-            size = (self._limits.max_snapshot_bytes, "max_snapshot_bytes")
-        else:
-            size = (self._limits.request_bytes(), "max_request_bytes")
-        return _guarded(handler, method, size)
+        return _guarded(handler, method)
 
 
 def _shape(handler: grpc.RpcMethodHandler) -> tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHandler]]:
@@ -127,22 +116,23 @@ def _shape(handler: grpc.RpcMethodHandler) -> tuple[Callable[..., Any], Callable
 
 
 def _deny(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-    """A handler of the same shape that answers UNAUTHENTICATED and runs nothing."""
+    """A handler that answers UNAUTHENTICATED and runs nothing.
+
+    Request-streaming whatever the method's shape: grpc.aio reads a unary request
+    whole (up to the receive limit) before its handler runs, a streaming one only
+    when the handler asks, and this one never asks. So an unauthenticated body is
+    neither parsed nor received: HTTP/2 flow control stops the sender after one
+    window. On the wire the answer is the same status for every shape."""
     status = to_status(Unauthenticated("missing or wrong 'authorization: Bearer <token>' metadata"))
 
-    async def deny_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        await context.abort_with_status(status)
-
-    async def deny_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def deny(requests: Any, context: grpc.aio.ServicerContext) -> Any:
         await context.abort_with_status(status)
         yield  # pragma: no cover  (makes this an async generator)
 
-    _, make = _shape(handler)
-    behavior = deny_stream if handler.response_streaming else deny_unary
-    return make(behavior, _ignore_body, handler.response_serializer)
+    return grpc.stream_stream_rpc_method_handler(deny, _ignore_body, handler.response_serializer)
 
 
-def _guarded(handler: grpc.RpcMethodHandler, method: str, size: tuple[int, str]) -> grpc.RpcMethodHandler:
+def _guarded(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
     behavior, make = _shape(handler)
     in_stream = method in IN_STREAM_ERRORS
 
@@ -182,7 +172,7 @@ def _guarded(handler: grpc.RpcMethodHandler, method: str, size: tuple[int, str])
                 await abort(context, exc)
 
         wrapped = call
-    return make(wrapped, _tolerant(handler.request_deserializer, *size), handler.response_serializer)
+    return make(wrapped, _tolerant(handler.request_deserializer), handler.response_serializer)
 
 
 async def _parsed_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:

@@ -12,10 +12,12 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 
 import grpc
+import msgspec
 
 from sidecar.app import App
 from sidecar.errors import InvalidRequest, LimitExceeded, ShuttingDown, SidecarError
 from sidecar.servicers.calls import Malformed, parsed
+from sidecar.servicers.chunks import assemble
 from sidecar.servicers.convert_enums import KIND_NUMBERS
 from sidecar.servicers.convert_state import ops_from_pb, options_from_pb, options_to_pb, world_from_pb, world_to_pb
 from sidecar.servicers.status import error_detail
@@ -59,7 +61,8 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     ) -> pb.OpenSessionResponse:
         self._admit()
         options = options_from_pb(request.options) if request.HasField("options") else None
-        session, created = await self._store.open(request.session_id, options, request.update_options)
+        async with self._app.gate.write(request.session_id):
+            session, created = await self._store.open(request.session_id, options, request.update_options)
         return pb.OpenSessionResponse(
             session_id=session.id,
             revision=session.revision,
@@ -72,7 +75,8 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     ) -> pb.CloseSessionResponse:
         _need_id(request.session_id)
         app = self._app
-        cancelled = await close_session(request.session_id, self._store, app.runs, app.context)
+        async with app.gate.write(request.session_id):
+            cancelled = await close_session(request.session_id, self._store, app.runs, app.context)
         return pb.CloseSessionResponse(cancelled_runs=cancelled)
 
     async def ApplyDeltas(
@@ -80,9 +84,11 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
     ) -> pb.ApplyDeltasResponse:
         self._admit()
         _need_id(request.session_id)
-        revision, replayed = await self._store.apply(
-            request.session_id, request.base_revision, request.delta_id, self._ops(request.ops)
-        )
+        ops = self._ops(request.ops)
+        async with self._app.gate.write(request.session_id):
+            revision, replayed = await self._store.apply(
+                request.session_id, request.base_revision, request.delta_id, ops
+            )
         return pb.ApplyDeltasResponse(revision=revision, replayed=replayed)
 
     async def StreamDeltas(
@@ -94,9 +100,11 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
                 request = parsed(request)
                 self._admit()
                 _need_id(request.session_id)
-                revision, replayed = await store.apply(
-                    request.session_id, request.base_revision, request.delta_id, self._ops(request.ops)
-                )
+                ops = self._ops(request.ops)
+                async with self._app.gate.write(request.session_id):
+                    revision, replayed = await store.apply(
+                        request.session_id, request.base_revision, request.delta_id, ops
+                    )
                 yield pb.StreamDeltasResponse(delta_id=request.delta_id, revision=revision, replayed=replayed)
             except Exception as exc:  # reported in the stream, which goes on
                 if not isinstance(exc, SidecarError):
@@ -118,8 +126,17 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         _need_id(request.session_id)
         self._store.get(request.session_id)
         world = world_from_pb(request.snapshot)
-        revision = await self._store.replace(request.session_id, world, request.revision, request.allow_rewind)
+        async with self._app.gate.write(request.session_id):
+            revision = await self._store.replace(request.session_id, world, request.revision, request.allow_rewind)
         return pb.ReplaceStateResponse(revision=revision)
+
+    async def ReplaceStateChunked(
+        self, request_iterator: AsyncIterator[pb.RequestChunk], context: grpc.aio.ServicerContext
+    ) -> pb.ReplaceStateResponse:
+        self._admit()
+        limit = self._store.limits.max_snapshot_bytes
+        request = await assemble(request_iterator, pb.ReplaceStateRequest, limit)
+        return await self.ReplaceState(request, context)
 
     async def GetState(self, request: pb.GetStateRequest, context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
         _need_id(request.session_id)
@@ -143,8 +160,35 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         self, request: pb.ImportSessionRequest, context: grpc.aio.ServicerContext
     ) -> pb.ImportSessionResponse:
         self._admit()
-        session_id, revision = await self._store.import_(request.session_id, request.blob, request.overwrite)
+        async with self._app.gate.write(request.session_id or _blob_session_id(request.blob)):
+            session_id, revision = await self._store.import_(request.session_id, request.blob, request.overwrite)
         return pb.ImportSessionResponse(session_id=session_id, revision=revision)
+
+    async def ImportSessionChunked(
+        self, request_iterator: AsyncIterator[pb.RequestChunk], context: grpc.aio.ServicerContext
+    ) -> pb.ImportSessionResponse:
+        self._admit()
+        limit = self._store.limits.max_snapshot_bytes
+        request = await assemble(request_iterator, pb.ImportSessionRequest, limit)
+        return await self.ImportSession(request, context)
+
+
+class _BlobId(msgspec.Struct):
+    """The session ID a save's envelope names (sidecar/state/codec.py); the rest is skipped."""
+
+    session_id: str = ""
+
+
+_blob_id = msgspec.msgpack.Decoder(_BlobId).decode
+
+
+def _blob_session_id(blob: bytes) -> str:
+    """The session an import without a target goes into (the store says whether the
+    blob is valid; a blob this cannot read imports nowhere)."""
+    try:
+        return _blob_id(blob).session_id
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ""
 
 
 def _need_id(session_id: str) -> None:

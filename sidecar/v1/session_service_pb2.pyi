@@ -194,3 +194,9 @@ class ImportSessionResponse(_message.Message):
     session_id: str
     revision: int
     def __init__(self, session_id: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class RequestChunk(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...

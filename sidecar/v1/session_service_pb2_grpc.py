@@ -75,6 +75,16 @@ class SessionServiceStub:
                 request_serializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionRequest.SerializeToString,
                 response_deserializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.FromString,
                 _registered_method=True)
+        self.ReplaceStateChunked = channel.stream_unary(
+                '/sidecar.v1.SessionService/ReplaceStateChunked',
+                request_serializer=sidecar_dot_v1_dot_session__service__pb2.RequestChunk.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_session__service__pb2.ReplaceStateResponse.FromString,
+                _registered_method=True)
+        self.ImportSessionChunked = channel.stream_unary(
+                '/sidecar.v1.SessionService/ImportSessionChunked',
+                request_serializer=sidecar_dot_v1_dot_session__service__pb2.RequestChunk.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -137,6 +147,21 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReplaceStateChunked(self, request_iterator, context):
+        """ReplaceState and ImportSession for a request bigger than one message may be
+        (max_request_bytes, the server's receive limit): the request, serialized,
+        sent in order as pieces; together at most max_snapshot_bytes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportSessionChunked(self, request_iterator, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -178,6 +203,16 @@ def add_SessionServiceServicer_to_server(servicer, server):
             'ImportSession': grpc.unary_unary_rpc_method_handler(
                     servicer.ImportSession,
                     request_deserializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.SerializeToString,
+            ),
+            'ReplaceStateChunked': grpc.stream_unary_rpc_method_handler(
+                    servicer.ReplaceStateChunked,
+                    request_deserializer=sidecar_dot_v1_dot_session__service__pb2.RequestChunk.FromString,
+                    response_serializer=sidecar_dot_v1_dot_session__service__pb2.ReplaceStateResponse.SerializeToString,
+            ),
+            'ImportSessionChunked': grpc.stream_unary_rpc_method_handler(
+                    servicer.ImportSessionChunked,
+                    request_deserializer=sidecar_dot_v1_dot_session__service__pb2.RequestChunk.FromString,
                     response_serializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.SerializeToString,
             ),
     }
@@ -397,6 +432,60 @@ class SessionService:
             target,
             '/sidecar.v1.SessionService/ImportSession',
             sidecar_dot_v1_dot_session__service__pb2.ImportSessionRequest.SerializeToString,
+            sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReplaceStateChunked(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/sidecar.v1.SessionService/ReplaceStateChunked',
+            sidecar_dot_v1_dot_session__service__pb2.RequestChunk.SerializeToString,
+            sidecar_dot_v1_dot_session__service__pb2.ReplaceStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportSessionChunked(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/sidecar.v1.SessionService/ImportSessionChunked',
+            sidecar_dot_v1_dot_session__service__pb2.RequestChunk.SerializeToString,
             sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.FromString,
             options,
             channel_credentials,

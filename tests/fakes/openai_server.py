@@ -13,6 +13,8 @@ client asks for (litellm strips the "openai/" prefix):
     drop          stream half, then cut the connection (no [DONE])
     garbage       stream a chunk, then lines that are not JSON
     flaky         the first request answers 503, the next ones stream like ok
+    runaway       ignore max_tokens: stream `runaway_bytes` of text in chunks of
+                  `runaway_chunk_chars` characters, as fast as the client reads
 
 It records what it saw: requests, the chunks it sent (with send times, for
 lag figures) and when a client disconnected mid-stream.
@@ -67,6 +69,8 @@ class Seen:
     disconnects: list[tuple[int, float]] = field(default_factory=list)
     #: (request number, seq) -> monotonic time the chunk was written.
     sent: dict[tuple[int, int], float] = field(default_factory=dict)
+    #: Bytes of SSE written (all modes; a write waits until the socket takes it).
+    bytes_sent: int = 0
     active: int = 0
     max_active: int = 0
     completed: int = 0
@@ -83,7 +87,11 @@ class FakeOpenAI:
         stamp: bool = False,
         port: int = 0,
         on_disconnect: Callable[[int, float], None] | None = None,
+        runaway_bytes: int = 40_000_000,
+        runaway_chunk_chars: int = 400_000,
     ) -> None:
+        self.runaway_bytes = runaway_bytes
+        self.runaway_chunk_chars = runaway_chunk_chars
         self.chunks = chunks
         self.interval_s = interval_s
         self.slow_first_s = slow_first_s
@@ -147,7 +155,7 @@ class FakeOpenAI:
         self.seen.requests.append(body)
         self.seen.peers.append(request.transport.get_extra_info("peername") if request.transport else ("", 0))
         mode = str(body.get("model", "ok"))
-        known = ("ok", "slow", "stall", "endless", "drop", "garbage", "flaky", "toolong", "filtered")
+        known = ("ok", "slow", "stall", "endless", "drop", "garbage", "flaky", "toolong", "filtered", "runaway")
         if mode not in known and not mode.startswith("http"):
             mode = "ok"  # any real model name (price-map tests) streams normally
         if mode == "flaky":
@@ -183,6 +191,9 @@ class FakeOpenAI:
         if mode == "slow":
             await asyncio.sleep(self.slow_first_s)
         await resp.write(self._chunk(model, ""))  # the role chunk real servers send first
+        if mode == "runaway":
+            await self._runaway(resp, model)
+            return
         seq = 0
         total = self.chunks
         while mode == "endless" or seq < total:
@@ -217,6 +228,17 @@ class FakeOpenAI:
                 },
             }
             await resp.write(b"data: " + json.dumps(usage).encode() + b"\n\n")
+        await resp.write(b"data: [DONE]\n\n")
+        self.seen.completed += 1
+
+    async def _runaway(self, resp: web.StreamResponse, model: str) -> None:
+        sentence = "The rain keeps falling on the old roofs. "
+        text = (sentence * (self.runaway_chunk_chars // len(sentence) + 1))[: self.runaway_chunk_chars]
+        line = self._chunk(model, text)
+        while self.seen.bytes_sent < self.runaway_bytes:
+            await resp.write(line)
+            self.seen.bytes_sent += len(line)
+        await resp.write(self._chunk(model, None, "stop"))
         await resp.write(b"data: [DONE]\n\n")
         self.seen.completed += 1
 

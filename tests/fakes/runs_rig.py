@@ -87,6 +87,6 @@ def build_rig(runs: RunsConfig | None = None, script: ScriptConfig | None = None
     )
     store, gateway, context = SessionStore(config.state), ModelGateway(config), ContextEngine(config)
     app = App(config=config, store=store, gateway=gateway, runs=None, context=context)
-    app.runs = RunScheduler(config, store, gateway, context)
+    app.runs = RunScheduler(config, store, gateway, context, gate=app.gate)
     gateway.start()
     return RunsRig(app)

@@ -165,7 +165,7 @@ async def session_server() -> AsyncIterator[SidecarClient]:
         config = Config()
         store = SessionStore(config.state)
         await store.start()
-        server = grpc.aio.server(interceptors=[CallInterceptor(TOKEN, config.state)])
+        server = grpc.aio.server(interceptors=[CallInterceptor(TOKEN)])
         app = App(config=config, store=store, gateway=None, runs=None, context=None)
         spb_grpc.add_SessionServiceServicer_to_server(SessionServicer(app), server)
         server.add_insecure_port(target)

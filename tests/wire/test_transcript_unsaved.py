@@ -26,7 +26,8 @@ REPLIES = [f"Reply {k}: " + "the goblin sings. " * 400 for k in range(1, 5)]
 
 def _config(state_dir: str | None) -> Config:
     script = ScriptConfig(replies=REPLIES, chunk_chars=20_000, chunk_delay_ms=0)
-    profile = ModelProfile(model="scripted/unsaved", max_retries=0, script=script)
+    # The replies are ~7,200 characters: within the output limit the sidecar enforces.
+    profile = ModelProfile(model="scripted/unsaved", max_retries=0, script=script, max_output_tokens=2048)
     return Config(profiles={"fake": profile}, default_profile="fake", state_dir=state_dir)
 
 

@@ -156,7 +156,8 @@ namespace GameSidecar.V1 {
     /// </summary>
     [pbr::OriginalName("FINISH_REASON_STOP")] Stop = 1,
     /// <summary>
-    /// The output token limit was reached.
+    /// The output token limit was reached (also when the sidecar stopped a
+    /// provider that ignored it: docs/runs.md, "Output limit").
     /// </summary>
     [pbr::OriginalName("FINISH_REASON_LENGTH")] Length = 2,
   }

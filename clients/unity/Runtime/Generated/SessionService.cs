@@ -63,25 +63,29 @@ namespace GameSidecar.V1 {
             "aW9uGAIgASgFEhAKCHJldmlzaW9uGAMgASgDIksKFEltcG9ydFNlc3Npb25S",
             "ZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEYmxvYhgCIAEoDBIRCglv",
             "dmVyd3JpdGUYAyABKAgiPQoVSW1wb3J0U2Vzc2lvblJlc3BvbnNlEhIKCnNl",
-            "c3Npb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMqWQoJQWxpYXNNb2Rl",
-            "EhoKFkFMSUFTX01PREVfVU5TUEVDSUZJRUQQABITCg9BTElBU19NT0RFX0tJ",
-            "TkQQARIbChdBTElBU19NT0RFX0RJU1BMQVlfTkFNRRACMqAFCg5TZXNzaW9u",
-            "U2VydmljZRJOCgtPcGVuU2Vzc2lvbhIeLnNpZGVjYXIudjEuT3BlblNlc3Np",
-            "b25SZXF1ZXN0Gh8uc2lkZWNhci52MS5PcGVuU2Vzc2lvblJlc3BvbnNlElEK",
-            "DENsb3NlU2Vzc2lvbhIfLnNpZGVjYXIudjEuQ2xvc2VTZXNzaW9uUmVxdWVz",
-            "dBogLnNpZGVjYXIudjEuQ2xvc2VTZXNzaW9uUmVzcG9uc2USTgoLQXBwbHlE",
-            "ZWx0YXMSHi5zaWRlY2FyLnYxLkFwcGx5RGVsdGFzUmVxdWVzdBofLnNpZGVj",
-            "YXIudjEuQXBwbHlEZWx0YXNSZXNwb25zZRJVCgxTdHJlYW1EZWx0YXMSHy5z",
-            "aWRlY2FyLnYxLlN0cmVhbURlbHRhc1JlcXVlc3QaIC5zaWRlY2FyLnYxLlN0",
-            "cmVhbURlbHRhc1Jlc3BvbnNlKAEwARJRCgxSZXBsYWNlU3RhdGUSHy5zaWRl",
-            "Y2FyLnYxLlJlcGxhY2VTdGF0ZVJlcXVlc3QaIC5zaWRlY2FyLnYxLlJlcGxh",
-            "Y2VTdGF0ZVJlc3BvbnNlEkUKCEdldFN0YXRlEhsuc2lkZWNhci52MS5HZXRT",
-            "dGF0ZVJlcXVlc3QaHC5zaWRlY2FyLnYxLkdldFN0YXRlUmVzcG9uc2USVAoN",
-            "RXhwb3J0U2Vzc2lvbhIgLnNpZGVjYXIudjEuRXhwb3J0U2Vzc2lvblJlcXVl",
-            "c3QaIS5zaWRlY2FyLnYxLkV4cG9ydFNlc3Npb25SZXNwb25zZRJUCg1JbXBv",
-            "cnRTZXNzaW9uEiAuc2lkZWNhci52MS5JbXBvcnRTZXNzaW9uUmVxdWVzdBoh",
-            "LnNpZGVjYXIudjEuSW1wb3J0U2Vzc2lvblJlc3BvbnNlQhGqAg5HYW1lU2lk",
-            "ZWNhci5WMWIGcHJvdG8z"));
+            "c3Npb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMiHAoMUmVxdWVzdENo",
+            "dW5rEgwKBGRhdGEYASABKAwqWQoJQWxpYXNNb2RlEhoKFkFMSUFTX01PREVf",
+            "VU5TUEVDSUZJRUQQABITCg9BTElBU19NT0RFX0tJTkQQARIbChdBTElBU19N",
+            "T0RFX0RJU1BMQVlfTkFNRRACMswGCg5TZXNzaW9uU2VydmljZRJOCgtPcGVu",
+            "U2Vzc2lvbhIeLnNpZGVjYXIudjEuT3BlblNlc3Npb25SZXF1ZXN0Gh8uc2lk",
+            "ZWNhci52MS5PcGVuU2Vzc2lvblJlc3BvbnNlElEKDENsb3NlU2Vzc2lvbhIf",
+            "LnNpZGVjYXIudjEuQ2xvc2VTZXNzaW9uUmVxdWVzdBogLnNpZGVjYXIudjEu",
+            "Q2xvc2VTZXNzaW9uUmVzcG9uc2USTgoLQXBwbHlEZWx0YXMSHi5zaWRlY2Fy",
+            "LnYxLkFwcGx5RGVsdGFzUmVxdWVzdBofLnNpZGVjYXIudjEuQXBwbHlEZWx0",
+            "YXNSZXNwb25zZRJVCgxTdHJlYW1EZWx0YXMSHy5zaWRlY2FyLnYxLlN0cmVh",
+            "bURlbHRhc1JlcXVlc3QaIC5zaWRlY2FyLnYxLlN0cmVhbURlbHRhc1Jlc3Bv",
+            "bnNlKAEwARJRCgxSZXBsYWNlU3RhdGUSHy5zaWRlY2FyLnYxLlJlcGxhY2VT",
+            "dGF0ZVJlcXVlc3QaIC5zaWRlY2FyLnYxLlJlcGxhY2VTdGF0ZVJlc3BvbnNl",
+            "EkUKCEdldFN0YXRlEhsuc2lkZWNhci52MS5HZXRTdGF0ZVJlcXVlc3QaHC5z",
+            "aWRlY2FyLnYxLkdldFN0YXRlUmVzcG9uc2USVAoNRXhwb3J0U2Vzc2lvbhIg",
+            "LnNpZGVjYXIudjEuRXhwb3J0U2Vzc2lvblJlcXVlc3QaIS5zaWRlY2FyLnYx",
+            "LkV4cG9ydFNlc3Npb25SZXNwb25zZRJUCg1JbXBvcnRTZXNzaW9uEiAuc2lk",
+            "ZWNhci52MS5JbXBvcnRTZXNzaW9uUmVxdWVzdBohLnNpZGVjYXIudjEuSW1w",
+            "b3J0U2Vzc2lvblJlc3BvbnNlElMKE1JlcGxhY2VTdGF0ZUNodW5rZWQSGC5z",
+            "aWRlY2FyLnYxLlJlcXVlc3RDaHVuaxogLnNpZGVjYXIudjEuUmVwbGFjZVN0",
+            "YXRlUmVzcG9uc2UoARJVChRJbXBvcnRTZXNzaW9uQ2h1bmtlZBIYLnNpZGVj",
+            "YXIudjEuUmVxdWVzdENodW5rGiEuc2lkZWNhci52MS5JbXBvcnRTZXNzaW9u",
+            "UmVzcG9uc2UoAUIRqgIOR2FtZVNpZGVjYXIuVjFiBnByb3RvMw=="));
       descriptor = pbr::FileDescriptor.FromGeneratedCode(descriptorData,
           new pbr::FileDescriptor[] { global::GameSidecar.V1.ErrorsReflection.Descriptor, global::GameSidecar.V1.StateReflection.Descriptor, global::GameSidecar.V1.TypesReflection.Descriptor, },
           new pbr::GeneratedClrTypeInfo(new[] {typeof(global::GameSidecar.V1.AliasMode), }, null, new pbr::GeneratedClrTypeInfo[] {
@@ -102,7 +106,8 @@ namespace GameSidecar.V1 {
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ExportSessionRequest), global::GameSidecar.V1.ExportSessionRequest.Parser, new[]{ "SessionId" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ExportSessionResponse), global::GameSidecar.V1.ExportSessionResponse.Parser, new[]{ "Blob", "FormatVersion", "Revision" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ImportSessionRequest), global::GameSidecar.V1.ImportSessionRequest.Parser, new[]{ "SessionId", "Blob", "Overwrite" }, null, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ImportSessionResponse), global::GameSidecar.V1.ImportSessionResponse.Parser, new[]{ "SessionId", "Revision" }, null, null, null, null)
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ImportSessionResponse), global::GameSidecar.V1.ImportSessionResponse.Parser, new[]{ "SessionId", "Revision" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RequestChunk), global::GameSidecar.V1.RequestChunk.Parser, new[]{ "Data" }, null, null, null, null)
           }));
     }
     #endregion
@@ -5015,6 +5020,208 @@ namespace GameSidecar.V1 {
           }
           case 16: {
             Revision = input.ReadInt64();
+            break;
+          }
+        }
+      }
+    }
+    #endif
+
+  }
+
+  /// <summary>
+  /// A piece of a serialized ReplaceStateRequest or ImportSessionRequest: the
+  /// pieces' data, concatenated in the order sent, is the request's wire form.
+  /// </summary>
+  [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
+  public sealed partial class RequestChunk : pb::IMessage<RequestChunk>
+  #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      , pb::IBufferMessage
+  #endif
+  {
+    private static readonly pb::MessageParser<RequestChunk> _parser = new pb::MessageParser<RequestChunk>(() => new RequestChunk());
+    private pb::UnknownFieldSet _unknownFields;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pb::MessageParser<RequestChunk> Parser { get { return _parser; } }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pbr::MessageDescriptor Descriptor {
+      get { return global::GameSidecar.V1.SessionServiceReflection.Descriptor.MessageTypes[18]; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    pbr::MessageDescriptor pb::IMessage.Descriptor {
+      get { return Descriptor; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public RequestChunk() {
+      OnConstruction();
+    }
+
+    partial void OnConstruction();
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public RequestChunk(RequestChunk other) : this() {
+      data_ = other.data_;
+      _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public RequestChunk Clone() {
+      return new RequestChunk(this);
+    }
+
+    /// <summary>Field number for the "data" field.</summary>
+    public const int DataFieldNumber = 1;
+    private pb::ByteString data_ = pb::ByteString.Empty;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public pb::ByteString Data {
+      get { return data_; }
+      set {
+        data_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override bool Equals(object other) {
+      return Equals(other as RequestChunk);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool Equals(RequestChunk other) {
+      if (ReferenceEquals(other, null)) {
+        return false;
+      }
+      if (ReferenceEquals(other, this)) {
+        return true;
+      }
+      if (Data != other.Data) return false;
+      return Equals(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override int GetHashCode() {
+      int hash = 1;
+      if (Data.Length != 0) hash ^= Data.GetHashCode();
+      if (_unknownFields != null) {
+        hash ^= _unknownFields.GetHashCode();
+      }
+      return hash;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override string ToString() {
+      return pb::JsonFormatter.ToDiagnosticString(this);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void WriteTo(pb::CodedOutputStream output) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      output.WriteRawMessage(this);
+    #else
+      if (Data.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteBytes(Data);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(output);
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalWriteTo(ref pb::WriteContext output) {
+      if (Data.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteBytes(Data);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(ref output);
+      }
+    }
+    #endif
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int CalculateSize() {
+      int size = 0;
+      if (Data.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeBytesSize(Data);
+      }
+      if (_unknownFields != null) {
+        size += _unknownFields.CalculateSize();
+      }
+      return size;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(RequestChunk other) {
+      if (other == null) {
+        return;
+      }
+      if (other.Data.Length != 0) {
+        Data = other.Data;
+      }
+      _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(pb::CodedInputStream input) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      input.ReadRawMessage(this);
+    #else
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, input);
+            break;
+          case 10: {
+            Data = input.ReadBytes();
+            break;
+          }
+        }
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalMergeFrom(ref pb::ParseContext input) {
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, ref input);
+            break;
+          case 10: {
+            Data = input.ReadBytes();
             break;
           }
         }

@@ -80,6 +80,8 @@ namespace GameSidecar.V1 {
     static readonly grpc::Marshaller<global::GameSidecar.V1.ImportSessionRequest> __Marshaller_sidecar_v1_ImportSessionRequest = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.ImportSessionRequest.Parser));
     [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
     static readonly grpc::Marshaller<global::GameSidecar.V1.ImportSessionResponse> __Marshaller_sidecar_v1_ImportSessionResponse = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.ImportSessionResponse.Parser));
+    [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+    static readonly grpc::Marshaller<global::GameSidecar.V1.RequestChunk> __Marshaller_sidecar_v1_RequestChunk = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.RequestChunk.Parser));
 
     [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
     static readonly grpc::Method<global::GameSidecar.V1.OpenSessionRequest, global::GameSidecar.V1.OpenSessionResponse> __Method_OpenSession = new grpc::Method<global::GameSidecar.V1.OpenSessionRequest, global::GameSidecar.V1.OpenSessionResponse>(
@@ -143,6 +145,22 @@ namespace GameSidecar.V1 {
         __ServiceName,
         "ImportSession",
         __Marshaller_sidecar_v1_ImportSessionRequest,
+        __Marshaller_sidecar_v1_ImportSessionResponse);
+
+    [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+    static readonly grpc::Method<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ReplaceStateResponse> __Method_ReplaceStateChunked = new grpc::Method<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ReplaceStateResponse>(
+        grpc::MethodType.ClientStreaming,
+        __ServiceName,
+        "ReplaceStateChunked",
+        __Marshaller_sidecar_v1_RequestChunk,
+        __Marshaller_sidecar_v1_ReplaceStateResponse);
+
+    [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+    static readonly grpc::Method<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ImportSessionResponse> __Method_ImportSessionChunked = new grpc::Method<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ImportSessionResponse>(
+        grpc::MethodType.ClientStreaming,
+        __ServiceName,
+        "ImportSessionChunked",
+        __Marshaller_sidecar_v1_RequestChunk,
         __Marshaller_sidecar_v1_ImportSessionResponse);
 
     /// <summary>Service descriptor</summary>
@@ -509,6 +527,42 @@ namespace GameSidecar.V1 {
       public virtual grpc::AsyncUnaryCall<global::GameSidecar.V1.ImportSessionResponse> ImportSessionAsync(global::GameSidecar.V1.ImportSessionRequest request, grpc::CallOptions options)
       {
         return CallInvoker.AsyncUnaryCall(__Method_ImportSession, null, options, request);
+      }
+      /// <summary>
+      /// ReplaceState and ImportSession for a request bigger than one message may be
+      /// (max_request_bytes, the server's receive limit): the request, serialized,
+      /// sent in order as pieces; together at most max_snapshot_bytes.
+      /// </summary>
+      /// <param name="headers">The initial metadata to send with the call. This parameter is optional.</param>
+      /// <param name="deadline">An optional deadline for the call. The call will be cancelled if deadline is hit.</param>
+      /// <param name="cancellationToken">An optional token for canceling the call.</param>
+      /// <returns>The call object.</returns>
+      [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ReplaceStateResponse> ReplaceStateChunked(grpc::Metadata headers = null, global::System.DateTime? deadline = null, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
+      {
+        return ReplaceStateChunked(new grpc::CallOptions(headers, deadline, cancellationToken));
+      }
+      /// <summary>
+      /// ReplaceState and ImportSession for a request bigger than one message may be
+      /// (max_request_bytes, the server's receive limit): the request, serialized,
+      /// sent in order as pieces; together at most max_snapshot_bytes.
+      /// </summary>
+      /// <param name="options">The options for the call.</param>
+      /// <returns>The call object.</returns>
+      [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ReplaceStateResponse> ReplaceStateChunked(grpc::CallOptions options)
+      {
+        return CallInvoker.AsyncClientStreamingCall(__Method_ReplaceStateChunked, null, options);
+      }
+      [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ImportSessionResponse> ImportSessionChunked(grpc::Metadata headers = null, global::System.DateTime? deadline = null, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
+      {
+        return ImportSessionChunked(new grpc::CallOptions(headers, deadline, cancellationToken));
+      }
+      [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ImportSessionResponse> ImportSessionChunked(grpc::CallOptions options)
+      {
+        return CallInvoker.AsyncClientStreamingCall(__Method_ImportSessionChunked, null, options);
       }
       /// <summary>Creates a new instance of client from given <c>ClientBaseConfiguration</c>.</summary>
       [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
