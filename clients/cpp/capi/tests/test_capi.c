@@ -134,6 +134,30 @@ static void test_batch_rejects_bad_ops(void) {
   game_sidecar_batch_free(b);
 }
 
+/* Without a sidecar, calls fail through the drain (not at the call), in the
+ * order they were made, and a drain hands out at most `max` events. */
+static void test_drain_order_and_bound(void) {
+  game_sidecar_host* gs = game_sidecar_create();
+  call_log first, second;
+  size_t n;
+  int rounds = 0;
+  memset(&first, 0, sizeof first);
+  memset(&second, 0, sizeof second);
+  first.handle = game_sidecar_call_async(gs, "GetInfo", NULL, on_done, &first);
+  second.handle = game_sidecar_call_async(gs, "GetInfo", NULL, on_done, &second);
+  CHECK(first.handle != second.handle);
+  while (!second.done && rounds++ < 200) {
+    n = game_sidecar_drain(gs, 1);
+    CHECK(n <= 1);
+    CHECK(!second.done || first.done); /* first in, first out */
+    if (!second.done) game_sidecar_wait_event(gs, 50);
+  }
+  CHECK(first.done && second.done && first.events == 1 && second.events == 1);
+  CHECK(first.wrong_handle == 0 && second.wrong_handle == 0);
+  CHECK(first.code == GAME_SIDECAR_FAILED_PRECONDITION && second.code == GAME_SIDECAR_FAILED_PRECONDITION);
+  game_sidecar_destroy(gs);
+}
+
 /* A launch whose child never prints a handshake: launch_async must return
  * before the handshake timeout, with nothing in the drain, and the failure
  * must arrive later through the drain. */
@@ -292,6 +316,7 @@ int main(int argc, char** argv) {
   }
   test_utf16_offsets();
   test_batch_rejects_bad_ops();
+  test_drain_order_and_bound();
   test_launch_async_does_not_block(argv[3]);
   test_real_sidecar(exe, argv[2]);
   if (failures) {
