@@ -1,0 +1,347 @@
+// The game_sidecar object: its worker thread, the event queue and its drain,
+// and the process (launch, connect, stop). The drain is the only place C
+// callbacks run, so a game touches its objects only on the thread it drains from.
+#include <chrono>
+#include <utility>
+
+#include "capi_internal.h"
+
+using game_sidecar_c::PendingEvent;
+namespace gs_ns = game_sidecar;
+
+game_sidecar_host::game_sidecar_host() {
+  worker = std::thread([this] {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(tasks_mu);
+        tasks_cv.wait(lock, [this] { return quitting || !tasks.empty(); });
+        if (quitting) return;  // queued work is dropped: the object is going away
+        task = std::move(tasks.front());
+        tasks.pop_front();
+      }
+      task();
+    }
+  });
+}
+
+game_sidecar_host::~game_sidecar_host() {
+  {
+    std::lock_guard<std::mutex> lock(tasks_mu);
+    quitting = true;
+  }
+  tasks_cv.notify_all();
+  worker.join();
+  {
+    std::lock_guard<std::mutex> lock(tasks_mu);
+    tasks.clear();  // destroys any run handles parked there for release
+  }
+  // Runs first (each destructor cancels and waits for its last callback), so
+  // nothing posts into `events` once the process and client are gone.
+  std::map<uint64_t, game_sidecar_c::RunRecord> ending;
+  {
+    std::lock_guard<std::mutex> lock(sidecar_mu);
+    ending.swap(runs);
+  }
+  for (auto& entry : ending) {
+    if (entry.second.handle) entry.second.handle->Cancel();
+  }
+  ending.clear();
+  DoStop();
+}
+
+void game_sidecar_host::Post(PendingEvent event) {
+  {
+    std::lock_guard<std::mutex> lock(events_mu);
+    events.push_back(std::move(event));
+  }
+  events_cv.notify_all();
+}
+
+void game_sidecar_host::Submit(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(tasks_mu);
+    tasks.push_back(std::move(task));
+  }
+  tasks_cv.notify_one();
+}
+
+std::shared_ptr<gs_ns::SidecarClient> game_sidecar_host::Client() {
+  std::lock_guard<std::mutex> lock(sidecar_mu);
+  return client;
+}
+
+namespace {
+
+const char* LaunchReason(gs_ns::LaunchError::Kind kind) {
+  switch (kind) {
+    case gs_ns::LaunchError::Kind::kSpawnFailed: return "SPAWN_FAILED";
+    case gs_ns::LaunchError::Kind::kExitedBeforeHandshake: return "EXITED_BEFORE_HANDSHAKE";
+    case gs_ns::LaunchError::Kind::kTimedOut: return "TIMED_OUT";
+    case gs_ns::LaunchError::Kind::kMalformedHandshake: return "MALFORMED_HANDSHAKE";
+    case gs_ns::LaunchError::Kind::kStateDirLocked: return "STATE_DIR_LOCKED";
+  }
+  return "UNKNOWN";
+}
+
+const char* HowName(gs_ns::ExitInfo::How how) {
+  switch (how) {
+    case gs_ns::ExitInfo::How::kNotStopped: return "not_stopped";
+    case gs_ns::ExitInfo::How::kExited: return "exited";
+    case gs_ns::ExitInfo::How::kTerminated: return "terminated";
+    case gs_ns::ExitInfo::How::kKilled: return "killed";
+  }
+  return "unknown";
+}
+
+bool SetOptions(const game_sidecar_launch_options* in, gs_ns::SidecarOptions* out,
+                gs_ns::ClientOptions* client_options, std::string* error) {
+  if (in == nullptr || in->struct_size < sizeof(game_sidecar_launch_options)) {
+    *error = "launch options missing, or struct_size smaller than this library's game_sidecar_launch_options";
+    return false;
+  }
+  if (in->executable && *in->executable) out->executable = in->executable;
+  if (in->args) out->args.assign(in->args, in->args + in->arg_count);
+  for (size_t i = 0; i < in->env_count; ++i) {
+    std::string entry = in->env[i] ? in->env[i] : "";
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      *error = "env entry " + std::to_string(i) + " is not NAME=value: \"" + entry + "\"";
+      return false;
+    }
+    out->env.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  if (in->working_directory) out->working_directory = in->working_directory;
+  if (in->handshake_timeout_ms > 0) out->handshake_timeout = std::chrono::milliseconds(in->handshake_timeout_ms);
+  if (in->exit_grace_ms > 0) out->exit_grace = std::chrono::milliseconds(in->exit_grace_ms);
+  if (in->terminate_grace_ms > 0) out->terminate_grace = std::chrono::milliseconds(in->terminate_grace_ms);
+  if (in->call_timeout_ms > 0) client_options->call_timeout = std::chrono::milliseconds(in->call_timeout_ms);
+  if (in->call_timeout_ms < 0) client_options->call_timeout = std::chrono::milliseconds(0);
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<game_sidecar_result> game_sidecar_host::DoLaunch(const gs_ns::SidecarOptions& options,
+                                                            gs_ns::ClientOptions client_options) {
+  {
+    std::lock_guard<std::mutex> lock(sidecar_mu);
+    if (process || client) {
+      return game_sidecar_c::LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "", "a sidecar is already launched or connected");
+    }
+  }
+#ifdef _WIN32
+  (void)options;
+  (void)client_options;
+  return game_sidecar_c::LocalError(GAME_SIDECAR_UNIMPLEMENTED, "",
+                                    "launching is POSIX-only in this version: start the sidecar and use game_sidecar_connect");
+#else
+  gs_ns::LaunchError error;
+  std::unique_ptr<gs_ns::SidecarProcess> launched = gs_ns::SidecarProcess::Launch(options, &error);
+  if (!launched) {
+    auto result = game_sidecar_c::LocalError(GAME_SIDECAR_UNAVAILABLE, LaunchReason(error.kind),
+                                             std::string(gs_ns::LaunchErrorKindName(error.kind)) +
+                                                 (error.message.empty() ? "" : ": " + error.message));
+    result->stderr_tail = error.stderr_tail;
+    return result;
+  }
+  auto made = std::make_shared<gs_ns::SidecarClient>(*launched, client_options);
+  const gs_ns::Handshake& h = launched->handshake();
+  auto result = std::make_unique<game_sidecar_result>();
+  result->json = "{\"transport\":\"" + game_sidecar_c::JsonEscape(h.transport) + "\",\"address\":\"" +
+                 game_sidecar_c::JsonEscape(h.address) + "\",\"target\":\"" +
+                 game_sidecar_c::JsonEscape(launched->target()) + "\",\"pid\":" + std::to_string(h.pid) +
+                 ",\"version\":\"" + game_sidecar_c::JsonEscape(h.version) + "\"}";
+  std::lock_guard<std::mutex> lock(sidecar_mu);
+  process = std::move(launched);
+  client = std::move(made);
+  return result;
+#endif
+}
+
+std::unique_ptr<game_sidecar_result> game_sidecar_host::DoStop() {
+  std::unique_ptr<gs_ns::SidecarProcess> stopping;
+  std::shared_ptr<gs_ns::SidecarClient> dropping;
+  {
+    std::lock_guard<std::mutex> lock(sidecar_mu);
+    stopping = std::move(process);
+    dropping = std::move(client);
+  }
+  auto result = std::make_unique<game_sidecar_result>();
+  if (!stopping) {
+    result->json = "{\"how\":\"not_stopped\",\"exitCode\":-1,\"signal\":0}";
+    return result;
+  }
+  gs_ns::ExitInfo exit = stopping->Stop();
+  result->json = std::string("{\"how\":\"") + HowName(exit.how) + "\",\"exitCode\":" + std::to_string(exit.exit_code) +
+                 ",\"signal\":" + std::to_string(exit.term_signal) + "}";
+  return result;
+}
+
+extern "C" {
+
+int game_sidecar_abi_version(void) { return GAME_SIDECAR_C_ABI_VERSION; }
+
+game_sidecar_host* game_sidecar_create(void) { return new (std::nothrow) game_sidecar_host(); }
+
+void game_sidecar_destroy(game_sidecar_host* gs) { delete gs; }
+
+game_sidecar_result* game_sidecar_launch(game_sidecar_host* gs, const game_sidecar_launch_options* options) {
+  gs_ns::SidecarOptions sidecar_options;
+  gs_ns::ClientOptions client_options;
+  std::string error;
+  if (!SetOptions(options, &sidecar_options, &client_options, &error)) {
+    return game_sidecar_c::LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", error).release();
+  }
+  if (options->on_log) {
+    game_sidecar_callback log = options->on_log;
+    void* user_data = options->log_user_data;
+    sidecar_options.on_log = [gs, log, user_data](const std::string& line) {
+      PendingEvent event;
+      event.kind = GAME_SIDECAR_EVENT_LOG;
+      event.callback = log;
+      event.user_data = user_data;
+      event.text = line;
+      gs->Post(std::move(event));
+    };
+  }
+  return gs->DoLaunch(sidecar_options, client_options).release();
+}
+
+uint64_t game_sidecar_launch_async(game_sidecar_host* gs, const game_sidecar_launch_options* options,
+                                   game_sidecar_callback callback, void* user_data) {
+  uint64_t handle = gs->NextHandle();
+  // Options are copied now: the game's strings may be gone when the worker runs.
+  gs_ns::SidecarOptions sidecar_options;
+  gs_ns::ClientOptions client_options;
+  std::string error;
+  bool ok = SetOptions(options, &sidecar_options, &client_options, &error);
+  if (ok && options->on_log) {
+    game_sidecar_callback log = options->on_log;
+    void* log_data = options->log_user_data;
+    sidecar_options.on_log = [gs, log, log_data](const std::string& line) {
+      PendingEvent event;
+      event.kind = GAME_SIDECAR_EVENT_LOG;
+      event.callback = log;
+      event.user_data = log_data;
+      event.text = line;
+      gs->Post(std::move(event));
+    };
+  }
+  gs->Submit([gs, handle, callback, user_data, ok, error, sidecar_options, client_options] {
+    PendingEvent event;
+    event.kind = GAME_SIDECAR_EVENT_LAUNCHED;
+    event.handle = handle;
+    event.callback = callback;
+    event.user_data = user_data;
+    event.result = ok ? gs->DoLaunch(sidecar_options, client_options)
+                      : game_sidecar_c::LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", error);
+    gs->Post(std::move(event));
+  });
+  return handle;
+}
+
+game_sidecar_result* game_sidecar_connect(game_sidecar_host* gs, const char* target, const char* token,
+                                          int32_t call_timeout_ms) {
+  if (target == nullptr || *target == '\0') {
+    return game_sidecar_c::LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", "target is empty").release();
+  }
+  gs_ns::ClientOptions options;
+  if (call_timeout_ms > 0) options.call_timeout = std::chrono::milliseconds(call_timeout_ms);
+  if (call_timeout_ms < 0) options.call_timeout = std::chrono::milliseconds(0);
+  std::lock_guard<std::mutex> lock(gs->sidecar_mu);
+  if (gs->process || gs->client) {
+    return game_sidecar_c::LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "", "a sidecar is already launched or connected")
+        .release();
+  }
+  gs->client = std::make_shared<gs_ns::SidecarClient>(target, token ? token : "", options);
+  auto result = std::make_unique<game_sidecar_result>();
+  result->json = "{\"target\":\"" + game_sidecar_c::JsonEscape(target) + "\"}";
+  return result.release();
+}
+
+int game_sidecar_pid(const game_sidecar_host* gs) {
+  std::lock_guard<std::mutex> lock(gs->sidecar_mu);
+  return gs->process ? gs->process->pid() : 0;
+}
+
+game_sidecar_result* game_sidecar_stop(game_sidecar_host* gs) { return gs->DoStop().release(); }
+
+uint64_t game_sidecar_stop_async(game_sidecar_host* gs, game_sidecar_callback callback, void* user_data) {
+  uint64_t handle = gs->NextHandle();
+  gs->Submit([gs, handle, callback, user_data] {
+    PendingEvent event;
+    event.kind = GAME_SIDECAR_EVENT_STOPPED;
+    event.handle = handle;
+    event.callback = callback;
+    event.user_data = user_data;
+    event.result = gs->DoStop();
+    gs->Post(std::move(event));
+  });
+  return handle;
+}
+
+size_t game_sidecar_drain(game_sidecar_host* gs, size_t max) {
+  // Take a bounded slice under the lock, then run callbacks without it, so a
+  // callback may start calls (which post) and a drain never chases new events.
+  std::deque<PendingEvent> batch;
+  {
+    std::lock_guard<std::mutex> lock(gs->events_mu);
+    size_t n = (max == 0 || max > gs->events.size()) ? gs->events.size() : max;
+    for (size_t i = 0; i < n; ++i) {
+      batch.push_back(std::move(gs->events.front()));
+      gs->events.pop_front();
+    }
+  }
+  for (PendingEvent& e : batch) {
+    for (size_t i = 0; i < e.mentions.size(); ++i) e.mentions[i].entity_id = e.mention_ids[i].c_str();
+    game_sidecar_event view{};
+    view.kind = e.kind;
+    view.handle = e.handle;
+    view.result = e.result.get();
+    view.run_kind = e.run_kind;
+    view.run_id = e.run_id.c_str();
+    view.seq = e.seq;
+    view.text = e.text.c_str();
+    view.sentence_end = e.sentence_end ? 1 : 0;
+    view.mentions = e.mentions.empty() ? nullptr : e.mentions.data();
+    view.mention_count = e.mentions.size();
+    view.action_id = e.action_id.c_str();
+    view.event_json = e.event_json.c_str();
+    if (e.callback) e.callback(&view, e.user_data);
+    if (e.final_run_event) {
+      // The handle's destructor waits for the run's last callback to return
+      // (microseconds here, but still a wait): it happens on the worker.
+      std::unique_ptr<gs_ns::RunHandle> done;
+      {
+        std::lock_guard<std::mutex> lock(gs->sidecar_mu);
+        auto it = gs->runs.find(e.handle);
+        if (it != gs->runs.end()) {
+          done = std::move(it->second.handle);
+          gs->runs.erase(it);
+        }
+      }
+      if (done) {
+        // Wait first: after kFinished the stream's own end is still to come, and
+        // destroying the handle before it would cancel the call and (in the C++
+        // client as of this writing) report a second final event, kError CANCELLED.
+        std::shared_ptr<gs_ns::RunHandle> parked(done.release());
+        gs->Submit([parked]() mutable {
+          parked->Wait();
+          parked.reset();
+        });
+      }
+    }
+  }
+  return batch.size();
+}
+
+int game_sidecar_wait_event(game_sidecar_host* gs, int32_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(gs->events_mu);
+  return gs->events_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms),
+                                [gs] { return !gs->events.empty(); })
+             ? 1
+             : 0;
+}
+
+}  // extern "C"

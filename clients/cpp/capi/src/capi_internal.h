@@ -1,0 +1,115 @@
+// The C ABI's private side: the result and object behind the opaque handles of
+// game_sidecar_c.h, and the helpers its translation units share.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "game_sidecar/sidecar_client.h"
+#include "game_sidecar_c.h"
+
+struct game_sidecar_result {
+  int code = 0;
+  std::string reason;
+  std::string message;
+  std::string metadata_json = "{}";
+  std::string json;
+  std::string stderr_tail;
+  int64_t revision = -1;
+};
+
+struct game_sidecar_batch {
+  std::vector<sidecar::v1::DeltaOp> ops;
+};
+
+namespace game_sidecar_c {
+
+// One queued event, owning everything the C view (game_sidecar_event) points into.
+struct PendingEvent {
+  int kind = 0;
+  uint64_t handle = 0;
+  game_sidecar_callback callback = nullptr;
+  void* user_data = nullptr;
+  std::unique_ptr<game_sidecar_result> result;
+  int run_kind = 0;
+  std::string run_id;
+  uint64_t seq = 0;
+  std::string text;
+  bool sentence_end = false;
+  std::vector<std::string> mention_ids;
+  std::vector<game_sidecar_mention> mentions;  // entity_id filled at delivery
+  std::string action_id;
+  std::string event_json;
+  bool final_run_event = false;  // the run's record is released after delivery
+};
+
+struct RunRecord {
+  std::unique_ptr<game_sidecar::RunHandle> handle;  // null until the worker started it
+  std::string run_id;
+  bool cancel_requested = false;
+};
+
+std::unique_ptr<game_sidecar_result> FromStatus(const game_sidecar::Status& status);
+std::unique_ptr<game_sidecar_result> LocalError(int code, std::string reason, std::string message);
+std::string JsonEscape(const std::string& s);
+// A message as proto3 JSON (lowerCamel names, default values printed).
+std::string ToJson(const google::protobuf::Message& message);
+// Parses proto3 JSON into `message`; "" is an empty message. False + `error` on bad input.
+bool FromJson(const char* json, google::protobuf::Message* message, std::string* error);
+// Runs a unary method on `client`. Unknown method or bad JSON: INVALID_ARGUMENT, nothing sent.
+std::unique_ptr<game_sidecar_result> InvokeUnary(game_sidecar::SidecarClient& client, const std::string& method,
+                                                 const std::string& request_json);
+std::unique_ptr<game_sidecar_result> InvokeApply(game_sidecar::SidecarClient& client,
+                                                 const sidecar::v1::ApplyDeltasRequest& request);
+PendingEvent FromRunUpdate(const game_sidecar::RunUpdate& update);
+
+}  // namespace game_sidecar_c
+
+// The object behind game_sidecar_host*: a sidecar, its client, an event queue
+// drained by the game thread, and one worker thread that runs the *_async work
+// in submission order.
+struct game_sidecar_host {
+  game_sidecar_host();
+  ~game_sidecar_host();
+
+  uint64_t NextHandle() { return next_handle.fetch_add(1); }
+  void Post(game_sidecar_c::PendingEvent event);
+  void Submit(std::function<void()> task);
+  std::shared_ptr<game_sidecar::SidecarClient> Client();
+  // Blocking bodies shared by the blocking and *_async forms.
+  std::unique_ptr<game_sidecar_result> DoLaunch(const game_sidecar::SidecarOptions& options,
+                                                game_sidecar::ClientOptions client_options);
+  std::unique_ptr<game_sidecar_result> DoStop();
+  void StartRunOnWorker(uint64_t handle, sidecar::v1::RunRequest request, game_sidecar_callback callback,
+                        void* user_data);
+
+  std::atomic<uint64_t> next_handle{1};
+
+  // Events for the drain.
+  std::mutex events_mu;
+  std::condition_variable events_cv;
+  std::deque<game_sidecar_c::PendingEvent> events;
+
+  // The worker.
+  std::mutex tasks_mu;
+  std::condition_variable tasks_cv;
+  std::deque<std::function<void()>> tasks;
+  bool quitting = false;
+  std::thread worker;
+
+  // The sidecar. The client is shared so a blocking call on another thread
+  // keeps it alive across a concurrent stop.
+  mutable std::mutex sidecar_mu;
+  std::unique_ptr<game_sidecar::SidecarProcess> process;
+  std::shared_ptr<game_sidecar::SidecarClient> client;
+  std::map<uint64_t, game_sidecar_c::RunRecord> runs;
+};

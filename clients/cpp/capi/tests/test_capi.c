@@ -1,0 +1,328 @@
+/* The C ABI from plain C99 against the real sidecar (scripted model):
+ *   capi_c_test <game-sidecar> <sidecar_test.toml> <fake_sidecar.sh>
+ * GAME_SIDECAR_EXE in the environment overrides the first argument.
+ *
+ * A "game thread" loop drains the object's events; every result of a
+ * non-blocking call must arrive there, through the callback of its own call. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "game_sidecar_c.h"
+
+static int failures = 0;
+#define CHECK(cond)                                                          \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                            \
+      return;                                                                \
+    }                                                                        \
+  } while (0)
+
+/* What one call's callback saw. */
+typedef struct call_log {
+  uint64_t handle;         /* what the *_async call returned */
+  int events;              /* callbacks received */
+  int wrong_handle;        /* events carrying another call's handle */
+  int done;                /* a final event arrived */
+  int code;
+  char reason[64];
+  char json[2048];
+  int64_t revision;
+  /* runs */
+  char text[1024];
+  int sentences;
+  int texts;
+  uint64_t last_seq;
+  int out_of_order;
+  int run_kind_last;
+  int cancel_on_first_text; /* cancel from inside the callback */
+  game_sidecar_host* gs;
+} call_log;
+
+static void copy(char* dst, size_t cap, const char* src) {
+  size_t n = strlen(src);
+  if (n >= cap) n = cap - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+static void record_result(call_log* log, const game_sidecar_result* r) {
+  log->code = game_sidecar_result_code(r);
+  if (log->code != GAME_SIDECAR_OK && getenv("CAPI_TEST_VERBOSE") != NULL) {
+    fprintf(stderr, "result %d %s: %s\n", log->code, game_sidecar_result_reason(r), game_sidecar_result_message(r));
+  }
+  copy(log->reason, sizeof log->reason, game_sidecar_result_reason(r));
+  copy(log->json, sizeof log->json, game_sidecar_result_json(r));
+  log->revision = game_sidecar_result_revision(r);
+}
+
+static void on_done(const game_sidecar_event* e, void* user_data) {
+  call_log* log = (call_log*)user_data;
+  log->events++;
+  if (e->handle != log->handle) log->wrong_handle++;
+  if (e->result) record_result(log, e->result);
+  log->done = 1;
+}
+
+static void on_run(const game_sidecar_event* e, void* user_data) {
+  call_log* log = (call_log*)user_data;
+  if (getenv("CAPI_TEST_VERBOSE") != NULL) {
+    fprintf(stderr, "run %llu: kind %d seq %llu %s\n", (unsigned long long)e->handle, e->run_kind,
+            (unsigned long long)e->seq, e->text);
+  }
+  log->events++;
+  if (e->kind != GAME_SIDECAR_EVENT_RUN || e->handle != log->handle) log->wrong_handle++;
+  log->run_kind_last = e->run_kind;
+  if (e->run_kind != GAME_SIDECAR_RUN_ERROR) {
+    if (e->seq <= log->last_seq) log->out_of_order++;
+    log->last_seq = e->seq;
+  }
+  if (e->run_kind == GAME_SIDECAR_RUN_TEXT) {
+    size_t have = strlen(log->text);
+    if (have + strlen(e->text) < sizeof log->text) strcat(log->text, e->text);
+    log->texts++;
+    if (e->sentence_end) log->sentences++;
+    if (log->cancel_on_first_text && log->texts == 1) {
+      if (game_sidecar_run_cancel(log->gs, e->handle) != GAME_SIDECAR_OK) log->wrong_handle++;
+    }
+  }
+  if (e->run_kind == GAME_SIDECAR_RUN_FINISHED || e->run_kind == GAME_SIDECAR_RUN_ERROR) {
+    if (e->result) record_result(log, e->result);
+    log->done = 1;
+  }
+}
+
+static void on_log(const game_sidecar_event* e, void* user_data) {
+  (void)user_data;
+  if (e->kind != GAME_SIDECAR_EVENT_LOG) failures++;
+  if (getenv("CAPI_TEST_VERBOSE") != NULL) fprintf(stderr, "sidecar: %s\n", e->text);
+}
+
+/* The game loop: drain, and between frames wait for work (a real game would
+ * render instead). Gives up after about 60 s. */
+static int pump_until(game_sidecar_host* gs, const int* flag) {
+  int frames;
+  for (frames = 0; frames < 1200 && !*flag; ++frames) {
+    game_sidecar_drain(gs, 0);
+    if (!*flag) game_sidecar_wait_event(gs, 50);
+  }
+  return *flag;
+}
+
+static void test_utf16_offsets(void) {
+  /* "é" is 2 UTF-8 bytes / 1 UTF-16 unit; "😀" 4 bytes / 2 units. */
+  const char* s = "h\xc3\xa9llo \xf0\x9f\x98\x80 x";
+  CHECK(game_sidecar_utf16_offset(s, strlen(s), 0) == 0);
+  CHECK(game_sidecar_utf16_offset(s, strlen(s), 3) == 2);
+  CHECK(game_sidecar_utf16_offset(s, strlen(s), 7) == 6);
+  CHECK(game_sidecar_utf16_offset(s, strlen(s), 11) == 8);
+  CHECK(game_sidecar_utf16_offset(s, strlen(s), 13) == 10);
+  CHECK(game_sidecar_utf16_offset(s, strlen(s), 99) == 10);
+}
+
+static void test_batch_rejects_bad_ops(void) {
+  game_sidecar_batch* b = game_sidecar_batch_create();
+  CHECK(game_sidecar_batch_upsert_entity(b, "guard", "DRAGONKIND", "Guard", "", "") == GAME_SIDECAR_INVALID_ARGUMENT);
+  CHECK(game_sidecar_batch_upsert_entity(b, "", "CHARACTER", "Guard", "", "") == GAME_SIDECAR_INVALID_ARGUMENT);
+  CHECK(game_sidecar_batch_add_json(b, "{\"noSuchOp\": {}}") == GAME_SIDECAR_INVALID_ARGUMENT);
+  CHECK(game_sidecar_batch_size(b) == 0);
+  CHECK(game_sidecar_batch_upsert_entity(b, "guard", "CHARACTER", "Guard", "a tired guard", NULL) == GAME_SIDECAR_OK);
+  CHECK(game_sidecar_batch_add_json(b, "{\"setSceneFact\": {\"key\": \"weather\", \"value\": {\"stringValue\": \"rain\"}}}") == GAME_SIDECAR_OK);
+  CHECK(game_sidecar_batch_size(b) == 2);
+  game_sidecar_batch_free(b);
+}
+
+/* Without a sidecar, calls fail through the drain (not at the call), in the
+ * order they were made, and a drain hands out at most `max` events. */
+static void test_drain_order_and_bound(void) {
+  game_sidecar_host* gs = game_sidecar_create();
+  call_log first, second;
+  size_t n;
+  int rounds = 0;
+  memset(&first, 0, sizeof first);
+  memset(&second, 0, sizeof second);
+  first.handle = game_sidecar_call_async(gs, "GetInfo", NULL, on_done, &first);
+  second.handle = game_sidecar_call_async(gs, "GetInfo", NULL, on_done, &second);
+  CHECK(first.handle != second.handle);
+  while (!second.done && rounds++ < 200) {
+    n = game_sidecar_drain(gs, 1);
+    CHECK(n <= 1);
+    CHECK(!second.done || first.done); /* first in, first out */
+    if (!second.done) game_sidecar_wait_event(gs, 50);
+  }
+  CHECK(first.done && second.done && first.events == 1 && second.events == 1);
+  CHECK(first.wrong_handle == 0 && second.wrong_handle == 0);
+  CHECK(first.code == GAME_SIDECAR_FAILED_PRECONDITION && second.code == GAME_SIDECAR_FAILED_PRECONDITION);
+  game_sidecar_destroy(gs);
+}
+
+/* A launch whose child never prints a handshake: launch_async must return
+ * before the handshake timeout, with nothing in the drain, and the failure
+ * must arrive later through the drain. */
+static void test_launch_async_does_not_block(const char* fake) {
+  game_sidecar_host* gs = game_sidecar_create();
+  const char* args[] = {"silent"};
+  game_sidecar_launch_options o;
+  call_log log;
+  memset(&o, 0, sizeof o);
+  memset(&log, 0, sizeof log);
+  o.struct_size = sizeof o;
+  o.executable = fake;
+  o.args = args;
+  o.arg_count = 1;
+  o.handshake_timeout_ms = 2000;
+  o.terminate_grace_ms = 500;
+  log.handle = game_sidecar_launch_async(gs, &o, on_done, &log);
+  CHECK(log.handle != 0);
+  CHECK(game_sidecar_drain(gs, 0) == 0); /* a blocking launch would have queued its result already */
+  CHECK(log.events == 0);
+  CHECK(pump_until(gs, &log.done));
+  CHECK(log.events == 1 && log.wrong_handle == 0);
+  CHECK(log.code == GAME_SIDECAR_UNAVAILABLE);
+  CHECK(strcmp(log.reason, "TIMED_OUT") == 0);
+  game_sidecar_destroy(gs);
+}
+
+static void test_real_sidecar(const char* exe, const char* config) {
+  game_sidecar_host* gs = game_sidecar_create();
+  const char* args[] = {"serve", "--config", config};
+  game_sidecar_launch_options o;
+  call_log launched, opened, applied, stale, bad, run1, run2, cancelled, stopped;
+  game_sidecar_batch* b;
+  game_sidecar_result* r;
+  game_sidecar_run_request rq;
+  const char* expected = "The gate creaks open. A cold wind rushes in! Nobody speaks.";
+
+  memset(&o, 0, sizeof o);
+  memset(&launched, 0, sizeof launched);
+  memset(&opened, 0, sizeof opened);
+  memset(&applied, 0, sizeof applied);
+  memset(&stale, 0, sizeof stale);
+  memset(&bad, 0, sizeof bad);
+  memset(&run1, 0, sizeof run1);
+  memset(&run2, 0, sizeof run2);
+  memset(&cancelled, 0, sizeof cancelled);
+  memset(&stopped, 0, sizeof stopped);
+  o.struct_size = sizeof o;
+  o.executable = exe;
+  o.args = args;
+  o.arg_count = 3;
+  o.on_log = on_log;
+
+  /* Launch, open, apply and narrate, all queued at once without waiting: the
+   * worker runs them in order, the game only drains. */
+  launched.handle = game_sidecar_launch_async(gs, &o, on_done, &launched);
+  opened.handle = game_sidecar_call_async(gs, "OpenSession", "{\"sessionId\": \"c-slot\"}", on_done, &opened);
+  b = game_sidecar_batch_create();
+  CHECK(game_sidecar_batch_upsert_entity(b, "guard", "CHARACTER", "Guard", "a tired guard", NULL) == 0);
+  CHECK(game_sidecar_batch_record_event(b, "The bell rings twice.", "guard", NULL) == 0);
+  CHECK(game_sidecar_batch_set_scene_fact(b, "weather", "rain") == 0);
+  applied.handle = game_sidecar_apply_async(gs, "c-slot", 0, "c-delta-1", b, on_done, &applied);
+  game_sidecar_batch_free(b); /* copied: freeing it at once is allowed */
+  memset(&rq, 0, sizeof rq);
+  rq.struct_size = sizeof rq;
+  rq.input = GAME_SIDECAR_INPUT_NARRATE;
+  rq.session_id = "c-slot";
+  rq.text = "The gate opens.";
+  run1.handle = game_sidecar_run_start(gs, &rq, on_run, &run1);
+  run2.handle = game_sidecar_run_start(gs, &rq, on_run, &run2);
+  CHECK(strncmp(game_sidecar_run_id(gs, run1.handle), "run-", 4) == 0); /* known before it starts */
+  CHECK(launched.events == 0 && opened.events == 0 && applied.events == 0 && run1.events == 0);
+
+  CHECK(pump_until(gs, &run1.done) && pump_until(gs, &run2.done));
+  CHECK(launched.events == 1 && launched.code == GAME_SIDECAR_OK && strstr(launched.json, "\"pid\":") != NULL);
+  CHECK(game_sidecar_pid(gs) > 0);
+  CHECK(opened.events == 1 && opened.code == GAME_SIDECAR_OK && opened.revision == 0);
+  CHECK(strstr(opened.json, "\"created\":true") != NULL);
+  CHECK(applied.events == 1 && applied.code == GAME_SIDECAR_OK && applied.revision == 1);
+  /* Routing: each run's callback got only its own events, the whole reply, in order. */
+  CHECK(run1.wrong_handle == 0 && run2.wrong_handle == 0 && launched.wrong_handle == 0);
+  CHECK(opened.wrong_handle == 0 && applied.wrong_handle == 0);
+  if (run1.run_kind_last != GAME_SIDECAR_RUN_FINISHED || run2.run_kind_last != GAME_SIDECAR_RUN_FINISHED) {
+    fprintf(stderr, "run1: kind %d code %d %s; run2: kind %d code %d %s\n", run1.run_kind_last, run1.code,
+            run1.reason, run2.run_kind_last, run2.code, run2.reason);
+  }
+  CHECK(run1.run_kind_last == GAME_SIDECAR_RUN_FINISHED && run2.run_kind_last == GAME_SIDECAR_RUN_FINISHED);
+  CHECK(strcmp(run1.text, expected) == 0 && strcmp(run2.text, expected) == 0);
+  CHECK(run1.sentences == 3 && run1.out_of_order == 0 && run2.out_of_order == 0);
+  /* The final event was drained: the handle is released. */
+  CHECK(game_sidecar_run_cancel(gs, run1.handle) == GAME_SIDECAR_NOT_FOUND);
+
+  /* Blocking forms. */
+  r = game_sidecar_call(gs, "GetState", "{\"sessionId\": \"c-slot\"}");
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK && game_sidecar_result_revision(r) == 1);
+  CHECK(strstr(game_sidecar_result_json(r), "\"guard\"") != NULL);
+  game_sidecar_result_free(r);
+  r = game_sidecar_call(gs, "GetState", "{\"sessionId\": 7, \"nope\": 1}");
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_INVALID_ARGUMENT);
+  CHECK(strcmp(game_sidecar_result_reason(r), "INVALID_REQUEST") == 0);
+  game_sidecar_result_free(r);
+  r = game_sidecar_call(gs, "DropTables", "");
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_INVALID_ARGUMENT);
+  game_sidecar_result_free(r);
+
+  /* A stale batch, non-blocking: the sidecar's reason and metadata come through. */
+  b = game_sidecar_batch_create();
+  CHECK(game_sidecar_batch_remove_entity(b, "guard") == 0);
+  stale.handle = game_sidecar_apply_async(gs, "c-slot", 0 + 5, NULL, b, on_done, &stale);
+  bad.handle = game_sidecar_call_async(gs, "OpenSession", "{not json", on_done, &bad);
+  game_sidecar_batch_free(b);
+  CHECK(pump_until(gs, &stale.done) && pump_until(gs, &bad.done));
+  CHECK(stale.code == GAME_SIDECAR_ABORTED && strcmp(stale.reason, "STALE_REVISION") == 0);
+  CHECK(bad.code == GAME_SIDECAR_INVALID_ARGUMENT && bad.wrong_handle == 0 && stale.wrong_handle == 0);
+  r = game_sidecar_call(gs, "GetState", "{\"sessionId\": \"c-slot\"}");
+  CHECK(game_sidecar_result_revision(r) == 1 && strstr(game_sidecar_result_json(r), "\"guard\"") != NULL);
+  game_sidecar_result_free(r);
+
+  /* Cancel from inside the run's callback at its first text. */
+  rq.profile = "slow";
+  cancelled.gs = gs;
+  cancelled.cancel_on_first_text = 1;
+  cancelled.handle = game_sidecar_run_start(gs, &rq, on_run, &cancelled);
+  CHECK(pump_until(gs, &cancelled.done));
+  CHECK(cancelled.run_kind_last == GAME_SIDECAR_RUN_ERROR && cancelled.wrong_handle == 0);
+  CHECK(cancelled.code == GAME_SIDECAR_CANCELLED && strcmp(cancelled.reason, "RUN_CANCELLED") == 0);
+  CHECK(strlen(cancelled.text) < strlen("One. Two. Three. Four. Five. Six. Seven. Eight. Nine. Ten."));
+
+  /* A run with a bad request ends with RUN_ERROR through the drain. */
+  memset(&run1, 0, sizeof run1);
+  rq.input = 99;
+  run1.handle = game_sidecar_run_start(gs, &rq, on_run, &run1);
+  CHECK(pump_until(gs, &run1.done) && run1.code == GAME_SIDECAR_INVALID_ARGUMENT && run1.events == 1);
+
+  /* Stop without blocking: the orderly exit arrives through the drain. */
+  stopped.handle = game_sidecar_stop_async(gs, on_done, &stopped);
+  CHECK(pump_until(gs, &stopped.done));
+  CHECK(strstr(stopped.json, "\"how\":\"exited\"") != NULL && strstr(stopped.json, "\"exitCode\":0") != NULL);
+  CHECK(game_sidecar_pid(gs) == 0);
+  r = game_sidecar_call(gs, "GetInfo", NULL);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_FAILED_PRECONDITION);
+  game_sidecar_result_free(r);
+  game_sidecar_destroy(gs);
+}
+
+int main(int argc, char** argv) {
+  const char* exe = getenv("GAME_SIDECAR_EXE");
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s <game-sidecar> <config.toml> <fake_sidecar.sh>\n", argv[0]);
+    return 2;
+  }
+  if (exe == NULL || *exe == '\0') exe = argv[1];
+  if (game_sidecar_abi_version() != GAME_SIDECAR_C_ABI_VERSION) {
+    fprintf(stderr, "ABI version mismatch\n");
+    return 1;
+  }
+  test_utf16_offsets();
+  test_batch_rejects_bad_ops();
+  test_drain_order_and_bound();
+  test_launch_async_does_not_block(argv[3]);
+  test_real_sidecar(exe, argv[2]);
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("capi: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,30 @@
+// The runtime module: a game-instance subsystem that owns the sidecar, Blueprint
+// async nodes for runs, settings, and USTRUCTs for deltas and events. It talks to
+// the sidecar only through game_sidecar_c.h (GameSidecarLibrary), so no gRPC,
+// protobuf or abseil header is ever compiled by Unreal.
+using System.IO;
+using UnrealBuildTool;
+
+public class GameSidecar : ModuleRules
+{
+    public GameSidecar(ReadOnlyTargetRules Target) : base(Target)
+    {
+        PCHUsage = PCHUsageMode.UseExplicitOrSharedPCHs;
+        PublicDependencyModuleNames.AddRange(new string[] { "Core", "CoreUObject", "Engine", "DeveloperSettings" });
+        PrivateDependencyModuleNames.AddRange(new string[] { "Projects", "GameSidecarLibrary" });
+
+        // The sidecar itself (scripts/package's dist/game-sidecar/ folder, built per
+        // platform) goes in <Plugin>/Sidecar/<Platform>/. It is staged as non-UFS
+        // files (on disk, outside the .pak: a process cannot run from a .pak), to the
+        // same path under the staged plugin folder, which is where
+        // UGameSidecarSubsystem looks for it at run time (IPluginManager's base dir).
+        string Sidecar = Path.Combine(PluginDirectory, "Sidecar", Target.Platform.ToString());
+        if (Directory.Exists(Sidecar))
+        {
+            foreach (string File in Directory.EnumerateFiles(Sidecar, "*", SearchOption.AllDirectories))
+            {
+                RuntimeDependencies.Add(File, StagedFileType.NonUFS);
+            }
+        }
+    }
+}

@@ -1,0 +1,392 @@
+#include "GameSidecarSubsystem.h"
+
+#include <string>
+#include <vector>
+
+#include "Engine/Engine.h"
+#include "Engine/GameInstance.h"
+#include "GameSidecarSettings.h"
+#include "GameSidecarText.h"
+#include "HAL/FileManager.h"
+#include "Interfaces/IPluginManager.h"
+#include "Misc/Paths.h"
+
+THIRD_PARTY_INCLUDES_START
+#include "game_sidecar_c.h"
+THIRD_PARTY_INCLUDES_END
+
+DEFINE_LOG_CATEGORY_STATIC(LogGameSidecar, Log, All);
+
+using GameSidecarText::FromUtf8;
+using GameSidecarText::ToUtf8;
+
+namespace
+{
+// The folder the Build.cs stages the sidecar from: <Plugin>/Sidecar/<Platform>/.
+const TCHAR* PlatformFolder()
+{
+#if PLATFORM_WINDOWS
+	return TEXT("Win64");
+#elif PLATFORM_MAC
+	return TEXT("Mac");
+#else
+	return TEXT("Linux");
+#endif
+}
+
+const char* KindName(ESidecarEntityKind Kind)
+{
+	switch (Kind)
+	{
+	case ESidecarEntityKind::Character: return "CHARACTER";
+	case ESidecarEntityKind::Location: return "LOCATION";
+	case ESidecarEntityKind::Item: return "ITEM";
+	case ESidecarEntityKind::Faction: return "FACTION";
+	case ESidecarEntityKind::Player: return "PLAYER";
+	case ESidecarEntityKind::Other: return "OTHER";
+	}
+	return "OTHER";
+}
+
+FSidecarStatus LocalStatus(int32 Code, const FString& Message)
+{
+	FSidecarStatus Status;
+	Status.Code = Code;
+	Status.Reason = TEXT("INVALID_REQUEST");
+	Status.Message = Message;
+	Status.MetadataJson = TEXT("{}");
+	return Status;
+}
+
+FString ResolveExecutable(const UGameSidecarSettings* Settings)
+{
+	FString Exe = Settings->Executable;
+	if (Exe.IsEmpty())
+	{
+		TSharedPtr<IPlugin> Plugin = IPluginManager::Get().FindPlugin(TEXT("GameSidecar"));
+		const FString Base = Plugin.IsValid() ? Plugin->GetBaseDir() : FPaths::ProjectPluginsDir() / TEXT("GameSidecar");
+		Exe = Base / TEXT("Sidecar") / PlatformFolder() / TEXT("game-sidecar/game-sidecar");
+#if PLATFORM_WINDOWS
+		Exe += TEXT(".exe");
+#endif
+	}
+	else if (FPaths::IsRelative(Exe))
+	{
+		Exe = FPaths::ProjectDir() / Exe;
+	}
+	return FPaths::ConvertRelativePathToFull(Exe);
+}
+}  // namespace
+
+FSidecarStatus UGameSidecarSubsystem::ToStatus(const game_sidecar_result* Result)
+{
+	FSidecarStatus Status;
+	Status.Code = game_sidecar_result_code(Result);
+	Status.Reason = FromUtf8(game_sidecar_result_reason(Result));
+	Status.Message = FromUtf8(game_sidecar_result_message(Result));
+	Status.MetadataJson = FromUtf8(game_sidecar_result_metadata_json(Result));
+	return Status;
+}
+
+void UGameSidecarSubsystem::Initialize(FSubsystemCollectionBase& Collection)
+{
+	Super::Initialize(Collection);
+	Sidecar = game_sidecar_create();
+	StateFolder = ResolveStateFolder();
+	if (GetDefault<UGameSidecarSettings>()->bLaunchOnStart)
+	{
+		Launch();
+	}
+}
+
+void UGameSidecarSubsystem::Deinitialize()
+{
+	// Blocks for the orderly stop (close stdin, grace, terminate): the game
+	// instance is going away. Queued events are dropped with their handlers.
+	game_sidecar_host* Old = Sidecar;
+	Sidecar = nullptr;
+	Handlers.Empty();
+	game_sidecar_destroy(Old);
+	State = ESidecarState::Stopped;
+	Super::Deinitialize();
+}
+
+void UGameSidecarSubsystem::Tick(float DeltaTime)
+{
+	if (Sidecar != nullptr)
+	{
+		game_sidecar_drain(Sidecar, static_cast<size_t>(FMath::Max(0, GetDefault<UGameSidecarSettings>()->MaxEventsPerFrame)));
+	}
+}
+
+TStatId UGameSidecarSubsystem::GetStatId() const
+{
+	RETURN_QUICK_DECLARE_CYCLE_STAT(UGameSidecarSubsystem, STATGROUP_Tickables);
+}
+
+FString UGameSidecarSubsystem::ResolveStateFolder() const
+{
+	const UGameSidecarSettings* Settings = GetDefault<UGameSidecarSettings>();
+	if (Settings->StateFolder.IsEmpty())
+	{
+		return FString();
+	}
+	FString Folder = FPaths::IsRelative(Settings->StateFolder) ? FPaths::ProjectSavedDir() / Settings->StateFolder
+	                                                            : Settings->StateFolder;
+#if WITH_EDITOR
+	// Each PIE client is its own game instance with its own sidecar; one state
+	// folder can be locked by one sidecar only.
+	const UGameInstance* Instance = GetGameInstance();
+	const FWorldContext* Context = Instance ? Instance->GetWorldContext() : nullptr;
+	if (Settings->bStateFolderPerPIEInstance && Context != nullptr && Context->WorldType == EWorldType::PIE)
+	{
+		Folder = Folder / FString::Printf(TEXT("PIE-%d"), Context->PIEInstance);
+	}
+#endif
+	return FPaths::ConvertRelativePathToFull(Folder);
+}
+
+void UGameSidecarSubsystem::SetState(ESidecarState NewState, const FSidecarStatus& Status)
+{
+	State = NewState;
+	OnStateChanged.Broadcast(NewState, Status);
+}
+
+void UGameSidecarSubsystem::Launch()
+{
+	if (Sidecar == nullptr || State == ESidecarState::Starting || State == ESidecarState::Ready)
+	{
+		return;
+	}
+	const UGameSidecarSettings* Settings = GetDefault<UGameSidecarSettings>();
+	const std::string Exe = ToUtf8(ResolveExecutable(Settings));
+	std::vector<std::string> Args = {"serve"};
+	if (!Settings->ConfigFile.IsEmpty())
+	{
+		const FString Config = FPaths::IsRelative(Settings->ConfigFile) ? FPaths::ProjectDir() / Settings->ConfigFile
+		                                                                 : Settings->ConfigFile;
+		Args.push_back("--config");
+		Args.push_back(ToUtf8(FPaths::ConvertRelativePathToFull(Config)));
+	}
+	if (!StateFolder.IsEmpty())
+	{
+		IFileManager::Get().MakeDirectory(*StateFolder, true);
+		Args.push_back("--state-dir");
+		Args.push_back(ToUtf8(StateFolder));
+	}
+	for (const FString& Extra : Settings->ExtraArguments)
+	{
+		Args.push_back(ToUtf8(Extra));
+	}
+	std::vector<std::string> Env;
+	for (const TPair<FString, FString>& Pair : Settings->Environment)
+	{
+		Env.push_back(ToUtf8(Pair.Key) + "=" + ToUtf8(Pair.Value));
+	}
+	std::vector<const char*> ArgPtrs, EnvPtrs;
+	for (const std::string& A : Args) ArgPtrs.push_back(A.c_str());
+	for (const std::string& E : Env) EnvPtrs.push_back(E.c_str());
+
+	game_sidecar_launch_options Options = {};
+	Options.struct_size = sizeof(Options);
+	Options.executable = Exe.c_str();
+	Options.args = ArgPtrs.data();
+	Options.arg_count = ArgPtrs.size();
+	Options.env = EnvPtrs.empty() ? nullptr : EnvPtrs.data();
+	Options.env_count = EnvPtrs.size();
+	Options.handshake_timeout_ms = Settings->HandshakeTimeoutMs;
+	Options.call_timeout_ms = Settings->CallTimeoutMs == 0 ? -1 : Settings->CallTimeoutMs;
+	Options.on_log = &UGameSidecarSubsystem::DispatchLog;
+	Options.log_user_data = this;
+	// The options are copied by the call: the strings above may go now.
+	const uint64 Handle = game_sidecar_launch_async(Sidecar, &Options, &UGameSidecarSubsystem::Dispatch, this);
+	Handlers.Add(Handle, [this](const game_sidecar_event& Event) {
+		const FSidecarStatus Status = ToStatus(Event.result);
+		if (!Status.IsOk())
+		{
+			UE_LOG(LogGameSidecar, Error, TEXT("launch failed: %s %s\n%s"), *Status.Reason, *Status.Message,
+			       *FromUtf8(game_sidecar_result_stderr_tail(Event.result)));
+		}
+		SetState(Status.IsOk() ? ESidecarState::Ready : ESidecarState::Failed, Status);
+		return true;
+	});
+	SetState(ESidecarState::Starting, FSidecarStatus());
+}
+
+void UGameSidecarSubsystem::Stop()
+{
+	if (Sidecar == nullptr)
+	{
+		return;
+	}
+	const uint64 Handle = game_sidecar_stop_async(Sidecar, &UGameSidecarSubsystem::Dispatch, this);
+	Handlers.Add(Handle, [this](const game_sidecar_event& Event) {
+		SetState(ESidecarState::Stopped, ToStatus(Event.result));
+		return true;
+	});
+}
+
+void UGameSidecarSubsystem::Dispatch(const game_sidecar_event* Event, void* UserData)
+{
+	// Runs inside game_sidecar_drain, i.e. in Tick, on the game thread.
+	UGameSidecarSubsystem* Self = static_cast<UGameSidecarSubsystem*>(UserData);
+	const FEventHandler* Found = Self->Handlers.Find(Event->handle);
+	if (Found == nullptr)
+	{
+		return;
+	}
+	// A copy: the handler may start calls, which add to (and may reallocate) the map.
+	FEventHandler Handler = *Found;
+	if (Handler(*Event))
+	{
+		Self->Handlers.Remove(Event->handle);
+	}
+}
+
+void UGameSidecarSubsystem::DispatchLog(const game_sidecar_event* Event, void* UserData)
+{
+	UGameSidecarSubsystem* Self = static_cast<UGameSidecarSubsystem*>(UserData);
+	Self->OnLog.Broadcast(FromUtf8(Event->text));
+}
+
+void UGameSidecarSubsystem::OnCallResult(uint64 Handle, FSidecarCallDone OnDone)
+{
+	Handlers.Add(Handle, [OnDone](const game_sidecar_event& Event) {
+		OnDone.ExecuteIfBound(ToStatus(Event.result), game_sidecar_result_revision(Event.result));
+		return true;
+	});
+}
+
+void UGameSidecarSubsystem::CallJson(const FString& Method, const FString& RequestJson,
+                                     TFunction<void(const FSidecarStatus&, const FString&, int64)> OnDone)
+{
+	if (Sidecar == nullptr)
+	{
+		return;
+	}
+	const uint64 Handle = game_sidecar_call_async(Sidecar, ToUtf8(Method).c_str(), ToUtf8(RequestJson).c_str(),
+	                                              &UGameSidecarSubsystem::Dispatch, this);
+	Handlers.Add(Handle, [OnDone](const game_sidecar_event& Event) {
+		OnDone(ToStatus(Event.result), FromUtf8(game_sidecar_result_json(Event.result)),
+		       game_sidecar_result_revision(Event.result));
+		return true;
+	});
+}
+
+void UGameSidecarSubsystem::OpenSession(const FString& SessionId, FSidecarCallDone OnDone)
+{
+	CallJson(TEXT("OpenSession"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
+	         [OnDone](const FSidecarStatus& Status, const FString&, int64 Revision) { OnDone.ExecuteIfBound(Status, Revision); });
+}
+
+void UGameSidecarSubsystem::CloseSession(const FString& SessionId, FSidecarCallDone OnDone)
+{
+	CallJson(TEXT("CloseSession"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
+	         [OnDone](const FSidecarStatus& Status, const FString&, int64 Revision) { OnDone.ExecuteIfBound(Status, Revision); });
+}
+
+void UGameSidecarSubsystem::ApplyDeltas(const FString& SessionId, const FSidecarDeltaBatch& Batch, int64 BaseRevision,
+                                        const FString& DeltaId, FSidecarCallDone OnDone)
+{
+	if (Sidecar == nullptr)
+	{
+		return;
+	}
+	game_sidecar_batch* B = game_sidecar_batch_create();
+	FString Bad;
+	for (const FSidecarEntity& E : Batch.Upserts)
+	{
+		if (game_sidecar_batch_upsert_entity(B, ToUtf8(E.Id).c_str(), KindName(E.Kind), ToUtf8(E.Name).c_str(),
+		                                     ToUtf8(E.Description).c_str(), ToUtf8(E.LocationId).c_str()) != 0)
+			Bad = FString::Printf(TEXT("upsert of entity \"%s\" (an empty ID?)"), *E.Id);
+	}
+	for (const FSidecarFieldChange& F : Batch.FieldChanges)
+	{
+		const std::string Value = ToUtf8(F.Value);
+		if (game_sidecar_batch_set_field(B, ToUtf8(F.EntityId).c_str(), ToUtf8(F.Field).c_str(),
+		                                 F.bRemove ? nullptr : Value.c_str()) != 0)
+			Bad = FString::Printf(TEXT("field change %s.%s"), *F.EntityId, *F.Field);
+	}
+	for (const FSidecarGameEvent& E : Batch.Events)
+	{
+		if (game_sidecar_batch_record_event(B, ToUtf8(E.Text).c_str(), ToUtf8(E.ActorId).c_str(),
+		                                    ToUtf8(E.LocationId).c_str()) != 0)
+			Bad = TEXT("an event with empty text");
+	}
+	for (const FSidecarSceneFact& F : Batch.SceneFacts)
+	{
+		const std::string Value = ToUtf8(F.Value);
+		if (game_sidecar_batch_set_scene_fact(B, ToUtf8(F.Key).c_str(), F.bRemove ? nullptr : Value.c_str()) != 0)
+			Bad = TEXT("a scene fact with an empty key");
+	}
+	for (const FString& Json : Batch.ExtraOpsJson)
+	{
+		if (game_sidecar_batch_add_json(B, ToUtf8(Json).c_str()) != 0)
+			Bad = FString::Printf(TEXT("extra op %s"), *Json);
+	}
+	for (const FString& Id : Batch.RemoveEntityIds)
+	{
+		if (game_sidecar_batch_remove_entity(B, ToUtf8(Id).c_str()) != 0)
+			Bad = TEXT("a removal with an empty ID");
+	}
+	if (!Bad.IsEmpty())
+	{
+		// Nothing is sent; the error still arrives on a later tick, like any result.
+		game_sidecar_batch_free(B);
+		const FSidecarStatus Status = LocalStatus(3, TEXT("bad delta op: ") + Bad);
+		const uint64 Handle = game_sidecar_call_async(Sidecar, "", "", &UGameSidecarSubsystem::Dispatch, this);
+		Handlers.Add(Handle, [OnDone, Status](const game_sidecar_event&) {
+			OnDone.ExecuteIfBound(Status, -1);
+			return true;
+		});
+		return;
+	}
+	const std::string Delta = ToUtf8(DeltaId);
+	const uint64 Handle = game_sidecar_apply_async(Sidecar, ToUtf8(SessionId).c_str(), BaseRevision,
+	                                               Delta.empty() ? nullptr : Delta.c_str(), B,
+	                                               &UGameSidecarSubsystem::Dispatch, this);
+	game_sidecar_batch_free(B);
+	OnCallResult(Handle, OnDone);
+}
+
+uint64 UGameSidecarSubsystem::StartRun(int32 Input, const FString& SessionId, const FString& ActorId,
+                                       const FString& Text, const FString& SpeakerId,
+                                       const TArray<FSidecarActionOption>& Options, FEventHandler Handler)
+{
+	if (Sidecar == nullptr)
+	{
+		return 0;
+	}
+	const std::string Session = ToUtf8(SessionId), Actor = ToUtf8(ActorId), Body = ToUtf8(Text), Speaker = ToUtf8(SpeakerId);
+	std::vector<std::string> Strings;
+	Strings.reserve(Options.Num() * 3);
+	std::vector<game_sidecar_action_option> COptions;
+	for (const FSidecarActionOption& O : Options)
+	{
+		Strings.push_back(ToUtf8(O.ActionId));
+		Strings.push_back(ToUtf8(O.Label));
+		Strings.push_back(ToUtf8(O.TargetId));
+		const size_t N = Strings.size();
+		COptions.push_back({Strings[N - 3].c_str(), Strings[N - 2].c_str(), Strings[N - 1].c_str()});
+	}
+	game_sidecar_run_request Request = {};
+	Request.struct_size = sizeof(Request);
+	Request.input = Input;
+	Request.session_id = Session.c_str();
+	Request.actor_id = Actor.c_str();
+	Request.text = Body.c_str();
+	Request.speaker_id = Speaker.c_str();
+	Request.options = COptions.empty() ? nullptr : COptions.data();
+	Request.option_count = COptions.size();
+	const uint64 Run = game_sidecar_run_start(Sidecar, &Request, &UGameSidecarSubsystem::Dispatch, this);
+	Handlers.Add(Run, MoveTemp(Handler));
+	return Run;
+}
+
+void UGameSidecarSubsystem::CancelRun(uint64 Run)
+{
+	if (Sidecar != nullptr && Run != 0)
+	{
+		game_sidecar_run_cancel(Sidecar, Run);
+	}
+}

@@ -1,0 +1,186 @@
+// Blueprint-facing types: the outcome of a call, a run's events, and the common
+// delta ops. Strings are FStrings (UTF-16); the C ABI below speaks UTF-8.
+#pragma once
+
+#include "CoreMinimal.h"
+#include "GameSidecarTypes.generated.h"
+
+// What the subsystem knows of its sidecar. Until the C++ client reports exits
+// (crash handling, issue 20), a sidecar that dies on its own stays Ready here and
+// its calls fail with UNAVAILABLE.
+UENUM(BlueprintType)
+enum class ESidecarState : uint8
+{
+	NotStarted,
+	Starting,
+	Ready,
+	Stopped,
+	Failed,
+};
+
+UENUM(BlueprintType)
+enum class ESidecarEntityKind : uint8
+{
+	Character,
+	Location,
+	Item,
+	Faction,
+	Player,
+	Other,
+};
+
+// The outcome of a call: gRPC's code (0 = OK) and the sidecar's stable reason.
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarStatus
+{
+	GENERATED_BODY()
+
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 Code = 0;
+	// ErrorReason name without prefix ("STALE_REVISION"); for a launch, the kind ("TIMED_OUT").
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString Reason;
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString Message;
+	// ErrorInfo metadata as JSON ({"current_revision": "7"}).
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString MetadataJson;
+
+	bool IsOk() const { return Code == 0; }
+};
+
+// An entity named in a text delta. Start/Length index the FString Text (UTF-16
+// code units); the UTF-8 byte span of the wire is kept beside it.
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarMention
+{
+	GENERATED_BODY()
+
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString EntityId;
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 Start = 0;
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 Length = 0;
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 StartUtf8 = 0;
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 LengthUtf8 = 0;
+};
+
+// What a run node's pins carry besides their text.
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarRunEvent
+{
+	GENERATED_BODY()
+
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString RunId;
+	// OnText: the entities this delta names.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	TArray<FSidecarMention> Mentions;
+	// OnFinished of a Decide node: the chosen action's ID.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString ActionId;
+	// OnError: why the run ended (CANCELLED/RUN_CANCELLED after Cancel).
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FSidecarStatus Status;
+};
+
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarActionOption
+{
+	GENERATED_BODY()
+
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString ActionId;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Label;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString TargetId;
+};
+
+// Delta ops. A batch is applied in this order: upserts, field changes, events,
+// scene facts, extra JSON ops, removals.
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarEntity
+{
+	GENERATED_BODY()
+
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Id;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	ESidecarEntityKind Kind = ESidecarEntityKind::Character;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Name;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Description;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString LocationId;
+};
+
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarFieldChange
+{
+	GENERATED_BODY()
+
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString EntityId;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Field;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Value;
+	// Unset the field instead of setting Value.
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	bool bRemove = false;
+};
+
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarGameEvent
+{
+	GENERATED_BODY()
+
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Text;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString ActorId;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString LocationId;
+};
+
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarSceneFact
+{
+	GENERATED_BODY()
+
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Key;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString Value;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	bool bRemove = false;
+};
+
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarDeltaBatch
+{
+	GENERATED_BODY()
+
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FSidecarEntity> Upserts;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FSidecarFieldChange> FieldChanges;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FSidecarGameEvent> Events;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FSidecarSceneFact> SceneFacts;
+	// Any other DeltaOp as proto3 JSON ({"setMood": {...}}).
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FString> ExtraOpsJson;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FString> RemoveEntityIds;
+};
+
+DECLARE_DYNAMIC_DELEGATE_TwoParams(FSidecarCallDone, const FSidecarStatus&, Status, int64, Revision);
+DECLARE_DYNAMIC_MULTICAST_DELEGATE_TwoParams(FSidecarStateChanged, ESidecarState, State, const FSidecarStatus&, Status);
+DECLARE_DYNAMIC_MULTICAST_DELEGATE_OneParam(FSidecarLogLine, const FString&, JsonLine);

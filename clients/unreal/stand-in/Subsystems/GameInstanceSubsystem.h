@@ -1,0 +1,14 @@
+// STAND-IN (see CoreMinimal.h).
+#pragma once
+#include "CoreMinimal.h"
+class UGameInstance;
+class FSubsystemCollectionBase {};
+class USubsystem : public UObject {
+ public:
+  virtual void Initialize(FSubsystemCollectionBase& Collection);
+  virtual void Deinitialize();
+};
+class UGameInstanceSubsystem : public USubsystem {
+ public:
+  UGameInstance* GetGameInstance() const;
+};

@@ -1,0 +1,13 @@
+// STAND-IN (see CoreMinimal.h).
+#pragma once
+#include "CoreMinimal.h"
+enum class ETickableTickType : uint8 { Conditional, Always, Never };
+class FTickableGameObject {
+ public:
+  virtual ~FTickableGameObject() = default;
+  virtual void Tick(float DeltaTime) = 0;
+  virtual TStatId GetStatId() const = 0;
+  virtual ETickableTickType GetTickableTickType() const { return ETickableTickType::Conditional; }
+  virtual bool IsTickable() const { return true; }
+  virtual bool IsTickableWhenPaused() const { return false; }
+};

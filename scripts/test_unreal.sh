@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The Unreal side (issue 25), without Unreal:
+#  1. compile the plugin's C++ (clients/unreal/GameSidecar/Source/GameSidecar)
+#     against the stand-in engine headers in clients/unreal/stand-in, for Linux
+#     and for Win64 (the platform branches), every warning an error;
+#  2. build libgame_sidecar and run its plain-C test against the real sidecar
+#     (CTest capi.c_program);
+#  3. scripts/unreal_package: assemble dist/unreal/GameSidecar/ and check the
+#     library (dependencies, exports, glibc floor); and check that the checker
+#     refuses a library linked against the shared gRPC.
+#
+# Environment: GAME_SIDECAR_EXE (default .venv/bin/game-sidecar), UNREAL_BUILD_DIR
+# (default build/unreal), CPP_JOBS (default 2), CXX (default g++).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${UNREAL_BUILD_DIR:-$root/build/unreal}"
+jobs="${CPP_JOBS:-2}"
+cxx="${CXX:-g++}"
+exe="${GAME_SIDECAR_EXE:-$root/.venv/bin/game-sidecar}"
+python="$root/.venv/bin/python"
+[[ -x "$python" ]] || python=python3
+
+echo "== plugin compile check against stand-in engine headers ($cxx)"
+plugin="$root/clients/unreal/GameSidecar/Source/GameSidecar"
+gen="$build/stand-in-generated"
+rm -rf "$gen" && mkdir -p "$gen"
+# What UHT would write: per header, Super/ThisClass for each GENERATED_BODY line.
+"$python" - "$plugin/Public" "$gen" <<'PY'
+import re, sys
+from pathlib import Path
+public, out = Path(sys.argv[1]), Path(sys.argv[2])
+for header in sorted(public.glob("*.h")):
+    lines = header.read_text().splitlines()
+    defs = []
+    owner = None
+    for number, line in enumerate(lines, start=1):
+        m = re.match(r"\s*(class|struct)\s+(?:\w+_API\s+)?(\w+)\s*(?::\s*public\s+(\w+))?", line)
+        if m and not line.rstrip().endswith(";"):
+            owner = (m.group(1), m.group(2), m.group(3))
+        if "GENERATED_BODY()" in line:
+            if owner is None:
+                sys.exit(f"{header.name}:{number}: GENERATED_BODY outside a class")
+            kind, name, base = owner
+            body = f"public: typedef {base} Super; typedef {name} ThisClass; private:" if kind == "class" and base else ""
+            defs.append(f"#undef STANDIN_GB_{number}\n#define STANDIN_GB_{number} {body}")
+    (out / f"{header.stem}.generated.h").write_text("#pragma once\n" + "\n".join(defs) + "\n")
+PY
+flags=(-std=c++17 -fsyntax-only -Wall -Wextra -Werror -Wno-unused-parameter
+       -DGAMESIDECAR_API= -I"$root/clients/unreal/stand-in" -I"$gen" -I"$plugin/Public" -I"$plugin/Private"
+       -I"$root/clients/cpp/capi/include")
+for cpp in "$plugin"/Private/*.cpp; do
+  "$cxx" "${flags[@]}" "$cpp"
+  "$cxx" "${flags[@]}" -DPLATFORM_WINDOWS=1 -DPLATFORM_LINUX=0 '-DGAME_SIDECAR_DLL_NAME=TEXT("game_sidecar.dll")' "$cpp"
+  echo "   ok $(basename "$cpp") (Linux, Win64)"
+done
+
+echo "== libgame_sidecar and its C test"
+if [[ ! -x "$exe" ]]; then
+  echo "test_unreal: no sidecar at $exe (set GAME_SIDECAR_EXE)" >&2
+  exit 1
+fi
+cmake -S "$root/clients/cpp" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGAME_SIDECAR_BUILD_CAPI=ON \
+      -DGAME_SIDECAR_WERROR=ON -DGAME_SIDECAR_EXE="$exe" >/dev/null
+cmake --build "$build" --target game_sidecar capi_c_test capi_unwind_test -j "$jobs"
+GAME_SIDECAR_EXE="$exe" ctest --test-dir "$build" -R '^capi\.' --output-on-failure --no-tests=error
+
+echo "== scripts/unreal_package"
+UNREAL_BUILD_DIR="$build" "$python" "$root/scripts/unreal_package"
+# The checker must refuse what the plugin must never ship: a library that
+# brings the shared gRPC/protobuf and exports their symbols.
+bad="$(ls /usr/lib/*/libgrpc++_unsecure.so.* 2>/dev/null | head -1 || true)"
+if [[ -n "$bad" ]]; then
+  if "$python" "$root/scripts/unreal_package" --check-only "$bad" >/dev/null 2>&1; then
+    echo "test_unreal: unreal_package accepted $bad" >&2
+    exit 1
+  fi
+  echo "   ok: the check refuses $(basename "$bad")"
+fi
+echo "== unreal: all passed"
