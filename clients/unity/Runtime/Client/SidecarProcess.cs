@@ -135,6 +135,21 @@ namespace GameSidecar.Client
 
         private async Task SuperviseAsync()
         {
+            try
+            {
+                await SuperviseLoopAsync().ConfigureAwait(false);
+            }
+            catch (Exception e)
+            {
+                // A bug here must not leave the game waiting on a status that never changes.
+                var exit = new SidecarExit(SidecarExitKind.Exited, null, null, "supervisor failed: " + e, false, false, Pid);
+                _client.Connection.MarkGone(exit);
+                Finish(SidecarStatus.Failed, exit);
+            }
+        }
+
+        private async Task SuperviseLoopAsync()
+        {
             var instance = _instance;
             while (true)
             {
@@ -199,6 +214,13 @@ namespace GameSidecar.Client
                     last = new SidecarExit(SidecarExitKind.Exited, (e as SidecarExitedBeforeHandshakeException)?.ExitCode, null,
                         e.StderrTail, false, false, e.ProcessId ?? 0);
                     Raise(ProcessExited, last);
+                    continue;
+                }
+                catch (Exception e) when (e is System.IO.IOException || e is InvalidOperationException || e is System.ComponentModel.Win32Exception)
+                {
+                    // The OS refused (out of descriptors or processes): a failed launch like any other.
+                    failedInARow++;
+                    last = new SidecarExit(SidecarExitKind.Exited, null, null, e.Message, false, false);
                     continue;
                 }
                 var connection = new SidecarConnection(next.Handshake, next.Token, _options.Client, new Lifeline(this, next));
