@@ -150,13 +150,13 @@ namespace GameSidecar.CrashDriver
                 var warmHangs = Math.Min(1, _hangs);
                 for (var k = 0; k < warmKills; k++) await KillOnceAsync(sidecar).ConfigureAwait(false);
                 for (var h = 0; h < warmHangs; h++) await HangOnceAsync(sidecar).ConfigureAwait(false);
-                var (rss0, fds0, heap0) = Usage();
+                var (rss0, fds0, heap0, ch0) = Usage();
                 for (var k = warmKills; k < _kills; k++) await KillOnceAsync(sidecar).ConfigureAwait(false);
                 for (var h = warmHangs; h < _hangs; h++) await HangOnceAsync(sidecar).ConfigureAwait(false);
                 await Task.Delay(300).ConfigureAwait(false);
                 _done = true;
                 await game.ConfigureAwait(false);
-                var (rss1, fds1, heap1) = Usage();
+                var (rss1, fds1, heap1, ch1) = Usage();
 
                 var got = await client.GetStateAsync(new GetStateRequest { SessionId = SessionId }).ConfigureAwait(false);
                 var want = await reference.Client.GetStateAsync(new GetStateRequest { SessionId = SessionId }).ConfigureAwait(false);
@@ -183,6 +183,7 @@ namespace GameSidecar.CrashDriver
                     $"\"rss_mb_growth\": {F((rss1 - rss0) / 1024.0)}",
                     $"\"fds_growth\": {fds1 - fds0}",
                     $"\"heap_mb_growth\": {F((heap1 - heap0) / 1048576.0)}",
+                    $"\"pipe_socket_fds_growth\": {ch1 - ch0}",
                     $"\"hangs\": {_hangMs.Count}",
                     $"\"gone_ms_p50\": {F(Percentile(gone, 0.5))}",
                     $"\"gone_ms_max\": {F(gone.Count == 0 ? double.NaN : gone.Max())}",
@@ -338,7 +339,7 @@ namespace GameSidecar.CrashDriver
                 sorted.Count == 0 ? double.NaN : sorted[Math.Min(sorted.Count - 1, (int)Math.Floor(p * sorted.Count))];
 
             /// <summary>This process's resident memory (KiB) and open descriptors, after a full collection.</summary>
-            private static (long RssKb, int Fds, long Heap) Usage()
+            private static (long RssKb, int Fds, long Heap, int Channels) Usage()
             {
                 GC.Collect();
                 GC.WaitForPendingFinalizers();
@@ -358,7 +359,13 @@ namespace GameSidecar.CrashDriver
                         .GroupBy(t => t).Select(g => g.Key + "=" + g.Count());
                     Console.Error.WriteLine("fds: " + string.Join(" ", kinds));
                 }
-                return (rss, fds.Length, GC.GetTotalMemory(forceFullCollection: true));
+                // Pipes and sockets are what a restart opens (the process's stdio, the channel): a leak shows there.
+                var channels = fds.Count(fd =>
+                {
+                    try { var t = new FileInfo(fd).LinkTarget ?? ""; return t.StartsWith("pipe:") || t.StartsWith("socket:"); }
+                    catch (IOException) { return false; }
+                });
+                return (rss, fds.Length, GC.GetTotalMemory(forceFullCollection: true), channels);
             }
         }
     }

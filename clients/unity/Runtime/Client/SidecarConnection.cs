@@ -15,6 +15,7 @@ namespace GameSidecar.Client
 {
     internal sealed class SidecarConnection : IDisposable
     {
+        // Never disposed: streams still register on its token after a restart closed this connection.
         private readonly CancellationTokenSource _gone = new CancellationTokenSource();
         private volatile SidecarExit? _exit;
 
@@ -97,7 +98,6 @@ namespace GameSidecar.Client
         public void Dispose()
         {
             Channel.Dispose();
-            _gone.Dispose();
         }
 
         // The transport's own text names the placeholder authority of a Unix socket
