@@ -63,6 +63,14 @@ namespace GameSidecar.CrashDriver
                 Console.WriteLine(result);
                 return 0;
             }
+            catch (TimeoutException e)
+            {
+                // Still one JSON object, so the bench script reports the failure instead of a parse error.
+                Console.Error.WriteLine(e);
+                var message = e.Message.Split('\n')[0].Replace("\\", "/").Replace("\"", "'");
+                Console.WriteLine($"{{\"client\": \"csharp\", \"kills\": {kills}, \"error\": \"{message}\"}}");
+                return 1;
+            }
             finally
             {
                 try { Directory.Delete(stateDir, recursive: true); } catch (IOException) { }
