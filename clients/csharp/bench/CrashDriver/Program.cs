@@ -302,11 +302,12 @@ namespace GameSidecar.CrashDriver
                             stream = null;
                         }
                     }
-                    catch (SidecarException e)
+                    catch (Exception e) when (!(e is SidecarGoneException))
                     {
+                        // Anything else is a finding: counted and shown, and the loop goes on.
                         _errors++;
                         _inRun = false;
-                        Console.Error.WriteLine("crash driver: " + e.Message);
+                        Console.Error.WriteLine("crash driver: " + e);
                         if (stream != null) { await stream.DisposeAsync().ConfigureAwait(false); stream = null; }
                         await Task.Delay(20).ConfigureAwait(false);
                     }

@@ -113,6 +113,39 @@ namespace GameSidecar.Client.Tests
         }
 
         [Fact]
+        public async Task AWriteBlockedOnTheDeadConnectionEndsWithSidecarGone()
+        {
+            // A batch bigger than HTTP/2's flow-control window, written to a stopped sidecar, waits in
+            // the transport; the kill must end that wait too (DeltaStream's guard), not leave it forever.
+            var tmp = FreshDir();
+            try
+            {
+                var options = Options(tmp);
+                options.HangTimeout = TimeSpan.Zero; // the kill below is the test's, not the liveness check's
+                await using var sidecar = await SidecarProcess.LaunchAsync(options);
+                var rev = (await sidecar.Client.OpenSessionAsync("blocked-write")).Revision;
+                await using var stream = sidecar.Client.StreamDeltas();
+                var warm = new StreamDeltasRequest { SessionId = "blocked-write", BaseRevision = rev, DeltaId = "w0" };
+                warm.Ops.AddRange(TestEnv.GateScene());
+                await stream.ApplyAsync(warm);
+                var big = new StreamDeltasRequest { SessionId = "blocked-write", BaseRevision = rev + 1, DeltaId = "w1" };
+                for (var i = 0; i < 2000; i++)
+                    big.Ops.Add(TestEnv.Upsert("crate/" + i, EntityKind.Item, "a crate with a long description " + new string('x', 400)));
+                Assert.Equal(0, Signal(sidecar.Pid, SigStop));
+                var write = stream.WriteAsync(big);
+                await Task.Delay(200);
+                Assert.Equal(0, Signal(sidecar.Pid, SigKill));
+                await Assert.ThrowsAsync<SidecarGoneException>(() => write.WaitAsync(TimeSpan.FromSeconds(30)));
+                Assert.Contains(stream.Unacknowledged, r => r.DeltaId == "w1");
+                await AssertNothingLeft(tmp, sidecar.Pid);
+            }
+            finally
+            {
+                Cleanup(tmp);
+            }
+        }
+
+        [Fact]
         public async Task KillDuringARunEndsItWithSidecarGone()
         {
             var tmp = FreshDir();

@@ -58,11 +58,16 @@ namespace GameSidecar.Client
             lock (_unanswered) _unanswered.Enqueue(request);
             try
             {
-                await Guard(_call.RequestStream.WriteAsync(request, cancellationToken), cancellationToken).ConfigureAwait(false);
+                await _call.RequestStream.WriteAsync(request, cancellationToken).ConfigureAwait(false);
             }
             catch (RpcException e)
             {
                 throw await TranslateAsync(e, cancellationToken).ConfigureAwait(false);
+            }
+            catch (System.IO.IOException e)
+            {
+                // The connection broke under the write (gRPC passes the transport's error through).
+                throw await _connection.TranslateIoAsync(e).ConfigureAwait(false);
             }
             catch (InvalidOperationException)
             {
@@ -79,9 +84,7 @@ namespace GameSidecar.Client
             StreamDeltasResponse? response;
             try
             {
-                response = await Guard(_call.ResponseStream.MoveNext(cancellationToken), cancellationToken).ConfigureAwait(false)
-                    ? _call.ResponseStream.Current
-                    : null;
+                response = await _call.ResponseStream.MoveNext(cancellationToken).ConfigureAwait(false) ? _call.ResponseStream.Current : null;
             }
             catch (RpcException e)
             {
@@ -127,6 +130,10 @@ namespace GameSidecar.Client
                 {
                     throw await TranslateAsync(e, cancellationToken).ConfigureAwait(false);
                 }
+                catch (System.IO.IOException e)
+                {
+                    throw await _connection.TranslateIoAsync(e).ConfigureAwait(false);
+                }
             }
             StreamDeltasResponse? next;
             while ((next = await ReadAsync(cancellationToken).ConfigureAwait(false)) != null) rest.Add(next);
@@ -139,39 +146,6 @@ namespace GameSidecar.Client
             _call.Dispose();
             _linked?.Dispose();
             return default;
-        }
-
-        /// <summary>
-        /// Ends the wait when the process ends or the caller cancels, even if gRPC's own wait does not:
-        /// a write pending when the connection died was seen to outlive the call's cancellation
-        /// (and the caller's token) for good, on .NET 10 with Grpc.Net.Client 2.85.
-        /// </summary>
-        private async Task Guard(Task task, CancellationToken cancellationToken)
-        {
-            if (!task.IsCompleted && _connection.Lifeline != null) await Race(task, cancellationToken).ConfigureAwait(false);
-            await task.ConfigureAwait(false);
-        }
-
-        private async Task<T> Guard<T>(Task<T> task, CancellationToken cancellationToken)
-        {
-            if (!task.IsCompleted && _connection.Lifeline != null) await Race(task, cancellationToken).ConfigureAwait(false);
-            return await task.ConfigureAwait(false);
-        }
-
-        private async Task Race(Task task, CancellationToken cancellationToken)
-        {
-            var stop = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
-            using (_connection.GoneToken.Register(() => stop.TrySetResult(true)))
-            using (cancellationToken.Register(() => stop.TrySetResult(true)))
-            {
-                if (await Task.WhenAny(task, stop.Task).ConfigureAwait(false) == task) return;
-            }
-            // Abandoned: observe its eventual failure, end the call, and say why.
-            _ = task.ContinueWith(t => t.Exception, TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously);
-            _call.Dispose();
-            if (task.IsCompleted) return;
-            cancellationToken.ThrowIfCancellationRequested();
-            throw _connection.GoneInstead(CancellationToken.None) ?? new OperationCanceledException(cancellationToken);
         }
 
         private CancellationToken Caller(CancellationToken cancellationToken) =>

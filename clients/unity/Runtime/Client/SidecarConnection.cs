@@ -88,6 +88,18 @@ namespace GameSidecar.Client
             return error;
         }
 
+        /// <summary>
+        /// A stream write that failed below gRPC (an IOException from the dead connection): SidecarGoneException
+        /// when the process ended, else UNAVAILABLE naming the endpoint.
+        /// </summary>
+        public async Task<Exception> TranslateIoAsync(System.IO.IOException e)
+        {
+            if (_exit == null && Lifeline != null) await Lifeline.ProbeAsync(this).ConfigureAwait(false);
+            var exit = _exit;
+            if (exit != null) return new SidecarGoneException(exit, Endpoint, e);
+            return new SidecarException(StatusCode.Unavailable, "", NameEndpoint(e.Message), null, e);
+        }
+
         /// <summary>The caller did not cancel, but the call was cut because the process ended.</summary>
         public Exception? GoneInstead(CancellationToken cancellationToken)
         {
