@@ -22,11 +22,16 @@ namespace GameSidecar.Client.Tests
             Assert.NotNull(line);
             Assert.StartsWith("sidecar_pid=", line);
             var sidecar = int.Parse(line!.Substring("sidecar_pid=".Length));
+            var socketLine = await host.StandardOutput.ReadLineAsync();
+            Assert.StartsWith("socket=", socketLine);
+            var socketDir = Path.GetDirectoryName(socketLine!.Substring("socket=".Length))!;
             Assert.True(TestEnv.Alive(sidecar));
 
             host.Kill(); // SIGKILL: nothing in the host runs, no DisposeAsync
             await host.WaitForExitAsync();
             Assert.True(await TestEnv.Eventually(() => !TestEnv.Alive(sidecar)), $"sidecar {sidecar} outlived its host");
+            // Nobody is left to clean up after it: the sidecar removes its own socket folder on the way out.
+            Assert.True(await TestEnv.Eventually(() => !Directory.Exists(socketDir)), $"{socketDir} left behind");
         }
     }
 }

@@ -81,13 +81,42 @@ namespace GameSidecar.Client.Tests
             await session.ApplyAsync(TestEnv.GateScene());
             await session.ApplyAsync(TestEnv.Fact("tick", 1));
             Assert.Equal(start + 2, session.Revision);
-            // Someone else moves the session on: the handle is stale once, then current.
-            await Client.ApplyDeltasAsync("tracked", session.Revision, new[] { TestEnv.Fact("tick", 2) });
+            // Someone else (another client) moves the session on: the handle is stale once, then current.
+            using (var other = new SidecarClient(_sidecar.Process.Handshake, _sidecar.Process.Token))
+                await other.ApplyDeltasAsync("tracked", session.Revision, new[] { TestEnv.Fact("tick", 2) });
             var e = await Assert.ThrowsAsync<StaleRevisionException>(() => session.ApplyAsync(TestEnv.Fact("tick", 3)));
             Assert.Equal(start + 3, session.Revision);
             Assert.Equal(e.CurrentRevision, session.Revision);
             var ok = await session.ApplyAsync(TestEnv.Fact("tick", 3));
             Assert.Equal(start + 4, ok.Revision);
+        }
+
+        [Fact]
+        public async Task TrackedSessionFollowsEveryWritePathOfItsClient()
+        {
+            // Issue 21: writes through the same client (explicit base, DeltaStream, ReplaceState) move the
+            // handle on, so its next ApplyAsync is not STALE_REVISION.
+            var session = await Client.OpenTrackedSessionAsync("tracked-paths");
+            await session.ApplyAsync(TestEnv.GateScene());
+            var explicitBase = await Client.ApplyDeltasAsync("tracked-paths", session.Revision, new[] { TestEnv.Fact("tick", 1) });
+            Assert.Equal(explicitBase.Revision, session.Revision);
+            Assert.Equal(explicitBase.Revision + 1, (await session.ApplyAsync(TestEnv.Fact("tick", 2))).Revision);
+
+            await using (var stream = Client.StreamDeltas())
+            {
+                var request = new StreamDeltasRequest { SessionId = "tracked-paths", BaseRevision = session.Revision, DeltaId = "tp-s1" };
+                request.Ops.Add(TestEnv.Fact("tick", 3));
+                var ack = await stream.ApplyAsync(request);
+                Assert.Equal(ack.Revision, session.Revision);
+                Assert.Empty(stream.Unacknowledged);
+                Assert.Empty(await stream.CompleteAsync());
+            }
+            Assert.Equal(session.Revision + 1, (await session.ApplyAsync(TestEnv.Fact("tick", 4))).Revision);
+
+            var snapshot = (await Client.GetStateAsync(new GetStateRequest { SessionId = "tracked-paths" })).Snapshot;
+            var replaced = await Client.ReplaceStateAsync(new ReplaceStateRequest { SessionId = "tracked-paths", Snapshot = snapshot });
+            Assert.Equal(replaced.Revision, session.Revision);
+            Assert.Equal(replaced.Revision + 1, (await session.ApplyAsync(TestEnv.Fact("tick", 5))).Revision);
         }
 
         [Fact]

@@ -129,7 +129,12 @@ namespace GameSidecar.Client.Tests
 
         public async Task DisposeAsync()
         {
-            if (Process != null) await Process.DisposeAsync();
+            if (Process == null) return;
+            var socketDir = Path.GetDirectoryName(Process.Handshake.Address);
+            await Process.DisposeAsync();
+            // Issue 20: a stopped sidecar leaves nothing in the temp folder (a failure here fails the run).
+            if (Process.Handshake.IsUnix && Directory.Exists(socketDir))
+                throw new InvalidOperationException($"the sidecar's socket folder {socketDir} was left behind");
         }
 
         /// <summary>Opens <paramref name="sessionId"/> with the gate scene applied; returns the revision.</summary>

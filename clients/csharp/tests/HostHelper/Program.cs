@@ -1,5 +1,5 @@
 // A stand-in game for the orphan test: launches the sidecar given on its command
-// line, prints "sidecar_pid=N" and waits to be killed (SIGKILL: no finally block or
+// line, prints "sidecar_pid=N" and "socket=PATH" and waits to be killed (SIGKILL: no finally block or
 // DisposeAsync runs, so only the sidecar's own stdin/parent watch can stop it).
 using System;
 using System.Linq;
@@ -21,6 +21,7 @@ try
 {
     var sidecar = await SidecarProcess.LaunchAsync(options);
     Console.WriteLine($"sidecar_pid={sidecar.Pid}");
+    Console.WriteLine($"socket={sidecar.Handshake.Address}");
     Console.Out.Flush();
     Thread.Sleep(Timeout.Infinite);
     GC.KeepAlive(sidecar);

@@ -1,8 +1,11 @@
 #nullable enable
 // SidecarClient: the RPCs a game needs, each with `authorization: Bearer <token>`
-// attached and each failure thrown as a SidecarException (SidecarErrors maps them).
-// Same operations, same names as sidecar/client.py and clients/cpp's SidecarClient.
+// attached and each failure thrown as a SidecarException (SidecarErrors maps them;
+// SidecarGoneException once the process behind the client has ended). Same operations,
+// same names as sidecar/client.py and clients/cpp's SidecarClient. A client from
+// SidecarProcess.Client survives supervised restarts: its connection is swapped.
 using System;
+using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -15,41 +18,52 @@ namespace GameSidecar.Client
 {
     public sealed class SidecarClient : IDisposable
     {
-        private readonly Metadata _auth;
         private readonly SidecarClientOptions _options;
+        private readonly ConcurrentDictionary<string, TrackedSession> _tracked =
+            new ConcurrentDictionary<string, TrackedSession>(StringComparer.Ordinal);
+        private volatile SidecarConnection _connection;
 
         /// <summary>Connects to a sidecar from its handshake with the token to send.</summary>
         public SidecarClient(Handshake handshake, string token, SidecarClientOptions? options = null)
+            : this(handshake, token, options ?? new SidecarClientOptions(), null)
         {
-            _options = options ?? new SidecarClientOptions();
-            // Plain metadata, not CallCredentials: gRPC drops call credentials on insecure channels.
-            _auth = new Metadata { { "authorization", "Bearer " + token } };
-            Channel = SidecarTransport.CreateChannel(handshake, _options);
-            Sidecar = new SidecarService.SidecarServiceClient(Channel);
-            Sessions = new SessionService.SessionServiceClient(Channel);
-            Agent = new AgentService.AgentServiceClient(Channel);
         }
 
-        public GrpcChannel Channel { get; }
-        /// <summary>The raw stubs, for what the helpers below do not cover.</summary>
-        public SidecarService.SidecarServiceClient Sidecar { get; }
-        public SessionService.SessionServiceClient Sessions { get; }
-        public AgentService.AgentServiceClient Agent { get; }
+        internal SidecarClient(Handshake handshake, string token, SidecarClientOptions options, ISidecarLifeline? lifeline)
+        {
+            _options = options;
+            _connection = new SidecarConnection(handshake, token, _options, lifeline);
+        }
+
+        /// <summary>The current channel (a new one after a supervised restart).</summary>
+        public GrpcChannel Channel => _connection.Channel;
+        /// <summary>The raw stubs, for what the helpers below do not cover (of the current channel).</summary>
+        public SidecarService.SidecarServiceClient Sidecar => _connection.Sidecar;
+        public SessionService.SessionServiceClient Sessions => _connection.Sessions;
+        public AgentService.AgentServiceClient Agent => _connection.Agent;
+        /// <summary>Where the sidecar is reached: "unix:/path/sidecar.sock" or "host:port".</summary>
+        public string Endpoint => _connection.Endpoint;
+
+        internal SidecarConnection Connection => _connection;
+        internal IEnumerable<TrackedSession> TrackedSessions => _tracked.Values;
 
         /// <summary>Call options with the token and, for unary calls, the deadline.</summary>
-        public CallOptions Options(CancellationToken cancellationToken, bool unary = true)
+        public CallOptions Options(CancellationToken cancellationToken, bool unary = true) =>
+            Options(_connection, cancellationToken, unary);
+
+        private CallOptions Options(SidecarConnection connection, CancellationToken cancellationToken, bool unary)
         {
             DateTime? deadline = unary && _options.CallTimeout.HasValue ? DateTime.UtcNow + _options.CallTimeout.Value : (DateTime?)null;
-            return new CallOptions(headers: _auth, deadline: deadline, cancellationToken: cancellationToken);
+            return new CallOptions(headers: connection.Auth, deadline: deadline, cancellationToken: cancellationToken);
         }
 
         // SidecarService
 
         public Task<GetInfoResponse> GetInfoAsync(bool includeStats = false, CancellationToken cancellationToken = default) =>
-            Unary(Sidecar.GetInfoAsync(new GetInfoRequest { IncludeStats = includeStats }, Options(cancellationToken)), cancellationToken);
+            Unary((c, o) => c.Sidecar.GetInfoAsync(new GetInfoRequest { IncludeStats = includeStats }, o), cancellationToken);
 
         public Task<ShutdownResponse> ShutdownAsync(string reason = "", CancellationToken cancellationToken = default) =>
-            Unary(Sidecar.ShutdownAsync(new ShutdownRequest { Reason = reason }, Options(cancellationToken)), cancellationToken);
+            Unary((c, o) => c.Sidecar.ShutdownAsync(new ShutdownRequest { Reason = reason }, o), cancellationToken);
 
         // SessionService
 
@@ -57,24 +71,36 @@ namespace GameSidecar.Client
             CancellationToken cancellationToken = default)
         {
             var request = new OpenSessionRequest { SessionId = sessionId, Options = options ?? new SessionOptions() };
-            return Unary(Sessions.OpenSessionAsync(request, Options(cancellationToken)), cancellationToken);
+            return Unary((c, o) => c.Sessions.OpenSessionAsync(request, o), cancellationToken);
         }
 
-        /// <summary>Opens (or resumes) a session and returns a handle that tracks its revision.</summary>
+        /// <summary>
+        /// Opens (or resumes) a session and returns a handle that tracks its revision. The handle follows
+        /// every write this client makes to the session (ApplyDeltasAsync with an explicit base,
+        /// ReplaceStateAsync, DeltaStream answers), and after a supervised restart it is re-opened and its
+        /// unacknowledged batch resent (SidecarProcess.Restarted reports what happened).
+        /// </summary>
         public async Task<TrackedSession> OpenTrackedSessionAsync(string sessionId, SessionOptions? options = null,
             CancellationToken cancellationToken = default)
         {
             var opened = await OpenSessionAsync(sessionId, options, cancellationToken).ConfigureAwait(false);
-            return new TrackedSession(this, opened.SessionId, opened.Revision);
+            var session = new TrackedSession(this, opened.SessionId, opened.Revision, options ?? new SessionOptions());
+            _tracked[opened.SessionId] = session;
+            return session;
         }
 
-        public Task<CloseSessionResponse> CloseSessionAsync(string sessionId, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.CloseSessionAsync(new CloseSessionRequest { SessionId = sessionId }, Options(cancellationToken)), cancellationToken);
+        public async Task<CloseSessionResponse> CloseSessionAsync(string sessionId, CancellationToken cancellationToken = default)
+        {
+            var closed = await Unary((c, o) => c.Sessions.CloseSessionAsync(new CloseSessionRequest { SessionId = sessionId }, o),
+                cancellationToken).ConfigureAwait(false);
+            _tracked.TryRemove(sessionId, out _);
+            return closed;
+        }
 
         /// <summary>Applies one batch atomically against <paramref name="baseRevision"/>. An empty
         /// <paramref name="deltaId"/> gets a random one, so a retry of this exact call is safe.
         /// Throws StaleRevisionException (with CurrentRevision) when the base is not current.</summary>
-        public Task<ApplyDeltasResponse> ApplyDeltasAsync(string sessionId, long baseRevision, IEnumerable<DeltaOp> ops,
+        public async Task<ApplyDeltasResponse> ApplyDeltasAsync(string sessionId, long baseRevision, IEnumerable<DeltaOp> ops,
             string deltaId = "", CancellationToken cancellationToken = default)
         {
             var request = new ApplyDeltasRequest
@@ -84,24 +110,37 @@ namespace GameSidecar.Client
                 DeltaId = string.IsNullOrEmpty(deltaId) ? NewId() : deltaId,
             };
             request.Ops.AddRange(ops);
-            return Unary(Sessions.ApplyDeltasAsync(request, Options(cancellationToken)), cancellationToken);
+            var response = await Unary((c, o) => c.Sessions.ApplyDeltasAsync(request, o), cancellationToken).ConfigureAwait(false);
+            Observed(sessionId, response.Revision, exact: false);
+            return response;
         }
 
-        /// <summary>Opens a StreamDeltas stream: one batch per message, answered in order.</summary>
-        public DeltaStream StreamDeltas(CancellationToken cancellationToken = default) =>
-            new DeltaStream(Sessions.StreamDeltas(Options(cancellationToken, unary: false)), cancellationToken);
+        /// <summary>Opens a StreamDeltas stream: one batch per message, answered in order. It ends with
+        /// SidecarGoneException when the process does; its Unacknowledged batches can then be resent
+        /// (same delta IDs) on a new stream after a restart.</summary>
+        public DeltaStream StreamDeltas(CancellationToken cancellationToken = default)
+        {
+            var connection = Current();
+            var linked = connection.Link(cancellationToken);
+            var call = connection.Sessions.StreamDeltas(Options(connection, linked?.Token ?? cancellationToken, unary: false));
+            return new DeltaStream(this, connection, call, linked, cancellationToken);
+        }
 
-        public Task<ReplaceStateResponse> ReplaceStateAsync(ReplaceStateRequest request, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.ReplaceStateAsync(request, Options(cancellationToken)), cancellationToken);
+        public async Task<ReplaceStateResponse> ReplaceStateAsync(ReplaceStateRequest request, CancellationToken cancellationToken = default)
+        {
+            var response = await Unary((c, o) => c.Sessions.ReplaceStateAsync(request, o), cancellationToken).ConfigureAwait(false);
+            Observed(request.SessionId, response.Revision, exact: true);
+            return response;
+        }
 
         public Task<GetStateResponse> GetStateAsync(GetStateRequest request, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.GetStateAsync(request, Options(cancellationToken)), cancellationToken);
+            Unary((c, o) => c.Sessions.GetStateAsync(request, o), cancellationToken);
 
         public Task<ExportSessionResponse> ExportSessionAsync(string sessionId, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.ExportSessionAsync(new ExportSessionRequest { SessionId = sessionId }, Options(cancellationToken)), cancellationToken);
+            Unary((c, o) => c.Sessions.ExportSessionAsync(new ExportSessionRequest { SessionId = sessionId }, o), cancellationToken);
 
         public Task<ImportSessionResponse> ImportSessionAsync(ImportSessionRequest request, CancellationToken cancellationToken = default) =>
-            Unary(Sessions.ImportSessionAsync(request, Options(cancellationToken)), cancellationToken);
+            Unary((c, o) => c.Sessions.ImportSessionAsync(request, o), cancellationToken);
 
         // AgentService
 
@@ -109,19 +148,23 @@ namespace GameSidecar.Client
         /// Streams the run's events. Cancelling <paramref name="cancellationToken"/> (or leaving the
         /// loop early) cancels the call: the sidecar stops the model call upstream and records the
         /// text so far as interrupted; the loop then throws OperationCanceledException. A failed
-        /// run throws SidecarException after the events that came before it.
+        /// run throws SidecarException after the events that came before it; SidecarGoneException
+        /// when the sidecar process ended (runs are never retried: the game decides).
         /// </summary>
         public async IAsyncEnumerable<RunEvent> Run(RunRequest request,
             [EnumeratorCancellation] CancellationToken cancellationToken = default)
         {
+            var connection = Current();
+            using var linked = connection.Link(cancellationToken);
+            var token = linked?.Token ?? cancellationToken;
             AsyncServerStreamingCall<RunResponse> call;
             try
             {
-                call = Agent.Run(request, Options(cancellationToken, unary: false));
+                call = connection.Agent.Run(request, Options(connection, token, unary: false));
             }
             catch (RpcException e)
             {
-                throw SidecarErrors.Translate(e, cancellationToken);
+                throw await connection.TranslateAsync(e, cancellationToken).ConfigureAwait(false);
             }
             using (call)
             {
@@ -131,11 +174,15 @@ namespace GameSidecar.Client
                     bool more;
                     try
                     {
-                        more = await stream.MoveNext(cancellationToken).ConfigureAwait(false);
+                        more = await stream.MoveNext(token).ConfigureAwait(false);
                     }
                     catch (RpcException e)
                     {
-                        throw SidecarErrors.Translate(e, cancellationToken);
+                        throw await connection.TranslateAsync(e, cancellationToken).ConfigureAwait(false);
+                    }
+                    catch (OperationCanceledException) when (connection.GoneInstead(cancellationToken) != null)
+                    {
+                        throw connection.GoneInstead(cancellationToken)!;
                     }
                     if (!more) yield break;
                     yield return stream.Current.Event;
@@ -168,31 +215,57 @@ namespace GameSidecar.Client
         /// <summary>Asks the sidecar to cancel a run by ID; its stream then ends with CANCELLED / RUN_CANCELLED.
         /// Throws SidecarNotFoundException (RUN_NOT_FOUND) when it is no longer running.</summary>
         public Task<CancelRunResponse> CancelRunAsync(string runId, CancellationToken cancellationToken = default) =>
-            Unary(Agent.CancelRunAsync(new CancelRunRequest { RunId = runId }, Options(cancellationToken)), cancellationToken);
+            Unary((c, o) => c.Agent.CancelRunAsync(new CancelRunRequest { RunId = runId }, o), cancellationToken);
 
         public Task<PreviewPromptResponse> PreviewPromptAsync(RunRequest run, CancellationToken cancellationToken = default) =>
-            Unary(Agent.PreviewPromptAsync(new PreviewPromptRequest { Run = run }, Options(cancellationToken)), cancellationToken);
+            Unary((c, o) => c.Agent.PreviewPromptAsync(new PreviewPromptRequest { Run = run }, o), cancellationToken);
 
         public Task<ReadTranscriptResponse> ReadTranscriptAsync(ReadTranscriptRequest request, CancellationToken cancellationToken = default) =>
-            Unary(Agent.ReadTranscriptAsync(request, Options(cancellationToken)), cancellationToken);
+            Unary((c, o) => c.Agent.ReadTranscriptAsync(request, o), cancellationToken);
 
-        public void Dispose() => Channel.Dispose();
+        public void Dispose() => _connection.Dispose();
 
         /// <summary>A fresh ID (delta IDs, run IDs).</summary>
         public static string NewId() => Guid.NewGuid().ToString("N");
 
-        private static async Task<T> Unary<T>(AsyncUnaryCall<T> call, CancellationToken cancellationToken)
+        /// <summary>A restart brought a new process: later calls go to it; the old channel is closed.</summary>
+        internal void Swap(SidecarConnection next)
         {
-            using (call)
+            var old = _connection;
+            _connection = next;
+            old.Dispose();
+        }
+
+        /// <summary>A write this client saw acknowledged: keep the session's tracker current.</summary>
+        internal void Observed(string sessionId, long revision, bool exact)
+        {
+            if (_tracked.TryGetValue(sessionId, out var session)) session.Observe(revision, exact);
+        }
+
+        /// <summary>The connection to call on; SidecarGoneException at once when its process has ended.</summary>
+        private SidecarConnection Current()
+        {
+            var connection = _connection;
+            connection.ThrowIfGone();
+            return connection;
+        }
+
+        private async Task<T> Unary<T>(Func<SidecarConnection, CallOptions, AsyncUnaryCall<T>> start, CancellationToken cancellationToken)
+        {
+            var connection = Current();
+            using var linked = connection.Link(cancellationToken);
+            try
             {
-                try
-                {
-                    return await call.ResponseAsync.ConfigureAwait(false);
-                }
-                catch (RpcException e)
-                {
-                    throw SidecarErrors.Translate(e, cancellationToken);
-                }
+                using var call = start(connection, Options(connection, linked?.Token ?? cancellationToken, unary: true));
+                return await call.ResponseAsync.ConfigureAwait(false);
+            }
+            catch (RpcException e)
+            {
+                throw await connection.TranslateAsync(e, cancellationToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (connection.GoneInstead(cancellationToken) != null)
+            {
+                throw connection.GoneInstead(cancellationToken)!;
             }
         }
     }

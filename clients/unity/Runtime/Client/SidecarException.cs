@@ -62,6 +62,31 @@ namespace GameSidecar.Client
         };
     }
 
+    /// <summary>
+    /// UNAVAILABLE / SIDECAR_GONE: the sidecar process ended (or was declared hung and killed).
+    /// Every in-flight run and delta stream ends with it, and every new call fails with it at once
+    /// until a restart (if a RestartPolicy is set) brings the sidecar back. Distinct from
+    /// PROVIDER_UNAVAILABLE (the model's server, not the sidecar).
+    /// </summary>
+    public sealed class SidecarGoneException : SidecarException
+    {
+        /// <summary>The stable reason string.</summary>
+        public const string ReasonValue = "SIDECAR_GONE";
+
+        /// <summary>Builds the error for an ended sidecar reached at <paramref name="endpoint"/>.</summary>
+        public SidecarGoneException(SidecarExit exit, string endpoint, Exception? inner = null)
+            : base(StatusCode.Unavailable, ReasonValue, $"the sidecar at {endpoint} is gone: {exit}", null, inner)
+        {
+            Exit = exit;
+            Endpoint = endpoint;
+        }
+
+        /// <summary>How the process ended.</summary>
+        public SidecarExit Exit { get; }
+        /// <summary>Where it was reached: "unix:/path/sidecar.sock" or "host:port".</summary>
+        public string Endpoint { get; }
+    }
+
     /// <summary>ABORTED / STALE_REVISION: the base revision was not current; nothing changed.</summary>
     public sealed class StaleRevisionException : SidecarException
     {

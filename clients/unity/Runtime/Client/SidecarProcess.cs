@@ -1,78 +1,84 @@
 #nullable enable
-// Launching the sidecar the way a game does (docs/protocol.md §1): spawn it with
-// piped stdin/stdout/stderr and the magic and token environment, read the JSON
-// handshake with a timeout, forward stderr lines to a log callback, and stop it
-// (close stdin, wait, kill) when disposed. Stdin stays open as the lifeline: when
-// the game dies the OS closes it and the sidecar exits by itself.
+// Launching the sidecar the way a game does (docs/protocol.md §1) and supervising it:
+// one SidecarInstance per process; the exit is observable (Exited, ProcessExited,
+// StatusChanged); a hung sidecar is declared gone (LivenessMonitor); with a
+// RestartPolicy an exit the game did not ask for is followed by a relaunch with the
+// same options, a swap of the client's channel and the resumption of tracked sessions.
+// Stdin stays open as the lifeline: when the game dies the OS closes it and the
+// sidecar exits by itself.
 using System;
 using System.Collections.Generic;
-using System.ComponentModel;
-using System.Diagnostics;
-using System.Security.Cryptography;
 using System.Threading;
 using System.Threading.Tasks;
 
 namespace GameSidecar.Client
 {
-    /// <summary>How the sidecar ended.</summary>
-    public enum SidecarExitKind
-    {
-        /// <summary>Ended by itself after stdin closed (the orderly path).</summary>
-        Exited,
-        /// <summary>Did not end within ExitGrace and was killed.</summary>
-        Killed,
-    }
-
-    public readonly struct SidecarExit
-    {
-        public SidecarExitKind Kind { get; }
-        public int ExitCode { get; }
-
-        public SidecarExit(SidecarExitKind kind, int exitCode)
-        {
-            Kind = kind;
-            ExitCode = exitCode;
-        }
-
-        public override string ToString() => $"{Kind} (exit code {ExitCode})";
-    }
-
     public sealed class SidecarProcess : IAsyncDisposable
     {
         public const string MagicEnv = "GAME_SIDECAR_MAGIC";
         public const string MagicValue = "game-sidecar-v1";
         public const string TokenEnv = "GAME_SIDECAR_TOKEN";
 
-        private readonly Process _process;
         private readonly SidecarProcessOptions _options;
-        private readonly TailBuffer _tail;
-        private readonly Task _stderrReader;
-        private readonly Task _exited;
-        private readonly Lazy<SidecarClient> _client;
+        private readonly SidecarClient _client;
+        private readonly object _sync = new object();
+        private readonly TaskCompletionSource<SidecarExit> _exited =
+            new TaskCompletionSource<SidecarExit>(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly CancellationTokenSource _stopping = new CancellationTokenSource();
+        private readonly Queue<DateTime> _restartTimes = new Queue<DateTime>();
+        private SidecarInstance _instance;
+        private LivenessMonitor? _liveness;
+        private SidecarStatus _status = SidecarStatus.Ready;
+        private int _restarts;
         private Task<SidecarExit>? _stop;
 
-        private SidecarProcess(Process process, SidecarProcessOptions options, TailBuffer tail, Task stderrReader,
-            Task exited, Handshake handshake, string token)
+        private SidecarProcess(SidecarProcessOptions options, SidecarInstance instance)
         {
-            _process = process;
             _options = options;
-            _tail = tail;
-            _stderrReader = stderrReader;
-            _exited = exited;
-            Handshake = handshake;
-            Token = token;
-            _client = new Lazy<SidecarClient>(() => new SidecarClient(handshake, token, options.Client));
+            _instance = instance;
+            _client = new SidecarClient(instance.Handshake, instance.Token, options.Client, new Lifeline(this, instance));
+            Attach(instance, _client.Connection);
+            _ = Task.Run(SuperviseAsync);
         }
 
-        public Handshake Handshake { get; }
+        /// <summary>The current process's handshake (a new one after a restart).</summary>
+        public Handshake Handshake => _instance.Handshake;
         /// <summary>The token to send: the one chosen here, or the one the handshake reported.</summary>
-        public string Token { get; }
-        public int Pid => _process.Id;
-        public bool HasExited => _exited.IsCompleted;
-        /// <summary>A client for this sidecar (made on first use, disposed with the process).</summary>
-        public SidecarClient Client => _client.Value;
-        /// <summary>The last stderr lines, newline-joined.</summary>
-        public string StderrTail() => _tail.Text();
+        public string Token => _instance.Token;
+        /// <summary>The current process's ID.</summary>
+        public int Pid => _instance.Pid;
+        /// <summary>True once the current process has ended (false again after a restart).</summary>
+        public bool HasExited => _instance.PollExited();
+        /// <summary>A client for this sidecar, disposed with the process. It survives restarts: the
+        /// same object talks to the relaunched process.</summary>
+        public SidecarClient Client => _client;
+        /// <summary>The last stderr lines of the current process, newline-joined.</summary>
+        public string StderrTail() => _instance.StderrTail();
+
+        /// <summary>Starting, Ready, Restarting, Stopped or Failed.</summary>
+        public SidecarStatus Status
+        {
+            get
+            {
+                lock (_sync) return _status;
+            }
+        }
+
+        /// <summary>Raised (on a thread-pool thread) on every status change.</summary>
+        public event Action<SidecarStatus>? StatusChanged;
+
+        /// <summary>Raised (on a thread-pool thread) each time a sidecar process ends, restarted or not.</summary>
+        public event Action<SidecarExit>? ProcessExited;
+
+        /// <summary>Raised (on a thread-pool thread) after a supervised restart is serving and the tracked
+        /// sessions were resumed; says whether sessions were lost and what became of unacknowledged batches.</summary>
+        public event Action<RestartOutcome>? Restarted;
+
+        /// <summary>
+        /// Resolves with the last exit: when the game stopped the sidecar (Status Stopped), or when it
+        /// ended and will not be restarted (Status Failed: no RestartPolicy, or the policy is exhausted).
+        /// </summary>
+        public Task<SidecarExit> Exited => _exited.Task;
 
         /// <summary>
         /// Spawns the sidecar and waits for its handshake. Throws
@@ -85,89 +91,19 @@ namespace GameSidecar.Client
             CancellationToken cancellationToken = default)
         {
             options ??= new SidecarProcessOptions();
-            var token = options.Token ?? NewToken();
-            var info = new ProcessStartInfo
-            {
-                FileName = options.Executable,
-                UseShellExecute = false,
-                RedirectStandardInput = true,
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                CreateNoWindow = true,
-            };
-            foreach (var arg in options.Arguments) info.ArgumentList.Add(arg);
-            if (options.WorkingDirectory != null) info.WorkingDirectory = options.WorkingDirectory;
-            info.Environment[MagicEnv] = MagicValue;
-            foreach (var kv in options.Environment)
-            {
-                if (kv.Key != TokenEnv) info.Environment[kv.Key] = kv.Value;
-            }
-            info.Environment[TokenEnv] = token;
-
-            var process = new Process { StartInfo = info, EnableRaisingEvents = true };
-            var exited = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
-            process.Exited += (_, __) => exited.TrySetResult(true);
-            try
-            {
-                process.Start();
-            }
-            catch (Exception e) when (e is Win32Exception || e is InvalidOperationException)
-            {
-                process.Dispose();
-                throw new SidecarLaunchException($"could not start {options.Executable}: {e.Message}", "", e);
-            }
-            if (process.HasExited) exited.TrySetResult(true);
-            var pid = process.Id;
-
-            var tail = new TailBuffer(options.StderrTailLines);
-            var stderrReader = Task.Run(() => ReadStderrAsync(process, tail, options.OnLog));
-            var lineTask = process.StandardOutput.ReadLineAsync();
-            var timeout = Task.Delay(options.HandshakeTimeout, cancellationToken);
-            var first = await Task.WhenAny(lineTask, timeout).ConfigureAwait(false);
-            if (first != lineTask)
-            {
-                await KillAsync(process, exited.Task).ConfigureAwait(false);
-                await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
-                process.Dispose();
-                cancellationToken.ThrowIfCancellationRequested();
-                throw new SidecarHandshakeTimeoutException(options.HandshakeTimeout, tail.Text()) { ProcessId = pid };
-            }
-            var line = await lineTask.ConfigureAwait(false);
-            if (line == null)
-            {
-                int? code = await WaitBounded(exited.Task, TimeSpan.FromSeconds(2)).ConfigureAwait(false)
-                    ? process.ExitCode
-                    : (int?)null;
-                if (code == null) await KillAsync(process, exited.Task).ConfigureAwait(false);
-                await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
-                process.Dispose();
-                if (code == SidecarStateDirLockedException.ExitCodeValue)
-                    throw new SidecarStateDirLockedException(tail.Text()) { ProcessId = pid };
-                throw new SidecarExitedBeforeHandshakeException(code, tail.Text()) { ProcessId = pid };
-            }
-            line = line.Trim();
-            Handshake handshake;
-            try
-            {
-                handshake = Handshake.Parse(line);
-            }
-            catch (FormatException e)
-            {
-                await KillAsync(process, exited.Task).ConfigureAwait(false);
-                await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
-                process.Dispose();
-                throw new SidecarMalformedHandshakeException(line, e.Message, tail.Text()) { ProcessId = pid };
-            }
-            return new SidecarProcess(process, options, tail, stderrReader, exited.Task, handshake, token);
+            var instance = await SidecarInstance.StartAsync(options, cancellationToken).ConfigureAwait(false);
+            return new SidecarProcess(options, instance);
         }
 
         /// <summary>
-        /// Closes stdin (the sidecar exits within 1 s on EOF), waits ExitGrace, then kills;
-        /// reaps the process. Idempotent: later calls return the first result.
+        /// Closes stdin (the sidecar exits within 1 s on EOF), waits ExitGrace, then SIGTERM and
+        /// SIGKILL; a sidecar the liveness check already finds unresponsive is SIGKILLed at once.
+        /// Ends a restart in progress. Returns how the sidecar ended, truthfully: a sidecar that had
+        /// already died reports that exit (Requested false). Idempotent: later calls return the first result.
         /// </summary>
         public Task<SidecarExit> StopAsync()
         {
-            lock (_tail)
+            lock (_sync)
             {
                 return _stop ??= StopOnceAsync();
             }
@@ -180,91 +116,256 @@ namespace GameSidecar.Client
 
         private async Task<SidecarExit> StopOnceAsync()
         {
-            if (_client.IsValueCreated) _client.Value.Dispose();
+            SidecarInstance instance;
+            lock (_sync)
+            {
+                _stopping.Cancel();
+                instance = _instance;
+            }
+            var liveness = _liveness;
+            if (!instance.Exit.IsCompleted)
+            {
+                var unresponsive = liveness != null && liveness.Unanswered >= TimeSpan.FromMilliseconds(500);
+                await instance.StopAsync(_options.ExitGrace, killNow: unresponsive).ConfigureAwait(false);
+            }
+            var exit = await _exited.Task.ConfigureAwait(false);
+            _client.Dispose();
+            return exit;
+        }
+
+        private async Task SuperviseAsync()
+        {
             try
             {
-                _process.StandardInput.Close();
+                await SuperviseLoopAsync().ConfigureAwait(false);
             }
-            catch (Exception e) when (e is System.IO.IOException || e is ObjectDisposedException)
+            catch (Exception e)
             {
-                // Already gone: the pipe's other end is closed.
+                // A bug here must not leave the game waiting on a status that never changes.
+                var exit = new SidecarExit(SidecarExitKind.Exited, null, null, "supervisor failed: " + e, false, false, Pid);
+                _client.Connection.MarkGone(exit);
+                Finish(SidecarStatus.Failed, exit);
             }
-            var kind = SidecarExitKind.Exited;
-            if (!await WaitBounded(_exited, _options.ExitGrace).ConfigureAwait(false))
-            {
-                kind = SidecarExitKind.Killed;
-                await KillAsync(_process, _exited).ConfigureAwait(false);
-            }
-            await WaitBounded(_stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
-            var code = _process.ExitCode;
-            _process.Dispose();
-            return new SidecarExit(kind, code);
         }
 
-        private static string NewToken()
+        private async Task SuperviseLoopAsync()
         {
-            var bytes = new byte[32];
-            using (var rng = RandomNumberGenerator.Create()) rng.GetBytes(bytes);
-            return BitConverter.ToString(bytes).Replace("-", "").ToLowerInvariant();
+            var instance = _instance;
+            while (true)
+            {
+                var exit = await instance.Exit.ConfigureAwait(false);
+                _liveness?.Stop();
+                _client.Connection.MarkGone(exit);
+                Raise(ProcessExited, exit);
+                if (exit.Requested || _stopping.IsCancellationRequested)
+                {
+                    Finish(SidecarStatus.Stopped, exit);
+                    return;
+                }
+                if (_options.RestartPolicy == null)
+                {
+                    Finish(SidecarStatus.Failed, exit);
+                    return;
+                }
+                if (!_options.RestartPolicy.TryTake(_restartTimes, DateTime.UtcNow))
+                {
+                    Finish(SidecarStatus.Failed, exit);
+                    return;
+                }
+                SetStatus(SidecarStatus.Restarting);
+                var next = await RelaunchAsync(exit).ConfigureAwait(false);
+                if (next == null) return; // finished: stopped or failed
+                instance = next;
+                var outcome = await ResumeSessionsAsync(exit).ConfigureAwait(false);
+                if (outcome == null) continue; // the new process ended too: handled at the top
+                SetStatus(SidecarStatus.Ready);
+                Raise(Restarted, outcome);
+            }
         }
 
-        private static async Task ReadStderrAsync(Process process, TailBuffer tail, Action<string>? onLog)
+        /// <summary>Relaunches within the policy; swaps the client's channel. Null when it gave up.</summary>
+        private async Task<SidecarInstance?> RelaunchAsync(SidecarExit cause)
         {
-            string? line;
-            while ((line = await process.StandardError.ReadLineAsync().ConfigureAwait(false)) != null)
+            var policy = _options.RestartPolicy!;
+            var last = cause;
+            var failedInARow = 0;
+            while (true)
             {
-                tail.Add(line);
-                if (onLog == null) continue;
+                // The first attempt was counted by the caller; a failed launch counts as another.
+                if (failedInARow > 0 && !policy.TryTake(_restartTimes, DateTime.UtcNow))
+                {
+                    Finish(SidecarStatus.Failed, last);
+                    return null;
+                }
+                SidecarInstance next;
                 try
                 {
-                    onLog(line);
+                    await Task.Delay(policy.Backoff(failedInARow), _stopping.Token).ConfigureAwait(false);
+                    next = await SidecarInstance.StartAsync(_options, _stopping.Token).ConfigureAwait(false);
                 }
-                catch (Exception)
+                catch (OperationCanceledException)
                 {
-                    // A faulty log callback must not stop the drain: a full stderr pipe would block the sidecar.
+                    Finish(SidecarStatus.Stopped, last);
+                    return null;
                 }
+                catch (SidecarLaunchException e)
+                {
+                    failedInARow++;
+                    last = new SidecarExit(SidecarExitKind.Exited, (e as SidecarExitedBeforeHandshakeException)?.ExitCode, null,
+                        e.StderrTail, false, false, e.ProcessId ?? 0);
+                    Raise(ProcessExited, last);
+                    continue;
+                }
+                catch (Exception e) when (e is System.IO.IOException || e is InvalidOperationException || e is System.ComponentModel.Win32Exception)
+                {
+                    // The OS refused (out of descriptors or processes): a failed launch like any other.
+                    failedInARow++;
+                    last = new SidecarExit(SidecarExitKind.Exited, null, null, e.Message, false, false);
+                    continue;
+                }
+                var connection = new SidecarConnection(next.Handshake, next.Token, _options.Client, new Lifeline(this, next));
+                bool stopped;
+                lock (_sync)
+                {
+                    stopped = _stopping.IsCancellationRequested;
+                    if (!stopped)
+                    {
+                        _instance = next;
+                        _restarts++;
+                    }
+                }
+                if (stopped)
+                {
+                    connection.Dispose();
+                    Finish(SidecarStatus.Stopped, await next.StopAsync(_options.ExitGrace, killNow: false).ConfigureAwait(false));
+                    return null;
+                }
+                _client.Swap(connection);
+                Attach(next, connection);
+                return next;
             }
         }
 
-        private static async Task KillAsync(Process process, Task exited)
+        /// <summary>Re-opens the tracked sessions and resends their unacknowledged batches; null when the
+        /// new process ended meanwhile (the supervisor then handles that exit).</summary>
+        private async Task<RestartOutcome?> ResumeSessionsAsync(SidecarExit cause)
         {
+            var lost = new List<string>();
+            var resent = new List<ResentBatch>();
+            foreach (var session in _client.TrackedSessions)
+            {
+                try
+                {
+                    var (wasLost, batch) = await session.ResumeAsync(_stopping.Token).ConfigureAwait(false);
+                    if (wasLost) lost.Add(session.SessionId);
+                    if (batch != null) resent.Add(batch);
+                }
+                catch (SidecarGoneException)
+                {
+                    return null;
+                }
+                catch (OperationCanceledException)
+                {
+                    return null;
+                }
+                catch (SidecarException)
+                {
+                    lost.Add(session.SessionId);
+                }
+            }
+            return new RestartOutcome(cause, _restarts, !HasStateDir(_options) || lost.Count > 0, lost, resent);
+        }
+
+        private void Attach(SidecarInstance instance, SidecarConnection connection)
+        {
+            // Synchronously on the exit, before anything awaits it: in-flight calls end at once.
+            instance.OnExit = connection.MarkGone;
+            if (instance.Exit.IsCompleted) connection.MarkGone(instance.Exit.Result);
+            _liveness = LivenessMonitor.Start(instance, connection, _options, _stopping.Token);
+        }
+
+        private void Finish(SidecarStatus status, SidecarExit exit)
+        {
+            SetStatus(status);
+            _exited.TrySetResult(exit);
+        }
+
+        private void SetStatus(SidecarStatus status)
+        {
+            lock (_sync)
+            {
+                if (_status == status) return;
+                _status = status;
+            }
+            Raise(StatusChanged, status);
+        }
+
+        private static void Raise<T>(Action<T>? handler, T value)
+        {
+            if (handler == null) return;
             try
             {
-                if (!process.HasExited) process.Kill();
+                handler(value);
             }
-            catch (InvalidOperationException)
+            catch (Exception)
             {
-                // It exited between the check and the kill.
+                // A game's handler must not stop the supervision.
             }
-            await WaitBounded(exited, TimeSpan.FromSeconds(5)).ConfigureAwait(false);
-            process.WaitForExit(); // reaps it and flushes the redirected streams' state
         }
 
-        private static async Task<bool> WaitBounded(Task task, TimeSpan timeout)
+        private static bool HasStateDir(SidecarProcessOptions options)
         {
-            if (task.IsCompleted) return true;
-            return await Task.WhenAny(task, Task.Delay(timeout)).ConfigureAwait(false) == task;
+            foreach (var arg in options.Arguments)
+            {
+                if (arg == "--state-dir" || arg.StartsWith("--state-dir=", StringComparison.Ordinal)) return true;
+            }
+            return false;
         }
 
-        private sealed class TailBuffer
+        /// <summary>What a connection asks after a broken call: did this process end (or is it being declared hung)?</summary>
+        private sealed class Lifeline : ISidecarLifeline
         {
-            private readonly Queue<string> _lines = new Queue<string>();
-            private readonly int _max;
+            // Long enough for a loaded machine to reap a killed process; a broken call whose process
+            // lives on (rare: the connection alone failed) is reported this much later.
+            private static readonly TimeSpan ExitPoll = TimeSpan.FromSeconds(1);
+            private readonly SidecarProcess _owner;
+            private readonly SidecarInstance _instance;
 
-            public TailBuffer(int max) { _max = Math.Max(1, max); }
-
-            public void Add(string line)
+            public Lifeline(SidecarProcess owner, SidecarInstance instance)
             {
-                lock (_lines)
+                _owner = owner;
+                _instance = instance;
+            }
+
+            public async Task ProbeAsync(SidecarConnection connection)
+            {
+                // A killed process's socket closes as it dies; the runtime's exit event comes ~100 ms
+                // later. Asking the OS directly notices it within milliseconds.
+                var waited = System.Diagnostics.Stopwatch.StartNew();
+                var exited = false;
+                while (connection.Exit == null && waited.Elapsed < ExitPoll)
                 {
-                    _lines.Enqueue(line);
-                    while (_lines.Count > _max) _lines.Dequeue();
+                    if (_instance.PollExited())
+                    {
+                        exited = true; // noted here or by another thread that is finishing the record
+                        break;
+                    }
+                    await Task.Delay(5).ConfigureAwait(false);
                 }
-            }
-
-            public string Text()
-            {
-                lock (_lines) return string.Join("\n", _lines);
+                if (exited || connection.Exit != null || _instance.Exit.IsCompleted || _instance.LooksDead())
+                {
+                    // Dead: wait for the runtime to reap it (polling, as its own notice can lag).
+                    var reap = System.Diagnostics.Stopwatch.StartNew();
+                    while (!_instance.Exit.IsCompleted && !_instance.PollExited() && reap.Elapsed < TimeSpan.FromSeconds(10))
+                        await Task.Delay(10).ConfigureAwait(false);
+                    await SidecarInstance.WaitBounded(_instance.Exit, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+                    return;
+                }
+                // Alive but not answering (the keepalive cut the connection): the liveness check is
+                // about to declare it hung; wait for its verdict rather than report a plain error.
+                var liveness = ReferenceEquals(_owner._instance, _instance) ? _owner._liveness : null;
+                if (liveness != null && liveness.Unanswered > TimeSpan.Zero)
+                    await SidecarInstance.WaitBounded(_instance.Exit, liveness.HangTimeout + TimeSpan.FromSeconds(1)).ConfigureAwait(false);
             }
         }
     }

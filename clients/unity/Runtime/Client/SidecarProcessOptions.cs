@@ -32,8 +32,19 @@ namespace GameSidecar.Client
         /// (it promises to within 1 s) before it is killed.</summary>
         public TimeSpan ExitGrace { get; set; } = TimeSpan.FromSeconds(1);
 
-        /// <summary>Lines of stderr kept for error reports.</summary>
-        public int StderrTailLines { get; set; } = 40;
+        /// <summary>Lines of stderr kept for error reports and SidecarExit.StderrTail.</summary>
+        public int StderrTailLines { get; set; } = 20;
+
+        /// <summary>Relaunch the sidecar after an exit the game did not ask for; null (the default) = never.
+        /// Pass --state-dir in Arguments for sessions to survive the restart.</summary>
+        public RestartPolicy? RestartPolicy { get; set; }
+
+        /// <summary>How often the liveness check (a GetInfo call) runs.</summary>
+        public TimeSpan LivenessInterval { get; set; } = TimeSpan.FromSeconds(1);
+
+        /// <summary>A sidecar that answers nothing for this long (SIGSTOP, a deadlock) is declared hung,
+        /// killed, and handled as an exit (SidecarExit.Hung). Zero turns the liveness check off.</summary>
+        public TimeSpan HangTimeout { get; set; } = TimeSpan.FromSeconds(3);
 
         /// <summary>Called with each stderr line (the sidecar's JSON log lines) on a
         /// reader thread: it must be thread-safe and quick.</summary>
@@ -60,5 +71,12 @@ namespace GameSidecar.Client
         /// Http2Only = true and UnixDomainSocketPath = handshake.Address (docs/unity.md).
         /// </summary>
         public Func<Handshake, HttpMessageHandler>? HttpHandlerFactory { get; set; }
+
+        /// <summary>HTTP/2 keepalive of the built-in handler (.NET 5+): a PING after this long without a
+        /// frame from the sidecar, calls or not. Zero = off. Kept at 1 s or more (the sidecar's ping policy).</summary>
+        public TimeSpan KeepAlivePingDelay { get; set; } = TimeSpan.FromSeconds(1);
+
+        /// <summary>How long a keepalive PING may go unanswered before the connection is dropped.</summary>
+        public TimeSpan KeepAlivePingTimeout { get; set; } = TimeSpan.FromSeconds(2);
     }
 }

@@ -29,7 +29,7 @@ namespace GameSidecar.Client
             else if (handshake.IsUnix)
             {
 #if NET5_0_OR_GREATER
-                channelOptions.HttpHandler = LocalHandler(handshake.Address);
+                channelOptions.HttpHandler = LocalHandler(handshake.Address, options);
 #else
                 throw new NotSupportedException(
                     "this runtime has no SocketsHttpHandler: set SidecarClientOptions.HttpHandlerFactory to an " +
@@ -39,16 +39,17 @@ namespace GameSidecar.Client
 #if NET5_0_OR_GREATER
             else
             {
-                channelOptions.HttpHandler = LocalHandler(unixPath: null);
+                channelOptions.HttpHandler = LocalHandler(unixPath: null, options);
             }
 #endif
-            // The authority is never used to route on a Unix socket; "localhost" keeps it valid.
+            // The authority is never used to route on a Unix socket; "localhost" keeps it valid (errors
+            // name the socket instead: SidecarConnection.TranslateAsync).
             var address = handshake.IsUnix ? "http://localhost" : "http://" + handshake.Address;
             return GrpcChannel.ForAddress(address, channelOptions);
         }
 
 #if NET5_0_OR_GREATER
-        private static HttpMessageHandler LocalHandler(string? unixPath)
+        private static HttpMessageHandler LocalHandler(string? unixPath, SidecarClientOptions options)
         {
             var handler = new SocketsHttpHandler
             {
@@ -59,6 +60,14 @@ namespace GameSidecar.Client
                 // One long-lived local connection; gRPC multiplexes calls over it.
                 EnableMultipleHttp2Connections = false,
             };
+            if (options.KeepAlivePingDelay > TimeSpan.Zero)
+            {
+                // A connection whose peer stopped answering is dropped instead of waited on forever
+                // (LivenessMonitor then tells a hung sidecar from a dead one).
+                handler.KeepAlivePingDelay = options.KeepAlivePingDelay;
+                handler.KeepAlivePingTimeout = options.KeepAlivePingTimeout;
+                handler.KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always;
+            }
             if (unixPath == null) return handler;
             var endpoint = new UnixDomainSocketEndPoint(unixPath);
             handler.ConnectCallback = async (context, cancellationToken) =>

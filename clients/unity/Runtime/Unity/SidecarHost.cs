@@ -36,6 +36,12 @@ namespace GameSidecar.Unity
         [Tooltip("Copy the sidecar's warning and error log lines to the Unity console.")]
         [SerializeField] private bool forwardWarnings = true;
 
+        [Tooltip("Relaunch the sidecar if it crashes or hangs (RestartPolicy). With a state directory, tracked sessions resume.")]
+        [SerializeField] private bool restartOnCrash;
+
+        [Tooltip("Restarts allowed within a minute before the host gives up (status Failed).")]
+        [SerializeField] private int maxRestarts = 3;
+
         private SidecarProcess? _process;
         private CancellationTokenSource? _launching;
 
@@ -52,10 +58,24 @@ namespace GameSidecar.Unity
         /// <summary>The connected client; null until <see cref="Ready"/>.</summary>
         public SidecarClient? Client => _process?.Client;
 
-        public bool IsReady => _process != null;
+        /// <summary>True while the sidecar serves: false before the launch, after it ended, and while it restarts.</summary>
+        public bool IsReady => _process != null && _process.Status == SidecarStatus.Ready;
+
+        /// <summary>The sidecar's status; null before the first launch succeeded.</summary>
+        public SidecarStatus? Status => _process?.Status;
 
         /// <summary>Raised on the main thread once the sidecar has handshaken.</summary>
         public event Action<SidecarHost>? Ready;
+
+        /// <summary>Raised on the main thread on each status change (Ready, Restarting, Stopped, Failed).</summary>
+        public event Action<SidecarStatus>? StatusChanged;
+
+        /// <summary>Raised on the main thread each time a sidecar process ends (how: SidecarExit; requested or not).</summary>
+        public event Action<SidecarExit>? Exited;
+
+        /// <summary>Raised on the main thread after a restart (restartOnCrash): whether sessions were lost
+        /// (resync them with ReplaceState) and what became of unacknowledged batches.</summary>
+        public event Action<RestartOutcome>? Restarted;
 
         /// <summary>Raised on the main thread when the launch failed (a SidecarLaunchException says why).</summary>
         public event Action<Exception>? LaunchFailed;
@@ -81,6 +101,11 @@ namespace GameSidecar.Unity
                     return;
                 }
                 _process = process;
+                // The process raises these on a thread-pool thread: hand them to the main thread.
+                var dispatcher = Dispatcher;
+                process.StatusChanged += status => dispatcher.Post(() => StatusChanged?.Invoke(status));
+                process.ProcessExited += exit => dispatcher.Post(() => OnProcessExited(exit));
+                process.Restarted += outcome => dispatcher.Post(() => Restarted?.Invoke(outcome));
                 Ready?.Invoke(this);
             }
             catch (OperationCanceledException)
@@ -92,6 +117,12 @@ namespace GameSidecar.Unity
                 Debug.LogError("game-sidecar did not start: " + e.Message);
                 LaunchFailed?.Invoke(e);
             }
+        }
+
+        private void OnProcessExited(SidecarExit exit)
+        {
+            if (!exit.Requested) Debug.LogError("game-sidecar ended: " + exit);
+            Exited?.Invoke(exit);
         }
 
         private void Update()
@@ -142,6 +173,7 @@ namespace GameSidecar.Unity
                 // Log lines arrive on a reader thread: hand them to the main thread before Debug.*.
                 OnLog = forwardWarnings ? line => ForwardLog(dispatcher, line) : (Action<string>?)null,
                 Client = new SidecarClientOptions { HttpHandlerFactory = HttpHandlerFactory },
+                RestartPolicy = restartOnCrash ? new RestartPolicy { MaxRestarts = Math.Max(1, maxRestarts) } : null,
             };
         }
 
