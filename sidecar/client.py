@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import grpc
 
@@ -75,11 +75,12 @@ __all__ = [
 CHUNK_BYTES = 512 * 1024
 #: The largest reply accepted (sidecar.server.MAX_SEND_BYTES).
 REPLY_BYTES = 64 * 1024 * 1024
+_Piece = TypeVar("_Piece", session_pb.ReplaceStateChunkedRequest, session_pb.ImportSessionChunkedRequest)
 
-def _pieces(data: bytes) -> Iterable[session_pb.RequestChunk]:
+def _pieces(data: bytes, piece: type[_Piece]) -> Iterable[_Piece]:
     view = memoryview(data)
     for start in range(0, len(data), CHUNK_BYTES):
-        yield session_pb.RequestChunk(data=bytes(view[start : start + CHUNK_BYTES]))
+        yield piece(data=bytes(view[start : start + CHUNK_BYTES]))
 
 
 def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str:
@@ -264,7 +265,9 @@ class SidecarClient:
         if request.ByteSize() <= CHUNK_BYTES:
             reply: session_pb.ReplaceStateResponse = await self.sessions.ReplaceState(request)
         else:
-            reply = await self.sessions.ReplaceStateChunked(_pieces(request.SerializeToString()))
+            pieces = _pieces(request.SerializeToString(), session_pb.ReplaceStateChunkedRequest)
+            chunked: session_pb.ReplaceStateChunkedResponse = await self.sessions.ReplaceStateChunked(pieces)
+            reply = session_pb.ReplaceStateResponse(revision=chunked.revision)
         return reply
 
     async def import_session(self, session_id: str, blob: bytes, overwrite: bool = False
@@ -274,7 +277,9 @@ class SidecarClient:
         if request.ByteSize() <= CHUNK_BYTES:
             reply: session_pb.ImportSessionResponse = await self.sessions.ImportSession(request)
         else:
-            reply = await self.sessions.ImportSessionChunked(_pieces(request.SerializeToString()))
+            pieces = _pieces(request.SerializeToString(), session_pb.ImportSessionChunkedRequest)
+            chunked: session_pb.ImportSessionChunkedResponse = await self.sessions.ImportSessionChunked(pieces)
+            reply = session_pb.ImportSessionResponse(session_id=chunked.session_id, revision=chunked.revision)
         return reply
 
     async def run(self, request: agent_pb.RunRequest, timeout: float | None = None) -> AsyncIterator[agent_pb.RunEvent]:

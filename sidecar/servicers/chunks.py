@@ -3,7 +3,7 @@
 The server's gRPC receive limit is `max_request_bytes` (sidecar/server.py), so that no
 request, authenticated or not, makes gRPC buffer more than that before the sidecar can
 refuse it. The two requests that carry a whole world may be bigger: they come as a stream
-of `RequestChunk`s, each within the receive limit, whose data concatenated is the
+of `*ChunkedRequest` pieces, each within the receive limit, whose data concatenated is the
 request's wire form. The total is checked as the pieces arrive: past
 `max_snapshot_bytes` nothing more is kept. The rest of the stream is read and dropped
 (up to as much again) before the refusal is sent, because a client still sending when

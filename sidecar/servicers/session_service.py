@@ -131,12 +131,13 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         return pb.ReplaceStateResponse(revision=revision)
 
     async def ReplaceStateChunked(
-        self, request_iterator: AsyncIterator[pb.RequestChunk], context: grpc.aio.ServicerContext
-    ) -> pb.ReplaceStateResponse:
+        self, request_iterator: AsyncIterator[pb.ReplaceStateChunkedRequest], context: grpc.aio.ServicerContext
+    ) -> pb.ReplaceStateChunkedResponse:
         self._admit()
         limit = self._store.limits.max_snapshot_bytes
         request = await assemble(request_iterator, pb.ReplaceStateRequest, limit)
-        return await self.ReplaceState(request, context)
+        reply = await self.ReplaceState(request, context)
+        return pb.ReplaceStateChunkedResponse(revision=reply.revision)
 
     async def GetState(self, request: pb.GetStateRequest, context: grpc.aio.ServicerContext) -> pb.GetStateResponse:
         _need_id(request.session_id)
@@ -165,12 +166,13 @@ class SessionServicer(pb_grpc.SessionServiceServicer):  # type: ignore[misc]
         return pb.ImportSessionResponse(session_id=session_id, revision=revision)
 
     async def ImportSessionChunked(
-        self, request_iterator: AsyncIterator[pb.RequestChunk], context: grpc.aio.ServicerContext
-    ) -> pb.ImportSessionResponse:
+        self, request_iterator: AsyncIterator[pb.ImportSessionChunkedRequest], context: grpc.aio.ServicerContext
+    ) -> pb.ImportSessionChunkedResponse:
         self._admit()
         limit = self._store.limits.max_snapshot_bytes
         request = await assemble(request_iterator, pb.ImportSessionRequest, limit)
-        return await self.ImportSession(request, context)
+        reply = await self.ImportSession(request, context)
+        return pb.ImportSessionChunkedResponse(session_id=reply.session_id, revision=reply.revision)
 
 
 class _BlobId(msgspec.Struct):

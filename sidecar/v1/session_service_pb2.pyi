@@ -195,8 +195,28 @@ class ImportSessionResponse(_message.Message):
     revision: int
     def __init__(self, session_id: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
 
-class RequestChunk(_message.Message):
+class ReplaceStateChunkedRequest(_message.Message):
     __slots__ = ("data",)
     DATA_FIELD_NUMBER: _ClassVar[int]
     data: bytes
     def __init__(self, data: _Optional[bytes] = ...) -> None: ...
+
+class ReplaceStateChunkedResponse(_message.Message):
+    __slots__ = ("revision",)
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    def __init__(self, revision: _Optional[int] = ...) -> None: ...
+
+class ImportSessionChunkedRequest(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...
+
+class ImportSessionChunkedResponse(_message.Message):
+    __slots__ = ("session_id", "revision")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    revision: int
+    def __init__(self, session_id: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...

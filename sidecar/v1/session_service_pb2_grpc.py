@@ -77,13 +77,13 @@ class SessionServiceStub:
                 _registered_method=True)
         self.ReplaceStateChunked = channel.stream_unary(
                 '/sidecar.v1.SessionService/ReplaceStateChunked',
-                request_serializer=sidecar_dot_v1_dot_session__service__pb2.RequestChunk.SerializeToString,
-                response_deserializer=sidecar_dot_v1_dot_session__service__pb2.ReplaceStateResponse.FromString,
+                request_serializer=sidecar_dot_v1_dot_session__service__pb2.ReplaceStateChunkedRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_session__service__pb2.ReplaceStateChunkedResponse.FromString,
                 _registered_method=True)
         self.ImportSessionChunked = channel.stream_unary(
                 '/sidecar.v1.SessionService/ImportSessionChunked',
-                request_serializer=sidecar_dot_v1_dot_session__service__pb2.RequestChunk.SerializeToString,
-                response_deserializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.FromString,
+                request_serializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionChunkedRequest.SerializeToString,
+                response_deserializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionChunkedResponse.FromString,
                 _registered_method=True)
 
 
@@ -207,13 +207,13 @@ def add_SessionServiceServicer_to_server(servicer, server):
             ),
             'ReplaceStateChunked': grpc.stream_unary_rpc_method_handler(
                     servicer.ReplaceStateChunked,
-                    request_deserializer=sidecar_dot_v1_dot_session__service__pb2.RequestChunk.FromString,
-                    response_serializer=sidecar_dot_v1_dot_session__service__pb2.ReplaceStateResponse.SerializeToString,
+                    request_deserializer=sidecar_dot_v1_dot_session__service__pb2.ReplaceStateChunkedRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_session__service__pb2.ReplaceStateChunkedResponse.SerializeToString,
             ),
             'ImportSessionChunked': grpc.stream_unary_rpc_method_handler(
                     servicer.ImportSessionChunked,
-                    request_deserializer=sidecar_dot_v1_dot_session__service__pb2.RequestChunk.FromString,
-                    response_serializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.SerializeToString,
+                    request_deserializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionChunkedRequest.FromString,
+                    response_serializer=sidecar_dot_v1_dot_session__service__pb2.ImportSessionChunkedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -458,8 +458,8 @@ class SessionService:
             request_iterator,
             target,
             '/sidecar.v1.SessionService/ReplaceStateChunked',
-            sidecar_dot_v1_dot_session__service__pb2.RequestChunk.SerializeToString,
-            sidecar_dot_v1_dot_session__service__pb2.ReplaceStateResponse.FromString,
+            sidecar_dot_v1_dot_session__service__pb2.ReplaceStateChunkedRequest.SerializeToString,
+            sidecar_dot_v1_dot_session__service__pb2.ReplaceStateChunkedResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -485,8 +485,8 @@ class SessionService:
             request_iterator,
             target,
             '/sidecar.v1.SessionService/ImportSessionChunked',
-            sidecar_dot_v1_dot_session__service__pb2.RequestChunk.SerializeToString,
-            sidecar_dot_v1_dot_session__service__pb2.ImportSessionResponse.FromString,
+            sidecar_dot_v1_dot_session__service__pb2.ImportSessionChunkedRequest.SerializeToString,
+            sidecar_dot_v1_dot_session__service__pb2.ImportSessionChunkedResponse.FromString,
             options,
             channel_credentials,
             insecure,

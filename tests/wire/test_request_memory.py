@@ -116,8 +116,8 @@ async def test_chunked_worlds_are_refused_like_any_request(make_server: Any) -> 
     await client.open_session("g")
     chunked = client.sessions.ReplaceStateChunked
 
-    def pieces(data: bytes, size: int = CHUNK_BYTES) -> list[spb.RequestChunk]:
-        return [spb.RequestChunk(data=data[i : i + size]) for i in range(0, len(data), size)]
+    def pieces(data: bytes, size: int = CHUNK_BYTES, kind: Any = spb.ReplaceStateChunkedRequest) -> list[Any]:
+        return [kind(data=data[i : i + size]) for i in range(0, len(data), size)]
 
     # Over max_snapshot_bytes: refused at the piece that crosses it.
     too_big = spb.ReplaceStateRequest(session_id="g", snapshot=_world(300)).SerializeToString()
@@ -127,13 +127,15 @@ async def test_chunked_worlds_are_refused_like_any_request(make_server: Any) -> 
     await expect_error(chunked(iter([])), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
     good = spb.ReplaceStateRequest(session_id="g", snapshot=_world(3)).SerializeToString()
     await expect_error(chunked(iter(pieces(good[:-7], 100))), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
-    await expect_error(client.sessions.ImportSessionChunked(iter(pieces(b"\xff" * 5000))),
+    garbage = pieces(b"\xff" * 5000, kind=spb.ImportSessionChunkedRequest)
+    await expect_error(client.sessions.ImportSessionChunked(iter(garbage)),
                        grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
     # What the pieces ask is checked like the unary call's request.
     await expect_error(chunked(iter(pieces(spb.ReplaceStateRequest(session_id="nope").SerializeToString()))),
                        grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND")
     await expect_error(client.sessions.ImportSessionChunked(iter(pieces(
-        spb.ImportSessionRequest(session_id="g", blob=b"garbage" * 1000).SerializeToString()))),
+        spb.ImportSessionRequest(session_id="g", blob=b"garbage" * 1000).SerializeToString(),
+        kind=spb.ImportSessionChunkedRequest))),
         grpc.StatusCode.INVALID_ARGUMENT, "INVALID_BLOB")
     # Without the token: refused before a piece is read.
     anonymous = SidecarClient(running.target, None)

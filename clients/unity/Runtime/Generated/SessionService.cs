@@ -63,29 +63,34 @@ namespace GameSidecar.V1 {
             "aW9uGAIgASgFEhAKCHJldmlzaW9uGAMgASgDIksKFEltcG9ydFNlc3Npb25S",
             "ZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEYmxvYhgCIAEoDBIRCglv",
             "dmVyd3JpdGUYAyABKAgiPQoVSW1wb3J0U2Vzc2lvblJlc3BvbnNlEhIKCnNl",
-            "c3Npb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMiHAoMUmVxdWVzdENo",
-            "dW5rEgwKBGRhdGEYASABKAwqWQoJQWxpYXNNb2RlEhoKFkFMSUFTX01PREVf",
-            "VU5TUEVDSUZJRUQQABITCg9BTElBU19NT0RFX0tJTkQQARIbChdBTElBU19N",
-            "T0RFX0RJU1BMQVlfTkFNRRACMswGCg5TZXNzaW9uU2VydmljZRJOCgtPcGVu",
-            "U2Vzc2lvbhIeLnNpZGVjYXIudjEuT3BlblNlc3Npb25SZXF1ZXN0Gh8uc2lk",
-            "ZWNhci52MS5PcGVuU2Vzc2lvblJlc3BvbnNlElEKDENsb3NlU2Vzc2lvbhIf",
-            "LnNpZGVjYXIudjEuQ2xvc2VTZXNzaW9uUmVxdWVzdBogLnNpZGVjYXIudjEu",
-            "Q2xvc2VTZXNzaW9uUmVzcG9uc2USTgoLQXBwbHlEZWx0YXMSHi5zaWRlY2Fy",
-            "LnYxLkFwcGx5RGVsdGFzUmVxdWVzdBofLnNpZGVjYXIudjEuQXBwbHlEZWx0",
-            "YXNSZXNwb25zZRJVCgxTdHJlYW1EZWx0YXMSHy5zaWRlY2FyLnYxLlN0cmVh",
-            "bURlbHRhc1JlcXVlc3QaIC5zaWRlY2FyLnYxLlN0cmVhbURlbHRhc1Jlc3Bv",
-            "bnNlKAEwARJRCgxSZXBsYWNlU3RhdGUSHy5zaWRlY2FyLnYxLlJlcGxhY2VT",
-            "dGF0ZVJlcXVlc3QaIC5zaWRlY2FyLnYxLlJlcGxhY2VTdGF0ZVJlc3BvbnNl",
-            "EkUKCEdldFN0YXRlEhsuc2lkZWNhci52MS5HZXRTdGF0ZVJlcXVlc3QaHC5z",
-            "aWRlY2FyLnYxLkdldFN0YXRlUmVzcG9uc2USVAoNRXhwb3J0U2Vzc2lvbhIg",
-            "LnNpZGVjYXIudjEuRXhwb3J0U2Vzc2lvblJlcXVlc3QaIS5zaWRlY2FyLnYx",
-            "LkV4cG9ydFNlc3Npb25SZXNwb25zZRJUCg1JbXBvcnRTZXNzaW9uEiAuc2lk",
-            "ZWNhci52MS5JbXBvcnRTZXNzaW9uUmVxdWVzdBohLnNpZGVjYXIudjEuSW1w",
-            "b3J0U2Vzc2lvblJlc3BvbnNlElMKE1JlcGxhY2VTdGF0ZUNodW5rZWQSGC5z",
-            "aWRlY2FyLnYxLlJlcXVlc3RDaHVuaxogLnNpZGVjYXIudjEuUmVwbGFjZVN0",
-            "YXRlUmVzcG9uc2UoARJVChRJbXBvcnRTZXNzaW9uQ2h1bmtlZBIYLnNpZGVj",
-            "YXIudjEuUmVxdWVzdENodW5rGiEuc2lkZWNhci52MS5JbXBvcnRTZXNzaW9u",
-            "UmVzcG9uc2UoAUIRqgIOR2FtZVNpZGVjYXIuVjFiBnByb3RvMw=="));
+            "c3Npb25faWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMiKgoaUmVwbGFjZVN0",
+            "YXRlQ2h1bmtlZFJlcXVlc3QSDAoEZGF0YRgBIAEoDCIvChtSZXBsYWNlU3Rh",
+            "dGVDaHVua2VkUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAMiKwobSW1wb3J0",
+            "U2Vzc2lvbkNodW5rZWRSZXF1ZXN0EgwKBGRhdGEYASABKAwiRAocSW1wb3J0",
+            "U2Vzc2lvbkNodW5rZWRSZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJEhAK",
+            "CHJldmlzaW9uGAIgASgDKlkKCUFsaWFzTW9kZRIaChZBTElBU19NT0RFX1VO",
+            "U1BFQ0lGSUVEEAASEwoPQUxJQVNfTU9ERV9LSU5EEAESGwoXQUxJQVNfTU9E",
+            "RV9ESVNQTEFZX05BTUUQAjL3BgoOU2Vzc2lvblNlcnZpY2USTgoLT3BlblNl",
+            "c3Npb24SHi5zaWRlY2FyLnYxLk9wZW5TZXNzaW9uUmVxdWVzdBofLnNpZGVj",
+            "YXIudjEuT3BlblNlc3Npb25SZXNwb25zZRJRCgxDbG9zZVNlc3Npb24SHy5z",
+            "aWRlY2FyLnYxLkNsb3NlU2Vzc2lvblJlcXVlc3QaIC5zaWRlY2FyLnYxLkNs",
+            "b3NlU2Vzc2lvblJlc3BvbnNlEk4KC0FwcGx5RGVsdGFzEh4uc2lkZWNhci52",
+            "MS5BcHBseURlbHRhc1JlcXVlc3QaHy5zaWRlY2FyLnYxLkFwcGx5RGVsdGFz",
+            "UmVzcG9uc2USVQoMU3RyZWFtRGVsdGFzEh8uc2lkZWNhci52MS5TdHJlYW1E",
+            "ZWx0YXNSZXF1ZXN0GiAuc2lkZWNhci52MS5TdHJlYW1EZWx0YXNSZXNwb25z",
+            "ZSgBMAESUQoMUmVwbGFjZVN0YXRlEh8uc2lkZWNhci52MS5SZXBsYWNlU3Rh",
+            "dGVSZXF1ZXN0GiAuc2lkZWNhci52MS5SZXBsYWNlU3RhdGVSZXNwb25zZRJF",
+            "CghHZXRTdGF0ZRIbLnNpZGVjYXIudjEuR2V0U3RhdGVSZXF1ZXN0Ghwuc2lk",
+            "ZWNhci52MS5HZXRTdGF0ZVJlc3BvbnNlElQKDUV4cG9ydFNlc3Npb24SIC5z",
+            "aWRlY2FyLnYxLkV4cG9ydFNlc3Npb25SZXF1ZXN0GiEuc2lkZWNhci52MS5F",
+            "eHBvcnRTZXNzaW9uUmVzcG9uc2USVAoNSW1wb3J0U2Vzc2lvbhIgLnNpZGVj",
+            "YXIudjEuSW1wb3J0U2Vzc2lvblJlcXVlc3QaIS5zaWRlY2FyLnYxLkltcG9y",
+            "dFNlc3Npb25SZXNwb25zZRJoChNSZXBsYWNlU3RhdGVDaHVua2VkEiYuc2lk",
+            "ZWNhci52MS5SZXBsYWNlU3RhdGVDaHVua2VkUmVxdWVzdBonLnNpZGVjYXIu",
+            "djEuUmVwbGFjZVN0YXRlQ2h1bmtlZFJlc3BvbnNlKAESawoUSW1wb3J0U2Vz",
+            "c2lvbkNodW5rZWQSJy5zaWRlY2FyLnYxLkltcG9ydFNlc3Npb25DaHVua2Vk",
+            "UmVxdWVzdBooLnNpZGVjYXIudjEuSW1wb3J0U2Vzc2lvbkNodW5rZWRSZXNw",
+            "b25zZSgBQhGqAg5HYW1lU2lkZWNhci5WMWIGcHJvdG8z"));
       descriptor = pbr::FileDescriptor.FromGeneratedCode(descriptorData,
           new pbr::FileDescriptor[] { global::GameSidecar.V1.ErrorsReflection.Descriptor, global::GameSidecar.V1.StateReflection.Descriptor, global::GameSidecar.V1.TypesReflection.Descriptor, },
           new pbr::GeneratedClrTypeInfo(new[] {typeof(global::GameSidecar.V1.AliasMode), }, null, new pbr::GeneratedClrTypeInfo[] {
@@ -107,7 +112,10 @@ namespace GameSidecar.V1 {
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ExportSessionResponse), global::GameSidecar.V1.ExportSessionResponse.Parser, new[]{ "Blob", "FormatVersion", "Revision" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ImportSessionRequest), global::GameSidecar.V1.ImportSessionRequest.Parser, new[]{ "SessionId", "Blob", "Overwrite" }, null, null, null, null),
             new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ImportSessionResponse), global::GameSidecar.V1.ImportSessionResponse.Parser, new[]{ "SessionId", "Revision" }, null, null, null, null),
-            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.RequestChunk), global::GameSidecar.V1.RequestChunk.Parser, new[]{ "Data" }, null, null, null, null)
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ReplaceStateChunkedRequest), global::GameSidecar.V1.ReplaceStateChunkedRequest.Parser, new[]{ "Data" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ReplaceStateChunkedResponse), global::GameSidecar.V1.ReplaceStateChunkedResponse.Parser, new[]{ "Revision" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ImportSessionChunkedRequest), global::GameSidecar.V1.ImportSessionChunkedRequest.Parser, new[]{ "Data" }, null, null, null, null),
+            new pbr::GeneratedClrTypeInfo(typeof(global::GameSidecar.V1.ImportSessionChunkedResponse), global::GameSidecar.V1.ImportSessionChunkedResponse.Parser, new[]{ "SessionId", "Revision" }, null, null, null, null)
           }));
     }
     #endregion
@@ -5030,20 +5038,20 @@ namespace GameSidecar.V1 {
   }
 
   /// <summary>
-  /// A piece of a serialized ReplaceStateRequest or ImportSessionRequest: the
-  /// pieces' data, concatenated in the order sent, is the request's wire form.
+  /// A piece of a serialized ReplaceStateRequest: the pieces' data, concatenated in
+  /// the order sent, is the request's wire form.
   /// </summary>
   [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
-  public sealed partial class RequestChunk : pb::IMessage<RequestChunk>
+  public sealed partial class ReplaceStateChunkedRequest : pb::IMessage<ReplaceStateChunkedRequest>
   #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
       , pb::IBufferMessage
   #endif
   {
-    private static readonly pb::MessageParser<RequestChunk> _parser = new pb::MessageParser<RequestChunk>(() => new RequestChunk());
+    private static readonly pb::MessageParser<ReplaceStateChunkedRequest> _parser = new pb::MessageParser<ReplaceStateChunkedRequest>(() => new ReplaceStateChunkedRequest());
     private pb::UnknownFieldSet _unknownFields;
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
-    public static pb::MessageParser<RequestChunk> Parser { get { return _parser; } }
+    public static pb::MessageParser<ReplaceStateChunkedRequest> Parser { get { return _parser; } }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
@@ -5059,7 +5067,7 @@ namespace GameSidecar.V1 {
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
-    public RequestChunk() {
+    public ReplaceStateChunkedRequest() {
       OnConstruction();
     }
 
@@ -5067,15 +5075,15 @@ namespace GameSidecar.V1 {
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
-    public RequestChunk(RequestChunk other) : this() {
+    public ReplaceStateChunkedRequest(ReplaceStateChunkedRequest other) : this() {
       data_ = other.data_;
       _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
-    public RequestChunk Clone() {
-      return new RequestChunk(this);
+    public ReplaceStateChunkedRequest Clone() {
+      return new ReplaceStateChunkedRequest(this);
     }
 
     /// <summary>Field number for the "data" field.</summary>
@@ -5093,12 +5101,12 @@ namespace GameSidecar.V1 {
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
     public override bool Equals(object other) {
-      return Equals(other as RequestChunk);
+      return Equals(other as ReplaceStateChunkedRequest);
     }
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
-    public bool Equals(RequestChunk other) {
+    public bool Equals(ReplaceStateChunkedRequest other) {
       if (ReferenceEquals(other, null)) {
         return false;
       }
@@ -5171,7 +5179,7 @@ namespace GameSidecar.V1 {
 
     [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
     [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
-    public void MergeFrom(RequestChunk other) {
+    public void MergeFrom(ReplaceStateChunkedRequest other) {
       if (other == null) {
         return;
       }
@@ -5222,6 +5230,647 @@ namespace GameSidecar.V1 {
             break;
           case 10: {
             Data = input.ReadBytes();
+            break;
+          }
+        }
+      }
+    }
+    #endif
+
+  }
+
+  /// <summary>
+  /// What ReplaceState answers.
+  /// </summary>
+  [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
+  public sealed partial class ReplaceStateChunkedResponse : pb::IMessage<ReplaceStateChunkedResponse>
+  #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      , pb::IBufferMessage
+  #endif
+  {
+    private static readonly pb::MessageParser<ReplaceStateChunkedResponse> _parser = new pb::MessageParser<ReplaceStateChunkedResponse>(() => new ReplaceStateChunkedResponse());
+    private pb::UnknownFieldSet _unknownFields;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pb::MessageParser<ReplaceStateChunkedResponse> Parser { get { return _parser; } }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pbr::MessageDescriptor Descriptor {
+      get { return global::GameSidecar.V1.SessionServiceReflection.Descriptor.MessageTypes[19]; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    pbr::MessageDescriptor pb::IMessage.Descriptor {
+      get { return Descriptor; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ReplaceStateChunkedResponse() {
+      OnConstruction();
+    }
+
+    partial void OnConstruction();
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ReplaceStateChunkedResponse(ReplaceStateChunkedResponse other) : this() {
+      revision_ = other.revision_;
+      _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ReplaceStateChunkedResponse Clone() {
+      return new ReplaceStateChunkedResponse(this);
+    }
+
+    /// <summary>Field number for the "revision" field.</summary>
+    public const int RevisionFieldNumber = 1;
+    private long revision_;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public long Revision {
+      get { return revision_; }
+      set {
+        revision_ = value;
+      }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override bool Equals(object other) {
+      return Equals(other as ReplaceStateChunkedResponse);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool Equals(ReplaceStateChunkedResponse other) {
+      if (ReferenceEquals(other, null)) {
+        return false;
+      }
+      if (ReferenceEquals(other, this)) {
+        return true;
+      }
+      if (Revision != other.Revision) return false;
+      return Equals(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override int GetHashCode() {
+      int hash = 1;
+      if (Revision != 0L) hash ^= Revision.GetHashCode();
+      if (_unknownFields != null) {
+        hash ^= _unknownFields.GetHashCode();
+      }
+      return hash;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override string ToString() {
+      return pb::JsonFormatter.ToDiagnosticString(this);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void WriteTo(pb::CodedOutputStream output) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      output.WriteRawMessage(this);
+    #else
+      if (Revision != 0L) {
+        output.WriteRawTag(8);
+        output.WriteInt64(Revision);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(output);
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalWriteTo(ref pb::WriteContext output) {
+      if (Revision != 0L) {
+        output.WriteRawTag(8);
+        output.WriteInt64(Revision);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(ref output);
+      }
+    }
+    #endif
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int CalculateSize() {
+      int size = 0;
+      if (Revision != 0L) {
+        size += 1 + pb::CodedOutputStream.ComputeInt64Size(Revision);
+      }
+      if (_unknownFields != null) {
+        size += _unknownFields.CalculateSize();
+      }
+      return size;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(ReplaceStateChunkedResponse other) {
+      if (other == null) {
+        return;
+      }
+      if (other.Revision != 0L) {
+        Revision = other.Revision;
+      }
+      _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(pb::CodedInputStream input) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      input.ReadRawMessage(this);
+    #else
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, input);
+            break;
+          case 8: {
+            Revision = input.ReadInt64();
+            break;
+          }
+        }
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalMergeFrom(ref pb::ParseContext input) {
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, ref input);
+            break;
+          case 8: {
+            Revision = input.ReadInt64();
+            break;
+          }
+        }
+      }
+    }
+    #endif
+
+  }
+
+  /// <summary>
+  /// A piece of a serialized ImportSessionRequest: the pieces' data, concatenated in
+  /// the order sent, is the request's wire form.
+  /// </summary>
+  [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
+  public sealed partial class ImportSessionChunkedRequest : pb::IMessage<ImportSessionChunkedRequest>
+  #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      , pb::IBufferMessage
+  #endif
+  {
+    private static readonly pb::MessageParser<ImportSessionChunkedRequest> _parser = new pb::MessageParser<ImportSessionChunkedRequest>(() => new ImportSessionChunkedRequest());
+    private pb::UnknownFieldSet _unknownFields;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pb::MessageParser<ImportSessionChunkedRequest> Parser { get { return _parser; } }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pbr::MessageDescriptor Descriptor {
+      get { return global::GameSidecar.V1.SessionServiceReflection.Descriptor.MessageTypes[20]; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    pbr::MessageDescriptor pb::IMessage.Descriptor {
+      get { return Descriptor; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ImportSessionChunkedRequest() {
+      OnConstruction();
+    }
+
+    partial void OnConstruction();
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ImportSessionChunkedRequest(ImportSessionChunkedRequest other) : this() {
+      data_ = other.data_;
+      _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ImportSessionChunkedRequest Clone() {
+      return new ImportSessionChunkedRequest(this);
+    }
+
+    /// <summary>Field number for the "data" field.</summary>
+    public const int DataFieldNumber = 1;
+    private pb::ByteString data_ = pb::ByteString.Empty;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public pb::ByteString Data {
+      get { return data_; }
+      set {
+        data_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override bool Equals(object other) {
+      return Equals(other as ImportSessionChunkedRequest);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool Equals(ImportSessionChunkedRequest other) {
+      if (ReferenceEquals(other, null)) {
+        return false;
+      }
+      if (ReferenceEquals(other, this)) {
+        return true;
+      }
+      if (Data != other.Data) return false;
+      return Equals(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override int GetHashCode() {
+      int hash = 1;
+      if (Data.Length != 0) hash ^= Data.GetHashCode();
+      if (_unknownFields != null) {
+        hash ^= _unknownFields.GetHashCode();
+      }
+      return hash;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override string ToString() {
+      return pb::JsonFormatter.ToDiagnosticString(this);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void WriteTo(pb::CodedOutputStream output) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      output.WriteRawMessage(this);
+    #else
+      if (Data.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteBytes(Data);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(output);
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalWriteTo(ref pb::WriteContext output) {
+      if (Data.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteBytes(Data);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(ref output);
+      }
+    }
+    #endif
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int CalculateSize() {
+      int size = 0;
+      if (Data.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeBytesSize(Data);
+      }
+      if (_unknownFields != null) {
+        size += _unknownFields.CalculateSize();
+      }
+      return size;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(ImportSessionChunkedRequest other) {
+      if (other == null) {
+        return;
+      }
+      if (other.Data.Length != 0) {
+        Data = other.Data;
+      }
+      _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(pb::CodedInputStream input) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      input.ReadRawMessage(this);
+    #else
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, input);
+            break;
+          case 10: {
+            Data = input.ReadBytes();
+            break;
+          }
+        }
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalMergeFrom(ref pb::ParseContext input) {
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, ref input);
+            break;
+          case 10: {
+            Data = input.ReadBytes();
+            break;
+          }
+        }
+      }
+    }
+    #endif
+
+  }
+
+  /// <summary>
+  /// What ImportSession answers.
+  /// </summary>
+  [global::System.Diagnostics.DebuggerDisplayAttribute("{ToString(),nq}")]
+  public sealed partial class ImportSessionChunkedResponse : pb::IMessage<ImportSessionChunkedResponse>
+  #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      , pb::IBufferMessage
+  #endif
+  {
+    private static readonly pb::MessageParser<ImportSessionChunkedResponse> _parser = new pb::MessageParser<ImportSessionChunkedResponse>(() => new ImportSessionChunkedResponse());
+    private pb::UnknownFieldSet _unknownFields;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pb::MessageParser<ImportSessionChunkedResponse> Parser { get { return _parser; } }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public static pbr::MessageDescriptor Descriptor {
+      get { return global::GameSidecar.V1.SessionServiceReflection.Descriptor.MessageTypes[21]; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    pbr::MessageDescriptor pb::IMessage.Descriptor {
+      get { return Descriptor; }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ImportSessionChunkedResponse() {
+      OnConstruction();
+    }
+
+    partial void OnConstruction();
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ImportSessionChunkedResponse(ImportSessionChunkedResponse other) : this() {
+      sessionId_ = other.sessionId_;
+      revision_ = other.revision_;
+      _unknownFields = pb::UnknownFieldSet.Clone(other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public ImportSessionChunkedResponse Clone() {
+      return new ImportSessionChunkedResponse(this);
+    }
+
+    /// <summary>Field number for the "session_id" field.</summary>
+    public const int SessionIdFieldNumber = 1;
+    private string sessionId_ = "";
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public string SessionId {
+      get { return sessionId_; }
+      set {
+        sessionId_ = pb::ProtoPreconditions.CheckNotNull(value, "value");
+      }
+    }
+
+    /// <summary>Field number for the "revision" field.</summary>
+    public const int RevisionFieldNumber = 2;
+    private long revision_;
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public long Revision {
+      get { return revision_; }
+      set {
+        revision_ = value;
+      }
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override bool Equals(object other) {
+      return Equals(other as ImportSessionChunkedResponse);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public bool Equals(ImportSessionChunkedResponse other) {
+      if (ReferenceEquals(other, null)) {
+        return false;
+      }
+      if (ReferenceEquals(other, this)) {
+        return true;
+      }
+      if (SessionId != other.SessionId) return false;
+      if (Revision != other.Revision) return false;
+      return Equals(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override int GetHashCode() {
+      int hash = 1;
+      if (SessionId.Length != 0) hash ^= SessionId.GetHashCode();
+      if (Revision != 0L) hash ^= Revision.GetHashCode();
+      if (_unknownFields != null) {
+        hash ^= _unknownFields.GetHashCode();
+      }
+      return hash;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public override string ToString() {
+      return pb::JsonFormatter.ToDiagnosticString(this);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void WriteTo(pb::CodedOutputStream output) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      output.WriteRawMessage(this);
+    #else
+      if (SessionId.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteString(SessionId);
+      }
+      if (Revision != 0L) {
+        output.WriteRawTag(16);
+        output.WriteInt64(Revision);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(output);
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalWriteTo(ref pb::WriteContext output) {
+      if (SessionId.Length != 0) {
+        output.WriteRawTag(10);
+        output.WriteString(SessionId);
+      }
+      if (Revision != 0L) {
+        output.WriteRawTag(16);
+        output.WriteInt64(Revision);
+      }
+      if (_unknownFields != null) {
+        _unknownFields.WriteTo(ref output);
+      }
+    }
+    #endif
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public int CalculateSize() {
+      int size = 0;
+      if (SessionId.Length != 0) {
+        size += 1 + pb::CodedOutputStream.ComputeStringSize(SessionId);
+      }
+      if (Revision != 0L) {
+        size += 1 + pb::CodedOutputStream.ComputeInt64Size(Revision);
+      }
+      if (_unknownFields != null) {
+        size += _unknownFields.CalculateSize();
+      }
+      return size;
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(ImportSessionChunkedResponse other) {
+      if (other == null) {
+        return;
+      }
+      if (other.SessionId.Length != 0) {
+        SessionId = other.SessionId;
+      }
+      if (other.Revision != 0L) {
+        Revision = other.Revision;
+      }
+      _unknownFields = pb::UnknownFieldSet.MergeFrom(_unknownFields, other._unknownFields);
+    }
+
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    public void MergeFrom(pb::CodedInputStream input) {
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+      input.ReadRawMessage(this);
+    #else
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, input);
+            break;
+          case 10: {
+            SessionId = input.ReadString();
+            break;
+          }
+          case 16: {
+            Revision = input.ReadInt64();
+            break;
+          }
+        }
+      }
+    #endif
+    }
+
+    #if !GOOGLE_PROTOBUF_REFSTRUCT_COMPATIBILITY_MODE
+    [global::System.Diagnostics.DebuggerNonUserCodeAttribute]
+    [global::System.CodeDom.Compiler.GeneratedCode("protoc", null)]
+    void pb::IBufferMessage.InternalMergeFrom(ref pb::ParseContext input) {
+      uint tag;
+      while ((tag = input.ReadTag()) != 0) {
+      if ((tag & 7) == 4) {
+        // Abort on any end group tag.
+        return;
+      }
+      switch(tag) {
+          default:
+            _unknownFields = pb::UnknownFieldSet.MergeFieldFrom(_unknownFields, ref input);
+            break;
+          case 10: {
+            SessionId = input.ReadString();
+            break;
+          }
+          case 16: {
+            Revision = input.ReadInt64();
             break;
           }
         }

@@ -81,7 +81,13 @@ namespace GameSidecar.V1 {
     [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
     static readonly grpc::Marshaller<global::GameSidecar.V1.ImportSessionResponse> __Marshaller_sidecar_v1_ImportSessionResponse = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.ImportSessionResponse.Parser));
     [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
-    static readonly grpc::Marshaller<global::GameSidecar.V1.RequestChunk> __Marshaller_sidecar_v1_RequestChunk = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.RequestChunk.Parser));
+    static readonly grpc::Marshaller<global::GameSidecar.V1.ReplaceStateChunkedRequest> __Marshaller_sidecar_v1_ReplaceStateChunkedRequest = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.ReplaceStateChunkedRequest.Parser));
+    [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+    static readonly grpc::Marshaller<global::GameSidecar.V1.ReplaceStateChunkedResponse> __Marshaller_sidecar_v1_ReplaceStateChunkedResponse = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.ReplaceStateChunkedResponse.Parser));
+    [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+    static readonly grpc::Marshaller<global::GameSidecar.V1.ImportSessionChunkedRequest> __Marshaller_sidecar_v1_ImportSessionChunkedRequest = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.ImportSessionChunkedRequest.Parser));
+    [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
+    static readonly grpc::Marshaller<global::GameSidecar.V1.ImportSessionChunkedResponse> __Marshaller_sidecar_v1_ImportSessionChunkedResponse = grpc::Marshallers.Create(__Helper_SerializeMessage, context => __Helper_DeserializeMessage(context, global::GameSidecar.V1.ImportSessionChunkedResponse.Parser));
 
     [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
     static readonly grpc::Method<global::GameSidecar.V1.OpenSessionRequest, global::GameSidecar.V1.OpenSessionResponse> __Method_OpenSession = new grpc::Method<global::GameSidecar.V1.OpenSessionRequest, global::GameSidecar.V1.OpenSessionResponse>(
@@ -148,20 +154,20 @@ namespace GameSidecar.V1 {
         __Marshaller_sidecar_v1_ImportSessionResponse);
 
     [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
-    static readonly grpc::Method<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ReplaceStateResponse> __Method_ReplaceStateChunked = new grpc::Method<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ReplaceStateResponse>(
+    static readonly grpc::Method<global::GameSidecar.V1.ReplaceStateChunkedRequest, global::GameSidecar.V1.ReplaceStateChunkedResponse> __Method_ReplaceStateChunked = new grpc::Method<global::GameSidecar.V1.ReplaceStateChunkedRequest, global::GameSidecar.V1.ReplaceStateChunkedResponse>(
         grpc::MethodType.ClientStreaming,
         __ServiceName,
         "ReplaceStateChunked",
-        __Marshaller_sidecar_v1_RequestChunk,
-        __Marshaller_sidecar_v1_ReplaceStateResponse);
+        __Marshaller_sidecar_v1_ReplaceStateChunkedRequest,
+        __Marshaller_sidecar_v1_ReplaceStateChunkedResponse);
 
     [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
-    static readonly grpc::Method<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ImportSessionResponse> __Method_ImportSessionChunked = new grpc::Method<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ImportSessionResponse>(
+    static readonly grpc::Method<global::GameSidecar.V1.ImportSessionChunkedRequest, global::GameSidecar.V1.ImportSessionChunkedResponse> __Method_ImportSessionChunked = new grpc::Method<global::GameSidecar.V1.ImportSessionChunkedRequest, global::GameSidecar.V1.ImportSessionChunkedResponse>(
         grpc::MethodType.ClientStreaming,
         __ServiceName,
         "ImportSessionChunked",
-        __Marshaller_sidecar_v1_RequestChunk,
-        __Marshaller_sidecar_v1_ImportSessionResponse);
+        __Marshaller_sidecar_v1_ImportSessionChunkedRequest,
+        __Marshaller_sidecar_v1_ImportSessionChunkedResponse);
 
     /// <summary>Service descriptor</summary>
     public static global::Google.Protobuf.Reflection.ServiceDescriptor Descriptor
@@ -538,7 +544,7 @@ namespace GameSidecar.V1 {
       /// <param name="cancellationToken">An optional token for canceling the call.</param>
       /// <returns>The call object.</returns>
       [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
-      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ReplaceStateResponse> ReplaceStateChunked(grpc::Metadata headers = null, global::System.DateTime? deadline = null, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
+      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.ReplaceStateChunkedRequest, global::GameSidecar.V1.ReplaceStateChunkedResponse> ReplaceStateChunked(grpc::Metadata headers = null, global::System.DateTime? deadline = null, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
       {
         return ReplaceStateChunked(new grpc::CallOptions(headers, deadline, cancellationToken));
       }
@@ -550,17 +556,17 @@ namespace GameSidecar.V1 {
       /// <param name="options">The options for the call.</param>
       /// <returns>The call object.</returns>
       [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
-      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ReplaceStateResponse> ReplaceStateChunked(grpc::CallOptions options)
+      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.ReplaceStateChunkedRequest, global::GameSidecar.V1.ReplaceStateChunkedResponse> ReplaceStateChunked(grpc::CallOptions options)
       {
         return CallInvoker.AsyncClientStreamingCall(__Method_ReplaceStateChunked, null, options);
       }
       [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
-      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ImportSessionResponse> ImportSessionChunked(grpc::Metadata headers = null, global::System.DateTime? deadline = null, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
+      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.ImportSessionChunkedRequest, global::GameSidecar.V1.ImportSessionChunkedResponse> ImportSessionChunked(grpc::Metadata headers = null, global::System.DateTime? deadline = null, global::System.Threading.CancellationToken cancellationToken = default(global::System.Threading.CancellationToken))
       {
         return ImportSessionChunked(new grpc::CallOptions(headers, deadline, cancellationToken));
       }
       [global::System.CodeDom.Compiler.GeneratedCode("grpc_csharp_plugin", null)]
-      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.RequestChunk, global::GameSidecar.V1.ImportSessionResponse> ImportSessionChunked(grpc::CallOptions options)
+      public virtual grpc::AsyncClientStreamingCall<global::GameSidecar.V1.ImportSessionChunkedRequest, global::GameSidecar.V1.ImportSessionChunkedResponse> ImportSessionChunked(grpc::CallOptions options)
       {
         return CallInvoker.AsyncClientStreamingCall(__Method_ImportSessionChunked, null, options);
       }
