@@ -10,7 +10,7 @@
 //
 // Prints one JSON line: {"client":"cpp","kills","acked_ops_lost",
 // "ops_applied_twice","recover_ms_p50","recover_ms_max","hang_detect_ms_max",
-// "rss_mb_growth","fds_growth", and gone_ms_p50/max, state_matches_reference,
+// "rss_mb_growth","fds_growth", and ready_ms_p50, gone_ms_p50/max, state_matches_reference,
 // acked_batches, hangs}; progress goes to stderr.
 #include <algorithm>
 #include <atomic>
@@ -104,9 +104,11 @@ struct Driver {
   int killed_pid = 0;
   Clock::time_point killed_at{};
   bool recovered = true;
+  Clock::time_point ready_at{};  // the last change to kReady
   uint64_t acks = 0;
-  std::vector<double> recover_ms, gone_ms;
+  std::vector<double> recover_ms, gone_ms, ready_ms;
   std::vector<Clock::time_point> hung_exits;
+  Clock::time_point exit_at{};   // the last exit of any process
   std::string last_error;
 
   template <class Pred>
@@ -115,6 +117,9 @@ struct Driver {
     return cv.wait_for(lock, limit, pred);
   }
   void WaitReady() { WaitFor([&] { return ready || done; }); }
+  // READY with a process started after the last exit (on_exit comes before
+  // the restart's status change, so a plain READY may still be the dead one's).
+  void WaitRestarted() { WaitFor([&] { return (ready && ready_at > exit_at) || done; }); }
 };
 
 }  // namespace
@@ -156,11 +161,14 @@ int main(int argc, char** argv) {
   sidecar->on_status([&](SidecarStatus s) {
     std::lock_guard<std::mutex> lock(d.mu);
     d.ready = s == SidecarStatus::kReady;
+    if (d.ready) d.ready_at = Clock::now();
     d.cv.notify_all();
   });
   sidecar->on_exit([&](const SidecarExit& e) {
-    if (!e.hung) return;
+    std::fprintf(stderr, "exit of pid %lld: %s\n", static_cast<long long>(e.pid), e.describe().c_str());
     std::lock_guard<std::mutex> lock(d.mu);
+    d.exit_at = Clock::now();
+    if (!e.hung) return;
     d.hung_exits.push_back(Clock::now());
     d.cv.notify_all();
   });
@@ -222,7 +230,7 @@ int main(int argc, char** argv) {
   auto baseline = Footprint();
   std::vector<double> hang_ms;
   for (int n = 0; n < kills; ++n) {
-    d.WaitReady();
+    d.WaitRestarted();
     pause();
     {
       std::lock_guard<std::mutex> lock(d.mu);
@@ -232,11 +240,16 @@ int main(int argc, char** argv) {
     }
     kill(d.killed_pid, SIGKILL);
     if (!d.WaitFor([&] { return d.recovered; })) Fail("no batch acknowledged within 60 s of a kill: " + d.last_error);
+    {
+      std::lock_guard<std::mutex> lock(d.mu);
+      d.ready_ms.push_back(Ms(d.ready_at - d.killed_at));
+    }
     if (n + 1 == kWarmKills) baseline = Footprint();
-    std::fprintf(stderr, "kill %d: recovered in %.0f ms\n", n + 1, d.recover_ms.back());
+    std::fprintf(stderr, "kill %d: ready again after %.0f ms, first batch acknowledged after %.0f ms\n", n + 1,
+                 d.ready_ms.back(), d.recover_ms.back());
   }
   for (int n = 0; n < hangs; ++n) {
-    d.WaitReady();
+    d.WaitRestarted();
     pause();
     size_t before;
     {
@@ -244,12 +257,12 @@ int main(int argc, char** argv) {
       before = d.hung_exits.size();
     }
     Clock::time_point started = Clock::now();
-    kill(sidecar->pid(), SIGSTOP);
+    if (kill(sidecar->pid(), SIGSTOP) != 0) Fail("SIGSTOP: no such process");
     if (!d.WaitFor([&] { return d.hung_exits.size() > before; })) Fail("a stopped sidecar was not declared hung");
     hang_ms.push_back(Ms(d.hung_exits.back() - started));
     std::fprintf(stderr, "hang %d: declared hung in %.0f ms\n", n + 1, hang_ms.back());
   }
-  d.WaitReady();
+  d.WaitRestarted();
   uint64_t acks = d.acks;
   if (!d.WaitFor([&] { return d.acks > acks; })) Fail("no batch on the last process");  // one more batch
   auto end = Footprint();
@@ -304,12 +317,12 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"client\": \"cpp\", \"kills\": %zu, \"acked_ops_lost\": %lld, \"ops_applied_twice\": %lld, "
       "\"recover_ms_p50\": %.1f, \"recover_ms_max\": %.1f, \"hang_detect_ms_max\": %.1f, "
-      "\"rss_mb_growth\": %.2f, \"fds_growth\": %d, \"gone_ms_p50\": %.1f, \"gone_ms_max\": %.1f, "
+      "\"rss_mb_growth\": %.2f, \"fds_growth\": %d, \"ready_ms_p50\": %.1f, \"gone_ms_p50\": %.1f, \"gone_ms_max\": %.1f, "
       "\"state_matches_reference\": %s, \"acked_batches\": %zu, \"hangs\": %zu}\n",
       d.recover_ms.size(), static_cast<long long>(lost * kOpsPerBatch), static_cast<long long>(twice * kOpsPerBatch),
       Median(d.recover_ms), d.recover_ms.empty() ? 0.0 : *std::max_element(d.recover_ms.begin(), d.recover_ms.end()),
       hang_ms.empty() ? 0.0 : *std::max_element(hang_ms.begin(), hang_ms.end()), end.first - baseline.first,
-      end.second - baseline.second, Median(d.gone_ms),
+      end.second - baseline.second, Median(d.ready_ms), Median(d.gone_ms),
       d.gone_ms.empty() ? 0.0 : *std::max_element(d.gone_ms.begin(), d.gone_ms.end()), matches ? "true" : "false",
       d.acked.size(), hang_ms.size());
   std::fflush(stdout);

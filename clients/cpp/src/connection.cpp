@@ -210,6 +210,7 @@ void Connection::MarkFinal() {
 
 void Connection::Swap(const std::string& target) {
   auto link = std::make_shared<Link>(target, options_, generation_ + 1);
+  link->channel->GetState(true);  // start connecting now: the first call after READY does not wait for it
   std::lock_guard<std::mutex> lock(mu_);
   generation_ = link->generation;
   endpoint_ = target;

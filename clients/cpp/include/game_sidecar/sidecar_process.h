@@ -152,7 +152,8 @@ class SidecarProcess {
   // Callbacks run on the process's supervisor thread (never the game thread):
   // keep them short and thread-safe, hand game work to the game thread (a
   // queue drained per frame, or AsyncTask(GameThread)), and never destroy the
-  // SidecarProcess from inside one. Each registered callback stays.
+  // SidecarProcess from inside one. Each registered callback stays. An
+  // on_exit registered after the final exit is called at once, on the caller's thread.
   // on_status: every status change. on_exit: every process exit (with a
   // restart policy, one per process). on_restart: each restart's outcome.
   void on_status(std::function<void(SidecarStatus)> callback);
