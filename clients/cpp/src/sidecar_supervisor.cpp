@@ -58,8 +58,11 @@ std::optional<SidecarExit> SidecarProcess::last_exit() const {
 }
 
 void SidecarProcess::Attach(const std::shared_ptr<Connection>& connection) const {
-  // A failure on the connection waits at most this long for the verdict.
-  connection->Supervise(options_.hang_timeout + options_.liveness_timeout + std::chrono::milliseconds(1000));
+  // A failure on the connection waits at most this long for the verdict: the
+  // hang bound, or without a liveness check only long enough to see an exit.
+  connection->Supervise(options_.liveness_interval.count() > 0
+                            ? options_.hang_timeout + options_.liveness_timeout + std::chrono::milliseconds(1000)
+                            : std::chrono::milliseconds(500));
   bool gone, restarting;
   std::shared_ptr<const SidecarExit> exit;
   {
@@ -298,11 +301,15 @@ void SidecarProcess::RemoveSocketFolder(const Handshake& handshake) const {
   // 0700 game-sidecar-XXXX in the temp dir); with --listen unix:PATH only the
   // socket file (the folder is the game's).
   if (handshake.transport != "unix") return;
-  for (const auto& a : options_.args) {
-    if (a == "--listen" || a.rfind("--listen=", 0) == 0) {
-      unlink(handshake.address.c_str());  // the socket the game placed (a killed sidecar leaves it)
-      return;
-    }
+  std::string listen = "unix";  // the default where Unix sockets exist
+  for (size_t i = 0; i < options_.args.size(); ++i) {
+    const std::string& a = options_.args[i];
+    if (a == "--listen" && i + 1 < options_.args.size()) listen = options_.args[i + 1];
+    if (a.rfind("--listen=", 0) == 0) listen = a.substr(9);
+  }
+  if (listen != "unix") {
+    unlink(handshake.address.c_str());  // unix:PATH, a socket the game placed (a killed sidecar leaves it)
+    return;
   }
   std::string::size_type slash = handshake.address.rfind('/');
   if (slash == std::string::npos || slash == 0) return;

@@ -262,6 +262,24 @@ TEST(SidecarCrash, StopOfAHungSidecarKillsItWithoutTheGraces) {
   EXPECT_FALSE(Alive(pid));
 }
 
+// With --listen unix:PATH the socket is the game's to place: after a kill the
+// client removes the socket file and leaves the game's folder alone.
+TEST(SidecarCrash, KilledSidecarsSocketFileIsRemovedFromTheGamesFolder) {
+  StateDir folder;  // just a folder of the game's
+  auto options = testing_support::RealOptions();
+  std::string socket = folder.path + "/game.sock";
+  options.args.push_back("--listen");
+  options.args.push_back("unix:" + socket);
+  auto s = e2e::Launch(options);
+  ASSERT_TRUE(s.process);
+  ASSERT_EQ(s.process->handshake().address, socket);
+  ASSERT_TRUE(Exists(socket));
+  ASSERT_EQ(kill(s.process->pid(), SIGKILL), 0);
+  ASSERT_TRUE(s.process->wait_exit(kGenerous));
+  EXPECT_FALSE(Exists(socket));
+  EXPECT_TRUE(Exists(folder.path));
+}
+
 // An orderly stop is reported as requested, with its exit code.
 TEST(SidecarCrash, OrderlyStopIsRequestedWithExitCode) {
   Events events;  // before the process: its callbacks may run until the process is gone
