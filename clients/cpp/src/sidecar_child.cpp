@@ -204,6 +204,11 @@ std::string Child::StderrTail(size_t lines) const {
   return out;
 }
 
+bool Child::WaitDrained(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return stdout_eof_ && stderr_eof_; });
+}
+
 void Child::StopReader(std::chrono::milliseconds drain) {
   if (!reader_.joinable()) return;
   {

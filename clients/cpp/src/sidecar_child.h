@@ -51,6 +51,8 @@ class Child {
   Clock::time_point exited_at() const { return exited_at_; }
   // The last `lines` stderr lines (all kept ones for 0), newline-joined.
   std::string StderrTail(size_t lines = 0) const;
+  // Waits up to `timeout` for the reader to see EOF on both pipes; true when it did.
+  bool WaitDrained(std::chrono::milliseconds timeout);
   // Waits (bounded) for the reader to see EOF on both pipes so the last lines arrive, then stops it.
   void StopReader(std::chrono::milliseconds drain);
 

@@ -174,7 +174,9 @@ bool SidecarProcess::HandleExit() {
     e.requested = stop_called_ && stop_started_ <= child->exited_at();
   }
   for (auto& c : Connections()) e.requested = e.requested || c->ShutdownRequested();
-  child->StopReader(std::chrono::milliseconds(200));  // the last lines it wrote
+  // The last lines it wrote, briefly: the calls in flight must end within
+  // 100 ms of the exit, so the reader gets the rest of its drain afterwards.
+  child->WaitDrained(std::chrono::milliseconds(30));
   if (child->status_known()) {
     int st = child->wait_status();
     if (WIFEXITED(st)) e.exit_code = WEXITSTATUS(st);
@@ -194,6 +196,7 @@ bool SidecarProcess::HandleExit() {
   // First the clients: every call in flight ends now with SIDECAR_GONE.
   for (auto& c : Connections()) c->MarkGone(exit, restart);
   probe_.reset();
+  child->StopReader(std::chrono::milliseconds(200));
   RemoveSocketFolder(handshake);
   for (auto& cb : callbacks) cb(e);
   if (restart && Restart(exit)) return true;
