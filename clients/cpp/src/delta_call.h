@@ -11,16 +11,24 @@ namespace internal {
 
 struct DeltaCall {
   explicit DeltaCall(std::shared_ptr<Connection> c) : connection(std::move(c)) {
-    connection->Prepare(&context, false);
-    stream = connection->sessions().StreamDeltas(&context);
+    link = connection->Acquire(&context, false, &gone);
+    if (link) stream = link->sessions->StreamDeltas(&context);
+  }
+  ~DeltaCall() {
+    stream.reset();
+    if (link) connection->Release(&context);
   }
 
   // Declaration order is destruction order reversed: the stream goes before
-  // its context, and the connection (channel, stub) last.
+  // its context, and the link (channel, stub) and connection last.
   std::shared_ptr<Connection> connection;
+  std::shared_ptr<Link> link;  // null when the sidecar was gone at the start (see `gone`)
+  Status gone;
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<v1::StreamDeltasRequest, v1::StreamDeltasResponse>> stream;
   bool finished = false;
+  Status final;  // what Finish returned
+  bool cancelled = false;  // Cancel() was called
 };
 
 }  // namespace internal

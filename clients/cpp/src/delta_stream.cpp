@@ -17,7 +17,7 @@ Status StatusFromDetail(const sidecar::v1::ErrorDetail& detail) {
 DeltaStream::DeltaStream(std::unique_ptr<internal::DeltaCall> call) : call_(std::move(call)) {}
 
 DeltaStream::~DeltaStream() {
-  if (!call_->finished) {
+  if (!call_->finished && call_->stream) {
     call_->context.TryCancel();
     // Finish reaps the call; after a cancel it returns at once.
     sidecar::v1::StreamDeltasResponse ignored;
@@ -27,18 +27,26 @@ DeltaStream::~DeltaStream() {
   }
 }
 
-bool DeltaStream::Write(const sidecar::v1::StreamDeltasRequest& request) { return call_->stream->Write(request); }
+bool DeltaStream::Write(const sidecar::v1::StreamDeltasRequest& request) {
+  return call_->stream && call_->stream->Write(request);
+}
 
-bool DeltaStream::Read(sidecar::v1::StreamDeltasResponse* response) { return call_->stream->Read(response); }
+bool DeltaStream::Read(sidecar::v1::StreamDeltasResponse* response) {
+  return call_->stream && call_->stream->Read(response);
+}
 
-void DeltaStream::Cancel() { call_->context.TryCancel(); }
+void DeltaStream::Cancel() {
+  call_->cancelled = true;
+  call_->context.TryCancel();
+}
 
 Status DeltaStream::Apply(const sidecar::v1::StreamDeltasRequest& request,
                           sidecar::v1::StreamDeltasResponse* response) {
   sidecar::v1::StreamDeltasResponse scratch;
   if (response == nullptr) response = &scratch;
-  if (!call_->stream->Write(request) || !call_->stream->Read(response)) {
-    Status s = Finish();
+  if (!Write(request) || !Read(response)) {
+    // A broken stream reports why (the first Finish's status) on every later batch too.
+    Status s = call_->finished && !call_->final.ok() ? call_->final : Finish();
     if (s.ok()) s = Status::Local(StatusCode::kUnavailable, "", "delta stream ended");
     return s;
   }
@@ -47,6 +55,7 @@ Status DeltaStream::Apply(const sidecar::v1::StreamDeltasRequest& request,
 }
 
 Status DeltaStream::Finish(std::vector<sidecar::v1::StreamDeltasResponse>* rest) {
+  if (!call_->stream) return call_->gone;  // opened while the sidecar was gone
   if (call_->finished) return Status::Local(StatusCode::kFailedPrecondition, "", "delta stream already finished");
   call_->finished = true;
   call_->stream->WritesDone();
@@ -54,7 +63,10 @@ Status DeltaStream::Finish(std::vector<sidecar::v1::StreamDeltasResponse>* rest)
   while (call_->stream->Read(&response)) {
     if (rest != nullptr) rest->push_back(response);
   }
-  return internal::StatusFromCall(call_->stream->Finish(), call_->context);
+  Status status = internal::StatusFromCall(call_->stream->Finish(), call_->context);
+  // A stream cut by the sidecar's exit ends with SIDECAR_GONE.
+  call_->final = call_->connection->Settle(std::move(status), *call_->link, call_->cancelled);
+  return call_->final;
 }
 
 }  // namespace game_sidecar

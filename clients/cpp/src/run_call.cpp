@@ -27,9 +27,14 @@ RunCall::RunCall(std::shared_ptr<Connection> connection, v1::RunRequest request,
 std::shared_ptr<RunCall> RunCall::Start(std::shared_ptr<Connection> connection, v1::RunRequest request,
                                         RunCallback callback) {
   std::shared_ptr<RunCall> call(new RunCall(std::move(connection), std::move(request), std::move(callback)));
-  call->connection_->Prepare(&call->context_, false);
+  Status gone;
+  call->link_ = call->connection_->Acquire(&call->context_, false, &gone);
+  if (!call->link_) {  // the sidecar is gone: the run ends now, on this thread
+    call->Complete(std::move(gone));
+    return call;
+  }
   // request_ and response_ are members: gRPC reads and writes them after Start returns.
-  call->connection_->agent().async()->Run(&call->context_, &call->request_, call.get());
+  call->link_->agent->async()->Run(&call->context_, &call->request_, call.get());
   call->StartRead(&call->response_);
   call->StartCall();
   return call;
@@ -58,6 +63,13 @@ void RunCall::OnDone(const grpc::Status& grpc_status) {
   if (status.ok() && !finished_) {
     status = Status::Local(StatusCode::kInternal, "INTERNAL", "run stream ended without a finished event");
   }
+  connection_->Release(&context_);
+  // A lost connection waits for the supervisor's verdict (SIDECAR_GONE when the
+  // process exited); Complete then runs on the supervisor's thread.
+  connection_->SettleLater(std::move(status), *link_, cancelled_.load(), [this](Status s) { Complete(std::move(s)); });
+}
+
+void RunCall::Complete(Status status) {
   if (!status.ok() && callback_) {
     RunUpdate update;
     update.kind = RunEventKind::kError;
@@ -84,7 +96,7 @@ Status RunCall::CancelOnServer() {
   v1::CancelRunRequest request;
   request.set_run_id(request_.run_id());
   v1::CancelRunResponse response;
-  return connection_->Unary(connection_->agent(), &v1::AgentService::Stub::CancelRun, request, &response);
+  return connection_->Unary(&Link::agent, &v1::AgentService::Stub::CancelRun, request, &response);
 }
 
 Status RunCall::Wait() {

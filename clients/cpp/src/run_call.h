@@ -41,8 +41,12 @@ class RunCall final : public grpc::ClientReadReactor<v1::RunResponse> {
  private:
   RunCall(std::shared_ptr<Connection> connection, v1::RunRequest request, RunCallback callback);
 
-  // Declared first, destroyed last: the stub behind context_ lives in it.
+  // The run's final status: the error callback, then waiters wake up.
+  void Complete(Status status);
+
+  // Declared first, destroyed last: the stub behind context_ lives in link_.
   std::shared_ptr<Connection> connection_;
+  std::shared_ptr<Link> link_;  // null when the sidecar was gone at the start
   v1::RunRequest request_;
   RunCallback callback_;
   grpc::ClientContext context_;

@@ -28,57 +28,64 @@ SidecarClient::SidecarClient(const std::string& target, std::string token, Clien
     : connection_(std::make_shared<Connection>(target, std::move(token), options)) {}
 
 SidecarClient::SidecarClient(const SidecarProcess& process, ClientOptions options)
-    : SidecarClient(process.target(), process.token(), options) {}
+    : SidecarClient(process.target(), process.token(), options) {
+  process.Attach(connection_);
+}
 
 SidecarClient::~SidecarClient() = default;
 SidecarClient::SidecarClient(SidecarClient&&) noexcept = default;
 SidecarClient& SidecarClient::operator=(SidecarClient&&) noexcept = default;
 
+std::string SidecarClient::endpoint() const { return connection_->endpoint(); }
+
 bool SidecarClient::WaitForConnected(std::chrono::milliseconds timeout) {
-  return connection_->channel().WaitForConnected(std::chrono::system_clock::now() + timeout);
+  std::shared_ptr<internal::Link> link = connection_->link();
+  return link && link->channel->WaitForConnected(std::chrono::system_clock::now() + timeout);
 }
 
 Status SidecarClient::GetInfo(const v1::GetInfoRequest& request, v1::GetInfoResponse* response) {
-  return connection_->Unary(connection_->sidecar(), &v1::SidecarService::Stub::GetInfo, request, response);
+  return connection_->Unary(&internal::Link::sidecar, &v1::SidecarService::Stub::GetInfo, request, response);
 }
 
 Status SidecarClient::Shutdown(const std::string& reason) {
   v1::ShutdownRequest request;
   request.set_reason(reason);
   v1::ShutdownResponse response;
-  return connection_->Unary(connection_->sidecar(), &v1::SidecarService::Stub::Shutdown, request, &response);
+  Status st = connection_->Unary(&internal::Link::sidecar, &v1::SidecarService::Stub::Shutdown, request, &response);
+  if (st.ok()) connection_->NoteShutdownRequested();  // its exit is then one the game asked for
+  return st;
 }
 
 Status SidecarClient::OpenSession(const v1::OpenSessionRequest& request, v1::OpenSessionResponse* response) {
-  return connection_->Unary(connection_->sessions(), &v1::SessionService::Stub::OpenSession, request, response);
+  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::OpenSession, request, response);
 }
 
 Status SidecarClient::CloseSession(const std::string& session_id, v1::CloseSessionResponse* response) {
   v1::CloseSessionRequest request;
   request.set_session_id(session_id);
-  return connection_->Unary(connection_->sessions(), &v1::SessionService::Stub::CloseSession, request, response);
+  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::CloseSession, request, response);
 }
 
 Status SidecarClient::ApplyDeltas(const v1::ApplyDeltasRequest& request, v1::ApplyDeltasResponse* response) {
-  return connection_->Unary(connection_->sessions(), &v1::SessionService::Stub::ApplyDeltas, request, response);
+  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ApplyDeltas, request, response);
 }
 
 Status SidecarClient::ReplaceState(const v1::ReplaceStateRequest& request, v1::ReplaceStateResponse* response) {
-  return connection_->Unary(connection_->sessions(), &v1::SessionService::Stub::ReplaceState, request, response);
+  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ReplaceState, request, response);
 }
 
 Status SidecarClient::GetState(const v1::GetStateRequest& request, v1::GetStateResponse* response) {
-  return connection_->Unary(connection_->sessions(), &v1::SessionService::Stub::GetState, request, response);
+  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::GetState, request, response);
 }
 
 Status SidecarClient::ExportSession(const std::string& session_id, v1::ExportSessionResponse* response) {
   v1::ExportSessionRequest request;
   request.set_session_id(session_id);
-  return connection_->Unary(connection_->sessions(), &v1::SessionService::Stub::ExportSession, request, response);
+  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ExportSession, request, response);
 }
 
 Status SidecarClient::ImportSession(const v1::ImportSessionRequest& request, v1::ImportSessionResponse* response) {
-  return connection_->Unary(connection_->sessions(), &v1::SessionService::Stub::ImportSession, request, response);
+  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ImportSession, request, response);
 }
 
 std::unique_ptr<DeltaStream> SidecarClient::StreamDeltas() {
@@ -100,16 +107,16 @@ Status SidecarClient::CancelRun(const std::string& run_id) {
   v1::CancelRunRequest request;
   request.set_run_id(run_id);
   v1::CancelRunResponse response;
-  return connection_->Unary(connection_->agent(), &v1::AgentService::Stub::CancelRun, request, &response);
+  return connection_->Unary(&internal::Link::agent, &v1::AgentService::Stub::CancelRun, request, &response);
 }
 
 Status SidecarClient::PreviewPrompt(const v1::PreviewPromptRequest& request, v1::PreviewPromptResponse* response) {
-  return connection_->Unary(connection_->agent(), &v1::AgentService::Stub::PreviewPrompt, request, response);
+  return connection_->Unary(&internal::Link::agent, &v1::AgentService::Stub::PreviewPrompt, request, response);
 }
 
 Status SidecarClient::ReadTranscript(const v1::ReadTranscriptRequest& request,
                                      v1::ReadTranscriptResponse* response) {
-  return connection_->Unary(connection_->agent(), &v1::AgentService::Stub::ReadTranscript, request, response);
+  return connection_->Unary(&internal::Link::agent, &v1::AgentService::Stub::ReadTranscript, request, response);
 }
 
 }  // namespace game_sidecar

@@ -1,30 +1,35 @@
-// SidecarProcess: spawn, handshake with a timeout, stderr forwarding, orderly stop.
+// SidecarProcess, the launch half: spawn and handshake, the accessors, and the
+// stop sequence. The supervision of the running process is in sidecar_supervisor.cpp.
 #include "game_sidecar/sidecar_process.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
-#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "connection.h"
+#include "liveness_probe.h"
+#include "sidecar_child.h"
 #include "spawn_posix.h"
+#include "supervision.h"
 
 namespace game_sidecar {
 namespace {
 
+using internal::Child;
+using internal::Clock;
+using internal::Connection;
+using internal::kTick;
+using internal::ProbeOptions;
+
 constexpr char kMagicEnv[] = "GAME_SIDECAR_MAGIC";
 constexpr char kMagicValue[] = "game-sidecar-v1";
 constexpr char kTokenEnv[] = "GAME_SIDECAR_TOKEN";
-// A line longer than this is cut; a handshake is ~200 bytes.
-constexpr size_t kMaxLine = 64 * 1024;
-// How long a stopping reader may keep draining so the last log lines arrive.
-constexpr std::chrono::milliseconds kDrain{500};
 
-std::string Truncate(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(0, n) + "...";
-}
+std::string Truncate(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
+
 
 }  // namespace
 
@@ -39,6 +44,17 @@ const char* LaunchErrorKindName(LaunchError::Kind kind) {
   return "unknown";
 }
 
+const char* ExitHowName(ExitInfo::How how) {
+  switch (how) {
+    case ExitInfo::How::kNotStopped: return "not stopped";
+    case ExitInfo::How::kExited: return "exited";
+    case ExitInfo::How::kTerminated: return "terminated";
+    case ExitInfo::How::kKilled: return "killed";
+    case ExitInfo::How::kGone: return "gone before stop";
+  }
+  return "unknown";
+}
+
 std::string LaunchError::ToString() const {
   std::string out = std::string("sidecar launch failed: ") + LaunchErrorKindName(kind);
   if (!message.empty()) out += ": " + message;
@@ -46,95 +62,124 @@ std::string LaunchError::ToString() const {
   return out;
 }
 
-SidecarProcess::SidecarProcess(SidecarOptions options) : options_(std::move(options)) {}
-
-SidecarProcess::~SidecarProcess() { Stop(); }
-
-std::unique_ptr<SidecarProcess> SidecarProcess::Launch(SidecarOptions options, LaunchError* error) {
-  std::unique_ptr<SidecarProcess> p(new SidecarProcess(std::move(options)));
-  LaunchError local;
-  if (!p->Start(error != nullptr ? error : &local)) return nullptr;  // p's destructor reaps
-  return p;
-}
-
-bool SidecarProcess::Start(LaunchError* error) {
+SidecarProcess::SidecarProcess(SidecarOptions options) : options_(std::move(options)) {
   token_ = options_.token.empty() ? internal::RandomHex(32) : options_.token;
   std::vector<std::string> drop = {kMagicEnv, kTokenEnv};
   for (const auto& kv : options_.env) drop.push_back(kv.first);
-  std::vector<std::string> env = internal::EnvironmentWithout(drop);
+  env_ = internal::EnvironmentWithout(drop);
   // Each key once (getenv would see only the first of two): options_.env wins,
   // except for the token, which only options_.token sets so token_ stays true.
   bool magic_given = false;
   for (const auto& kv : options_.env) {
     if (kv.first == kTokenEnv) continue;
     magic_given = magic_given || kv.first == kMagicEnv;
-    env.push_back(kv.first + "=" + kv.second);
+    env_.push_back(kv.first + "=" + kv.second);
   }
-  if (!magic_given) env.push_back(std::string(kMagicEnv) + "=" + kMagicValue);
-  env.push_back(std::string(kTokenEnv) + "=" + token_);
-
-  std::vector<std::string> argv = {options_.executable};
-  argv.insert(argv.end(), options_.args.begin(), options_.args.end());
-
-  int wake[2];
-  std::string pipe_error;
-  if (!internal::CloexecPipe(wake, &pipe_error)) {
-    *error = Fail(LaunchError::Kind::kSpawnFailed, pipe_error);
-    return false;
-  }
-  wake_read_ = wake[0];
-  wake_write_ = wake[1];
-
-  internal::SpawnedChild child;
-  std::string spawn_error;
-  if (!internal::SpawnWithPipes(argv, env, options_.working_directory, &child, &spawn_error)) {
-    *error = Fail(LaunchError::Kind::kSpawnFailed, spawn_error);
-    return false;
-  }
-  pid_ = child.pid;
-  stdin_fd_ = child.stdin_fd;
-  stdout_fd_ = child.stdout_fd;
-  stderr_fd_ = child.stderr_fd;
-  reader_ = std::thread([this] { ReaderLoop(); });
-
-  std::string line;
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    bool done = cv_.wait_for(lock, options_.handshake_timeout, [this] { return have_line_ || stdout_eof_; });
-    if (!done) {
-      lock.unlock();
-      *error = Fail(LaunchError::Kind::kTimedOut,
-                    "no handshake within " + std::to_string(options_.handshake_timeout.count()) + " ms");
-      return false;
-    }
-    if (!have_line_) {
-      lock.unlock();
-      *error = Fail(LaunchError::Kind::kExitedBeforeHandshake, "stdout closed before a handshake line");
-      return false;
-    }
-    line = first_line_;
-  }
-  std::string parse_error;
-  if (!ParseHandshake(line, &handshake_, &parse_error)) {
-    *error = Fail(LaunchError::Kind::kMalformedHandshake, parse_error + ": " + Truncate(line, 200));
-    return false;
-  }
-  if (options_.token.empty() && !handshake_.token.empty()) token_ = handshake_.token;
-  return true;
+  if (!magic_given) env_.push_back(std::string(kMagicEnv) + "=" + kMagicValue);
+  env_.push_back(std::string(kTokenEnv) + "=" + token_);
 }
 
-LaunchError SidecarProcess::Fail(LaunchError::Kind kind, std::string message) {
-  ExitInfo info = Stop();  // kills a hung or lying child; reaps one that exited
+SidecarProcess::~SidecarProcess() { Stop(); }
+
+std::unique_ptr<SidecarProcess> SidecarProcess::Launch(SidecarOptions options, LaunchError* error) {
+  std::unique_ptr<SidecarProcess> p(new SidecarProcess(std::move(options)));
+  LaunchError local;
+  Handshake handshake;
+  std::shared_ptr<Child> child = p->LaunchChild(&handshake, error != nullptr ? error : &local);
+  if (!child) return nullptr;
+  if (p->options_.token.empty() && !handshake.token.empty()) p->token_ = handshake.token;
+  p->child_ = std::move(child);
+  p->handshake_ = handshake;
+  p->status_ = SidecarStatus::kReady;
+  p->last_answer_ = p->last_answer_start_ = Clock::now();
+  if (p->options_.liveness_interval.count() > 0)
+    p->probe_ = std::make_unique<internal::LivenessProbe>(GrpcTarget(handshake), p->token_, ProbeOptions());
+  p->supervisor_ = std::thread([raw = p.get()] { raw->Supervise(); });
+  return p;
+}
+
+std::shared_ptr<Child> SidecarProcess::LaunchChild(Handshake* handshake, LaunchError* error) {
+  std::vector<std::string> argv = {options_.executable};
+  argv.insert(argv.end(), options_.args.begin(), options_.args.end());
+  std::string spawn_error;
+  std::shared_ptr<Child> child = Child::Spawn(options_, argv, env_, [this] {
+    { std::lock_guard<std::mutex> lock(mu_); }  // no lost wake-up for a waiter between its check and its wait
+    cv_.notify_all();
+  }, &spawn_error);
+  if (!child) {
+    *error = LaunchError();
+    error->kind = LaunchError::Kind::kSpawnFailed;
+    error->message = spawn_error;
+    return nullptr;
+  }
+  std::string line;
+  switch (child->WaitFirstLine(options_.handshake_timeout, stopping_, &line)) {
+    case Child::FirstLine::kTimedOut:
+      *error = FailChild(std::move(child), LaunchError::Kind::kTimedOut,
+                         "no handshake within " + std::to_string(options_.handshake_timeout.count()) + " ms");
+      return nullptr;
+    case Child::FirstLine::kEof:
+      *error = FailChild(std::move(child), LaunchError::Kind::kExitedBeforeHandshake,
+                         "stdout closed before a handshake line");
+      return nullptr;
+    case Child::FirstLine::kAborted:
+      *error = FailChild(std::move(child), LaunchError::Kind::kTimedOut, "stopped before the handshake");
+      return nullptr;
+    case Child::FirstLine::kGot: break;
+  }
+  std::string parse_error;
+  if (!ParseHandshake(line, handshake, &parse_error)) {
+    *error = FailChild(std::move(child), LaunchError::Kind::kMalformedHandshake,
+                       parse_error + ": " + Truncate(line, 200));
+    return nullptr;
+  }
+  return child;
+}
+
+ExitInfo::How SidecarProcess::Escalate(Child& child, bool kill_now) {
+  if (child.exited()) return ExitInfo::How::kExited;
+  if (kill_now) {
+    child.Signal(SIGKILL);
+    child.WaitExited(std::chrono::milliseconds(10000));
+    return ExitInfo::How::kKilled;
+  }
+  child.CloseStdin();
+  // The grace in slices: a sidecar found not answering meanwhile is killed at once.
+  auto deadline = Clock::now() + options_.exit_grace;
+  for (;;) {
+    if (child.WaitExited(std::min<std::chrono::milliseconds>(
+            kTick, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()))))
+      return ExitInfo::How::kExited;
+    bool unresponsive;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      unresponsive = unresponsive_ && stop_called_;
+      if (unresponsive) hung_declared_ = true;
+    }
+    if (unresponsive) return Escalate(child, true);
+    if (Clock::now() >= deadline) break;
+  }
+  child.Signal(SIGTERM);
+  if (child.WaitExited(options_.terminate_grace)) return ExitInfo::How::kTerminated;
+  child.Signal(SIGKILL);
+  child.WaitExited(std::chrono::milliseconds(10000));
+  return ExitInfo::How::kKilled;
+}
+
+LaunchError SidecarProcess::FailChild(std::shared_ptr<Child> child, LaunchError::Kind kind, std::string message) {
+  Escalate(*child, false);  // kills a hung or lying child; reaps one that exited
+  child->StopReader(std::chrono::milliseconds(500));
   LaunchError e;
   e.kind = kind;
   e.message = std::move(message);
-  e.stderr_tail = StderrTail();
-  if (kind == LaunchError::Kind::kExitedBeforeHandshake) {
-    e.exit_code = info.exit_code;
-    e.term_signal = info.term_signal;
-    if (info.exit_code >= 0) e.message += " (exit code " + std::to_string(info.exit_code) + ")";
-    if (info.term_signal > 0) e.message += " (signal " + std::to_string(info.term_signal) + ")";
-    if (info.exit_code == kStateDirLockedExitCode) {
+  e.stderr_tail = child->StderrTail();
+  if (kind == LaunchError::Kind::kExitedBeforeHandshake && child->status_known()) {
+    int st = child->wait_status();
+    if (WIFEXITED(st)) e.exit_code = WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) e.term_signal = WTERMSIG(st);
+    if (e.exit_code >= 0) e.message += " (exit code " + std::to_string(e.exit_code) + ")";
+    if (e.term_signal > 0) e.message += " (signal " + std::to_string(e.term_signal) + ")";
+    if (e.exit_code == kStateDirLockedExitCode) {
       // The one early exit a game can act on by itself (another instance of
       // the game, or a sidecar left from a crash, still holds the directory).
       e.kind = LaunchError::Kind::kStateDirLocked;
@@ -145,158 +190,69 @@ LaunchError SidecarProcess::Fail(LaunchError::Kind kind, std::string message) {
   return e;
 }
 
-void SidecarProcess::ReaderLoop() {
-  std::string out_buf, err_buf;
-  bool out_open = true, err_open = true;
-  char buf[4096];
-  while (out_open || err_open) {
-    pollfd fds[3];
-    nfds_t n = 0;
-    fds[n++] = {wake_read_, POLLIN, 0};
-    int out_idx = -1, err_idx = -1;
-    if (out_open) { out_idx = static_cast<int>(n); fds[n++] = {stdout_fd_, POLLIN, 0}; }
-    if (err_open) { err_idx = static_cast<int>(n); fds[n++] = {stderr_fd_, POLLIN, 0}; }
-    if (poll(fds, n, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[0].revents != 0) break;  // Stop() gave up draining
-    if (out_idx >= 0 && fds[out_idx].revents != 0) {
-      ssize_t r = read(stdout_fd_, buf, sizeof buf);
-      if (r > 0) {
-        out_buf.append(buf, static_cast<size_t>(r));
-        size_t nl;
-        // Protocol: the handshake is the only stdout line. Anything after it is
-        // a sidecar bug; it is logged rather than left to fill the pipe.
-        while ((nl = out_buf.find('\n')) != std::string::npos || out_buf.size() > kMaxLine) {
-          size_t cut = nl == std::string::npos ? kMaxLine : nl;
-          std::string line = out_buf.substr(0, cut);
-          out_buf.erase(0, nl == std::string::npos ? cut : cut + 1);
-          bool first;
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            first = !have_line_;
-            if (first) { have_line_ = true; first_line_ = line; }
-          }
-          if (first) cv_.notify_all();
-          else OnStderrLine("[stdout] " + line);
-        }
-      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        out_open = false;
-        if (!out_buf.empty()) OnStderrLine("[stdout, unterminated] " + Truncate(out_buf, 200));
-        std::lock_guard<std::mutex> lock(mu_);
-        stdout_eof_ = true;
-        cv_.notify_all();
-      }
-    }
-    if (err_idx >= 0 && fds[err_idx].revents != 0) {
-      ssize_t r = read(stderr_fd_, buf, sizeof buf);
-      if (r > 0) {
-        err_buf.append(buf, static_cast<size_t>(r));
-        size_t nl;
-        while ((nl = err_buf.find('\n')) != std::string::npos || err_buf.size() > kMaxLine) {
-          size_t cut = nl == std::string::npos ? kMaxLine : nl;
-          std::string line = err_buf.substr(0, cut);
-          err_buf.erase(0, nl == std::string::npos ? cut : cut + 1);
-          OnStderrLine(std::move(line));
-        }
-      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        err_open = false;
-        if (!err_buf.empty()) OnStderrLine(std::move(err_buf));
-        err_buf.clear();
-        std::lock_guard<std::mutex> lock(mu_);
-        stderr_eof_ = true;
-        cv_.notify_all();
-      }
-    }
-  }
+Handshake SidecarProcess::handshake() const {
   std::lock_guard<std::mutex> lock(mu_);
-  stdout_eof_ = stderr_eof_ = true;
-  cv_.notify_all();
+  return handshake_;
 }
 
-void SidecarProcess::OnStderrLine(std::string line) {
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stderr_tail_.push_back(line);
-    while (stderr_tail_.size() > options_.stderr_tail_lines) stderr_tail_.pop_front();
-  }
-  if (options_.on_log) options_.on_log(line);
+std::string SidecarProcess::target() const { return GrpcTarget(handshake()); }
+
+int SidecarProcess::pid() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return child_ ? child_->pid() : -1;
 }
 
 std::string SidecarProcess::StderrTail() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::string out;
-  for (const auto& l : stderr_tail_) {
-    if (!out.empty()) out += '\n';
-    out += l;
-  }
-  return out;
-}
-
-bool SidecarProcess::WaitExit(std::chrono::milliseconds timeout) {
-  if (reaped_ || pid_ <= 0) return true;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    pid_t r = waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      reaped_ = true;
-      status_known_ = true;
-      wait_status_ = status;
-      return true;
-    }
-    if (r < 0 && errno != EINTR) {  // ECHILD: the game set SIGCHLD to SIG_IGN and it was auto-reaped
-      reaped_ = true;
-      return true;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
-void SidecarProcess::StopReader(std::chrono::milliseconds drain) {
-  if (!reader_.joinable()) return;
+  std::shared_ptr<Child> child;
   {
-    // A grandchild could hold the pipes open forever; drain only for a while.
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, drain, [this] { return stdout_eof_ && stderr_eof_; });
+    std::lock_guard<std::mutex> lock(mu_);
+    child = child_;
   }
-  char one = 1;
-  ssize_t ignored = write(wake_write_, &one, 1);
-  (void)ignored;
-  reader_.join();
+  return child ? child->StderrTail() : "";
+}
+
+SidecarStatus SidecarProcess::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
 }
 
 ExitInfo SidecarProcess::Stop() {
-  if (stopped_) return exit_;
-  stopped_ = true;
-  if (stdin_fd_ >= 0) {
-    close(stdin_fd_);  // EOF: the sidecar's signal to shut down in order
-    stdin_fd_ = -1;
-  }
-  if (pid_ > 0) {
-    if (WaitExit(options_.exit_grace)) {
-      exit_.how = ExitInfo::How::kExited;
-    } else {
-      kill(pid_, SIGTERM);
-      if (WaitExit(options_.terminate_grace)) {
-        exit_.how = ExitInfo::How::kTerminated;
-      } else {
-        kill(pid_, SIGKILL);
-        WaitExit(std::chrono::milliseconds(10000));
-        exit_.how = ExitInfo::How::kKilled;
-      }
+  std::shared_ptr<Child> child;
+  bool kill_now;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_called_) {
+      cv_.wait(lock, [this] { return stop_done_; });
+      return exit_;
     }
-    if (status_known_ && WIFEXITED(wait_status_)) exit_.exit_code = WEXITSTATUS(wait_status_);
-    if (status_known_ && WIFSIGNALED(wait_status_)) exit_.term_signal = WTERMSIG(wait_status_);
+    stop_called_ = true;
+    stop_started_ = Clock::now();
+    stopping_.store(true);
+    child = child_;
+    // A sidecar that is not answering gets no grace: stdin EOF and SIGTERM
+    // would wait on a process that cannot act on them.
+    kill_now = unresponsive_ || hung_declared_;
+    if (kill_now) hung_declared_ = true;
   }
-  StopReader(kDrain);
-  for (int* fd : {&stdout_fd_, &stderr_fd_, &wake_read_, &wake_write_}) {
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
+  cv_.notify_all();
+  ExitInfo::How how = ExitInfo::How::kNotStopped;
+  if (child && !child->exited()) how = Escalate(*child, kill_now);
+  if (supervisor_.joinable()) supervisor_.join();
+  probe_.reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (last_exit_) {
+    if (how == ExitInfo::How::kNotStopped) {
+      // It had ended before Stop: at the game's request (a Shutdown call), or not.
+      how = last_exit_->exit_code ? ExitInfo::How::kExited
+            : last_exit_->signal && *last_exit_->signal == SIGTERM ? ExitInfo::How::kTerminated
+                                                                   : ExitInfo::How::kKilled;
+    }
+    exit_.how = last_exit_->requested ? how : ExitInfo::How::kGone;
+    if (last_exit_->exit_code) exit_.exit_code = *last_exit_->exit_code;
+    if (last_exit_->signal) exit_.term_signal = *last_exit_->signal;
   }
+  stop_done_ = true;
+  cv_.notify_all();
   return exit_;
 }
 

@@ -14,5 +14,7 @@ case "$mode" in
   until-eof)    hs; echo "serving (fake)" >&2; read -r _ignored; echo "stdin closed, bye (fake)" >&2; exit 0 ;;
   ignore-eof)   hs; exec sleep 60 ;;
   ignore-term)  trap '' TERM; hs; exec sleep 60 ;;
+  # Serves, then dies by itself with code 7 after 30 stderr lines.
+  die-after-hs) hs; i=1; while [ $i -le 30 ]; do echo "line $i" >&2; i=$((i+1)); done; exit 7 ;;
   *)            echo "unknown mode $mode" >&2; exit 64 ;;
 esac

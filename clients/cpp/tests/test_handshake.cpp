@@ -38,9 +38,13 @@ TEST(Handshake, ParsesTcpWithoutToken) {
 }
 
 struct BadCase {
+  const char* name;  // the CTest name's last part: stable across builds
   const char* line;
   const char* expected_error_part;
 };
+
+// Printed in test output instead of the struct's bytes (pointers that change every build).
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 
 class HandshakeRejects : public ::testing::TestWithParam<BadCase> {};
 
@@ -56,25 +60,26 @@ TEST_P(HandshakeRejects, WithPreciseError) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, HandshakeRejects,
     ::testing::Values(
-        BadCase{"not json at all", "not a JSON object"},
-        BadCase{"[1,2,3]", "not a JSON object"},
-        BadCase{R"({"protocol":1,"transport":"tcp","address":"a","pid":1,"version":"1"})", "lacks \"sidecar\""},
-        BadCase{R"({"sidecar":"other","protocol":1,"transport":"tcp","address":"a","pid":1,"version":"1"})",
+        BadCase{"NotJson", "not json at all", "not a JSON object"},
+        BadCase{"JsonArray", "[1,2,3]", "not a JSON object"},
+        BadCase{"NoSidecarField", R"({"protocol":1,"transport":"tcp","address":"a","pid":1,"version":"1"})", "lacks \"sidecar\""},
+        BadCase{"OtherTool", R"({"sidecar":"other","protocol":1,"transport":"tcp","address":"a","pid":1,"version":"1"})",
                 "not game-sidecar"},
-        BadCase{R"({"sidecar":"game-sidecar","protocol":2,"transport":"tcp","address":"a","pid":1,"version":"1"})",
+        BadCase{"OtherProtocol", R"({"sidecar":"game-sidecar","protocol":2,"transport":"tcp","address":"a","pid":1,"version":"1"})",
                 "protocol 2"},
-        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"pipe","address":"a","pid":1,"version":"1"})",
+        BadCase{"UnknownTransport", R"({"sidecar":"game-sidecar","protocol":1,"transport":"pipe","address":"a","pid":1,"version":"1"})",
                 "unknown handshake transport"},
-        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"","pid":1,"version":"1"})",
+        BadCase{"EmptyAddress", R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"","pid":1,"version":"1"})",
                 "address is empty"},
-        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":"1","version":"1"})",
+        BadCase{"PidString", R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":"1","version":"1"})",
                 "\"pid\" is not an integer"},
-        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":1.5,"version":"1"})",
+        BadCase{"PidFloat", R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":1.5,"version":"1"})",
                 "\"pid\" is not an integer"},
-        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":1})",
+        BadCase{"NoVersion", R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","pid":1})",
                 "lacks \"version\""},
-        BadCase{R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","token":5,"pid":1,"version":"1"})",
-                "\"token\" is not a string"}));
+        BadCase{"TokenNotString", R"({"sidecar":"game-sidecar","protocol":1,"transport":"tcp","address":"a","token":5,"pid":1,"version":"1"})",
+                "\"token\" is not a string"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
 
 // The exact grpc-status-details-bin the Python sidecar sends for
 // StaleRevision("base revision 3 is stale", current_revision=4), produced by

@@ -137,6 +137,27 @@ TEST(SidecarProcess, EscalatesToSigkillWhenSigtermIsIgnored) {
   EXPECT_FALSE(Alive(pid));
 }
 
+// An exit the game did not ask for, after the handshake: reported with its
+// code and the last 20 stderr lines, status failed, and Stop says it was gone.
+TEST(SidecarProcess, ExitAfterHandshakeIsReportedWithCodeAndTail) {
+  auto p = SidecarProcess::Launch(FakeOptions("die-after-hs"), nullptr);
+  ASSERT_NE(p, nullptr);
+  game_sidecar::SidecarExit exit;
+  ASSERT_TRUE(p->wait_exit(std::chrono::seconds(30), &exit));
+  EXPECT_EQ(exit.exit_code.value_or(-1), 7);
+  EXPECT_FALSE(exit.signal.has_value());
+  EXPECT_FALSE(exit.requested);
+  EXPECT_FALSE(exit.hung);
+  std::string expected;
+  for (int i = 11; i <= 30; ++i) expected += (i > 11 ? "\n" : "") + std::string("line ") + std::to_string(i);
+  EXPECT_EQ(exit.stderr_tail, expected);
+  EXPECT_EQ(exit.describe(), "exited with code 7, not requested; last stderr: line 30");
+  EXPECT_EQ(p->status(), game_sidecar::SidecarStatus::kFailed);
+  ExitInfo info = p->Stop();
+  EXPECT_EQ(info.how, ExitInfo::How::kGone);
+  EXPECT_EQ(info.exit_code, 7);
+}
+
 static std::set<int> OpenFds(int pid) {
   std::set<int> fds;
   std::string dir = "/proc/" + std::to_string(pid) + "/fd";
@@ -146,6 +167,18 @@ static std::set<int> OpenFds(int pid) {
     if (e->d_name[0] != '.') fds.insert(std::atoi(e->d_name));
   closedir(d);
   return fds;
+}
+
+// "3 -> /dev/null ..." for each descriptor, to say what leaked.
+static std::string FdTargets(int pid) {
+  std::string out;
+  for (int fd : OpenFds(pid)) {
+    char buf[4096];
+    std::string link = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+    ssize_t n = readlink(link.c_str(), buf, sizeof buf - 1);
+    out += std::to_string(fd) + " -> " + (n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?") + "; ";
+  }
+  return out;
 }
 
 static std::string ExeName(int pid) {
@@ -165,5 +198,9 @@ TEST(SidecarProcess, ChildGetsOnlyItsThreePipes) {
   ASSERT_NE(p, nullptr);
   // The fake execs `sleep` after its handshake; look once it has.
   ASSERT_TRUE(Eventually([&] { return ExeName(p->pid()) == "sleep"; }));
-  EXPECT_EQ(OpenFds(p->pid()), (std::set<int>{0, 1, 2}));
+  // `sleep` opens and closes locale files as it starts, so a look may catch a
+  // descriptor of its own for a moment; a leaked one stays and fails here.
+  bool only_pipes = Eventually([&] { return OpenFds(p->pid()) == std::set<int>{0, 1, 2}; },
+                               std::chrono::milliseconds(5000));
+  EXPECT_TRUE(only_pipes) << FdTargets(p->pid());
 }

@@ -30,6 +30,7 @@ inline game_sidecar::SidecarOptions FakeOptions(const std::string& mode) {
   o.handshake_timeout = std::chrono::milliseconds(5000);
   o.exit_grace = std::chrono::milliseconds(1000);
   o.terminate_grace = std::chrono::milliseconds(1000);
+  o.liveness_interval = std::chrono::milliseconds(0);  // the fakes serve no gRPC
   return o;
 }
 

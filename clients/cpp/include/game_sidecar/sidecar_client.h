@@ -29,26 +29,43 @@ class Connection;
 }
 
 struct ClientOptions {
-  // Deadline of each unary call; zero = none. Runs and DeltaStreams have none
-  // (cancel them instead, or set GenerationLimits.total_timeout_ms).
-  std::chrono::milliseconds call_timeout{30000};
+  // Deadline of each unary call; zero = none. Short, so no call waits on a
+  // hung sidecar longer than the hang bound even without a SidecarProcess
+  // watching it. Runs and DeltaStreams have none (cancel them instead, or set
+  // GenerationLimits.total_timeout_ms); a supervised client ends them when the
+  // process exits or is declared hung.
+  std::chrono::milliseconds call_timeout{5000};
+  // gRPC keepalive: a ping after this long without traffic, and the
+  // connection is dropped when its answer takes longer than this again. Zero
+  // turns keepalive off. The sidecar's server permits pings every 1 s.
+  std::chrono::milliseconds keepalive{1000};
   // Largest message accepted (ExportSession blobs, GetState snapshots).
   int max_receive_bytes = 64 * 1024 * 1024;
 };
 
 // Safe to use from several threads at once. Copying is not allowed; moving is
 // (a moved-from client may only be destroyed or assigned to).
+class TrackedSession;
+
 class SidecarClient {
  public:
   // `target` is "unix:/path/to/sock" or "127.0.0.1:port" (see GrpcTarget).
   SidecarClient(const std::string& target, std::string token, ClientOptions options = {});
-  // Connects to a launched sidecar with its handshake address and token.
+  // Connects to a launched sidecar with its handshake address and token, and
+  // lets the process supervise the connection: when it exits (or is declared
+  // hung) every call in flight ends and every new call fails at once with
+  // reason "SIDECAR_GONE" (Status::sidecar_exit says how it ended); after a
+  // restart (SidecarOptions::restart) the client talks to the new process.
+  // The client may outlive the process (its calls then fail with SIDECAR_GONE).
   explicit SidecarClient(const SidecarProcess& process, ClientOptions options = {});
   ~SidecarClient();
   SidecarClient(SidecarClient&&) noexcept;
   SidecarClient& operator=(SidecarClient&&) noexcept;
   SidecarClient(const SidecarClient&) = delete;
   SidecarClient& operator=(const SidecarClient&) = delete;
+
+  // The endpoint calls go to ("unix:/..." or "127.0.0.1:PORT"), the new one after a restart.
+  std::string endpoint() const;
 
   // Waits until the channel is connected (the sidecar is bound before it
   // prints its handshake, so this is quick after Launch).
@@ -82,6 +99,7 @@ class SidecarClient {
   Status ReadTranscript(const v1::ReadTranscriptRequest& request, v1::ReadTranscriptResponse* response);
 
  private:
+  friend class TrackedSession;
   std::shared_ptr<internal::Connection> connection_;
 };
 

@@ -3,6 +3,14 @@
 // environment, read the JSON handshake with a timeout, forward stderr lines to a
 // log callback, and stop it (close stdin, wait, SIGTERM, SIGKILL) when destroyed.
 //
+// After the handshake the process is supervised ("When the sidecar exits" in
+// docs/protocol.md §1): a thread reaps it the moment it ends, a liveness check
+// (GetInfo with a short deadline, every liveness_interval) declares it hung and
+// kills it when it stops answering for hang_timeout, each exit is reported
+// (on_exit, wait_exit, SidecarExit), the clients made from it fail with
+// SIDECAR_GONE, its socket folder is removed, and with a RestartPolicy it is
+// relaunched and the clients swap to the new process.
+//
 // POSIX only (Linux, macOS). On Windows launch with `--listen tcp://127.0.0.1:0`
 // through your own CreateProcess code and hand the handshake to SidecarClient.
 #pragma once
@@ -18,7 +26,11 @@
 #include <utility>
 #include <vector>
 
+#include <atomic>
+#include <optional>
+
 #include "game_sidecar/handshake.h"
+#include "game_sidecar/sidecar_exit.h"
 
 namespace game_sidecar {
 
@@ -42,8 +54,21 @@ struct SidecarOptions {
   std::chrono::milliseconds exit_grace{3000};
   // After SIGTERM, how long before SIGKILL.
   std::chrono::milliseconds terminate_grace{2000};
-  // Lines of stderr kept for error reports.
+  // Lines of stderr kept for error reports (a SidecarExit carries the last 20 of them).
   size_t stderr_tail_lines = 40;
+  // Liveness: a GetInfo every liveness_interval with a deadline of
+  // liveness_timeout; no answer for hang_timeout declares the sidecar hung: it
+  // is killed (SIGKILL) and handled as an exit with hung = true. Zero
+  // liveness_interval turns the check off (a hang is then found only by the
+  // clients' keepalive and deadlines).
+  std::chrono::milliseconds liveness_interval{1000};
+  std::chrono::milliseconds liveness_timeout{1000};
+  std::chrono::milliseconds hang_timeout{3000};
+  // Opt-in supervised restart after an exit the game did not ask for: the
+  // same options (same --state-dir, same token) are launched again, and every
+  // SidecarClient made from this process swaps to the new one. No policy = no
+  // restart: the first such exit is final (status kFailed).
+  std::optional<RestartPolicy> restart;
   // Called with each stderr line (the sidecar's JSON log lines), on a reader
   // thread owned by SidecarProcess: it must be thread-safe and quick.
   std::function<void(const std::string& line)> on_log;
@@ -77,18 +102,29 @@ const char* LaunchErrorKindName(LaunchError::Kind kind);
 // sidecar holds the lock on its --state-dir (reported as kStateDirLocked).
 constexpr int kStateDirLockedExitCode = 3;
 
-// How the sidecar ended.
+// How Stop() ended the sidecar (the full record is SidecarExit, wait_exit).
 struct ExitInfo {
   enum class How {
     kNotStopped,     // still running (Stop not called)
     kExited,         // ended by itself after stdin closed (the orderly path)
     kTerminated,     // needed SIGTERM
-    kKilled,         // needed SIGKILL
+    kKilled,         // needed SIGKILL (also: it was not answering, so Stop killed it at once)
+    kGone,           // it had already ended before Stop, not at the game's request
+                     // (crashed, killed, declared hung): see exit_code / term_signal
   };
   How how = How::kNotStopped;
   int exit_code = -1;   // when it exited normally
   int term_signal = 0;  // when a signal ended it
 };
+
+const char* ExitHowName(ExitInfo::How how);
+
+class SidecarClient;
+namespace internal {
+class Child;
+class Connection;
+class LivenessProbe;
+}
 
 class SidecarProcess {
  public:
@@ -101,53 +137,91 @@ class SidecarProcess {
   SidecarProcess(const SidecarProcess&) = delete;
   SidecarProcess& operator=(const SidecarProcess&) = delete;
 
-  const Handshake& handshake() const { return handshake_; }
+  // The current process's handshake, target and pid (the new ones after a restart).
+  Handshake handshake() const;
   // The token to send: the one we chose, or the one the handshake reported.
+  // The same across restarts.
   const std::string& token() const { return token_; }
   // The gRPC target for SidecarClient ("unix:/..." or "127.0.0.1:port").
-  std::string target() const { return GrpcTarget(handshake_); }
-  int pid() const { return pid_; }
-  // The last stderr lines, newline-joined.
+  std::string target() const;
+  int pid() const;
+  // The last stderr lines of the current (or last) process, newline-joined.
   std::string StderrTail() const;
 
+  SidecarStatus status() const;
+  // Callbacks run on the process's supervisor thread (never the game thread):
+  // keep them short and thread-safe, hand game work to the game thread (a
+  // queue drained per frame, or AsyncTask(GameThread)), and never destroy the
+  // SidecarProcess from inside one. Each registered callback stays. An
+  // on_exit registered after the final exit is called at once, on the caller's thread.
+  // on_status: every status change. on_exit: every process exit (with a
+  // restart policy, one per process). on_restart: each restart's outcome.
+  void on_status(std::function<void(SidecarStatus)> callback);
+  void on_exit(std::function<void(const SidecarExit&)> callback);
+  void on_restart(std::function<void(const RestartOutcome&)> callback);
+  // Waits up to `timeout` (zero: a poll, fine on the game thread) for the final
+  // exit: the one after which no process runs (kStopped or kFailed). True with
+  // *exit filled once it happened.
+  bool wait_exit(std::chrono::milliseconds timeout, SidecarExit* exit = nullptr) const;
+  // The most recent exit of any process of this SidecarProcess (none before the first).
+  std::optional<SidecarExit> last_exit() const;
+
   // Closes stdin (the sidecar exits within 1 s on EOF), waits exit_grace, then
-  // SIGTERM, waits terminate_grace, then SIGKILL; reaps the process and joins
-  // the reader thread. Idempotent: later calls return the first result. Call it
-  // (and destroy the object) from one thread at a time.
+  // SIGTERM, waits terminate_grace, then SIGKILL; a sidecar that is not
+  // answering (SIGSTOPped, deadlocked) is killed at once instead. Reaps it,
+  // stops the supervisor and any restart, removes the socket folder, and
+  // reports truthfully: kGone when it had already ended by itself. Idempotent:
+  // later calls return the first result. Blocks; not from a callback.
   ExitInfo Stop();
 
  private:
+  friend class SidecarClient;
   explicit SidecarProcess(SidecarOptions options);
-  bool Start(LaunchError* error);
-  void ReaderLoop();
-  void OnStderrLine(std::string line);
-  // Waits up to `timeout` for the child to end; true when reaped.
-  bool WaitExit(std::chrono::milliseconds timeout);
-  // Waits (bounded) for the reader to see EOF on both pipes, then stops it.
-  void StopReader(std::chrono::milliseconds drain);
-  LaunchError Fail(LaunchError::Kind kind, std::string message);
+  // Launches one process and reads its handshake; on failure it is stopped and `error` filled.
+  std::shared_ptr<internal::Child> LaunchChild(Handshake* handshake, LaunchError* error);
+  LaunchError FailChild(std::shared_ptr<internal::Child> child, LaunchError::Kind kind, std::string message);
+  // The stop sequence for one process: close stdin, grace, SIGTERM, grace,
+  // SIGKILL (at once when kill_now, or as soon as it is found not answering).
+  ExitInfo::How Escalate(internal::Child& child, bool kill_now);
+  void StartProbe();
+  // A SidecarClient made from this process: supervised from now on.
+  void Attach(const std::shared_ptr<internal::Connection>& connection) const;
+  std::vector<std::shared_ptr<internal::Connection>> Connections() const;
+  void Supervise();
+  void Probe();
+  // Handles the current child's exit; false when it was final.
+  bool HandleExit();
+  bool Restart(const std::shared_ptr<const SidecarExit>& exit);
+  void SetStatus(SidecarStatus status);
+  void RemoveSocketFolder(const Handshake& handshake) const;
 
   SidecarOptions options_;
-  Handshake handshake_;
   std::string token_;
-  int pid_ = -1;
-  int stdin_fd_ = -1, stdout_fd_ = -1, stderr_fd_ = -1;
-  int wake_read_ = -1, wake_write_ = -1;  // interrupts the reader's poll
-  std::thread reader_;
+  std::vector<std::string> env_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool have_line_ = false;     // the first stdout line arrived
-  std::string first_line_;
-  bool stdout_eof_ = false;
-  bool stderr_eof_ = false;
-  std::deque<std::string> stderr_tail_;
-
-  bool reaped_ = false;
-  int wait_status_ = 0;
-  bool status_known_ = false;
-  bool stopped_ = false;
+  mutable std::condition_variable cv_;
+  std::shared_ptr<internal::Child> child_;
+  Handshake handshake_;
+  SidecarStatus status_ = SidecarStatus::kStarting;
+  std::thread supervisor_;
+  std::atomic<bool> stopping_{false};
+  bool stop_called_ = false;
+  bool stop_done_ = false;
+  std::chrono::steady_clock::time_point stop_started_{};
   ExitInfo exit_;
+  bool final_ = false;
+  std::optional<SidecarExit> last_exit_;
+  bool hung_declared_ = false;  // for the current child
+  bool unresponsive_ = false;   // the last liveness check got no answer in time
+  std::chrono::steady_clock::time_point last_answer_{};        // when the last answer came
+  std::chrono::steady_clock::time_point last_answer_start_{};  // when the check it answered started
+  std::unique_ptr<internal::LivenessProbe> probe_;  // supervisor thread only
+  std::vector<std::chrono::steady_clock::time_point> restarts_;
+  mutable std::vector<std::weak_ptr<internal::Connection>> connections_;
+  std::vector<std::function<void(SidecarStatus)>> on_status_;
+  std::vector<std::function<void(const SidecarExit&)>> on_exit_;
+  std::vector<std::function<void(const RestartOutcome&)>> on_restart_;
 };
 
 }  // namespace game_sidecar

@@ -7,11 +7,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "game_sidecar/v1/errors.pb.h"
 
 namespace game_sidecar {
+
+struct SidecarExit;  // sidecar_exit.h
 
 // The gRPC status codes, with gRPC's numeric values (so an ErrorDetail's int
 // code converts directly), without the gRPC header.
@@ -49,8 +52,13 @@ struct Status {
   std::string message;
   // google.rpc.ErrorInfo metadata, e.g. {"current_revision": "7"} for STALE_REVISION.
   std::map<std::string, std::string> metadata;
+  // For reason "SIDECAR_GONE" (the process exited or stopped answering; set by
+  // this client, never sent by the sidecar): how it ended. Null otherwise.
+  std::shared_ptr<const SidecarExit> sidecar_exit;
 
   bool ok() const { return code == StatusCode::kOk; }
+  // The sidecar process is gone: code kUnavailable, reason "SIDECAR_GONE", with sidecar_exit set.
+  bool sidecar_gone() const { return reason == "SIDECAR_GONE"; }
   // `reason` as the proto enum (sidecar::v1::ERROR_REASON_STALE_REVISION...), for
   // a switch; ERROR_REASON_UNSPECIFIED when empty or newer than this client.
   sidecar::v1::ErrorReason reason_code() const;
