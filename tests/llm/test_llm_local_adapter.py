@@ -108,7 +108,10 @@ async def test_cancelling_stops_the_generation(gateway) -> None:
     got = asyncio.Event()
 
     async def consume() -> None:
-        async for piece in gw.stream(ModelRequest(gw.target("local"), MESSAGES)):
+        # An output limit far away: the sidecar's own ceiling (sidecar/llm/call.py) must not
+        # end the endless reply before the cancel does.
+        limits = Limits(max_output_tokens=1_000_000)
+        async for piece in gw.stream(ModelRequest(gw.target("local"), MESSAGES, limits)):
             if isinstance(piece, TextPiece):
                 got.set()
 
