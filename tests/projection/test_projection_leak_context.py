@@ -133,7 +133,7 @@ def test_context_engine_requests_never_leak(case: Case, kind: str, seed: int, bu
             prepared = ENGINE.prepare(s, spec, count_tokens=count, budget_tokens=budget)
         except ContextWindowExceeded:
             continue  # a small budget may not hold the fixed part; nothing was sent
-        proj = Projection(s, spec.actor_id, named_ids=_named(spec))
+        proj = Projection(s, spec.actor_id, named_ids=_named(spec, s))
         guard_moment = proj.guard_moment(spec.moment)
         messages = prepared.prompt.messages
         aliases = sorted(s.aliases.by_alias)
@@ -154,7 +154,7 @@ def test_context_engine_requests_never_leak(case: Case, kind: str, seed: int, bu
                 assert isinstance(spec.input, DecisionInput)
                 assert verdict.action.action_id in {o.action_id for o in spec.input.options}
                 # Every ID handed back to the game is a real engine ID this actor may perceive.
-                view = Projection(s, spec.actor_id, named_ids=_named(spec))
+                view = Projection(s, spec.actor_id, named_ids=_named(spec, s))
                 for eid in verdict.action.mentioned_ids:
                     assert view.can_see(s.world.entities[eid])
                 returned.extend(verdict.action.mentioned_ids)
