@@ -10,6 +10,14 @@ name no --listen: the Windows default) with the variables added to its own
 environment, sends the sidecar's stdout and stderr back, passes stdin on, and
 reports the exit code (128 + N for a signal N). A relay that disconnects first was
 killed: its sidecar is killed too. Runs until SIGTERM; kills what it started then.
+
+A connection whose first frame is 's' or 'q' is a test's control call about the
+sidecar behind the relay whose Windows pid is WINPID (that relay's 'p' frame):
+  's' "WINPID SIGNAL": send it POSIX signal SIGNAL (the C# crash tests' SIGSTOP,
+      which Windows cannot send); answer 'x' "0";
+  'q' "WINPID": answer 'x' with its Linux pid (what its GetInfo reports, where a
+      Windows sidecar would report the pid the launcher holds).
+On failure the answer is an 'e' frame saying why and 'x' "-1".
 """
 
 from __future__ import annotations
@@ -38,14 +46,40 @@ class Host:
     def __init__(self, exe: str) -> None:
         self.exe = exe
         self.children: set[asyncio.subprocess.Process] = set()
+        self.by_relay_pid: dict[int, asyncio.subprocess.Process] = {}
+
+    async def control(self, kind: bytes, data: bytes, writer: asyncio.StreamWriter) -> None:
+        """A test's 's' (signal) or 'q' (which Linux pid) frame about the sidecar behind one relay."""
+        try:
+            words = [int(x) for x in data.decode().split()]
+            child = self.by_relay_pid[words[0]]
+            if kind == b"q":
+                answer = child.pid
+            else:
+                if child.returncode is not None:
+                    raise ProcessLookupError(f"the sidecar behind relay {words[0]} has exited")
+                os.kill(child.pid, words[1])
+                answer = 0
+            writer.write(_pack(b"x", str(answer).encode()))
+        except (ValueError, IndexError, KeyError, OSError) as exc:
+            why = f"relay_host: {kind.decode()} {data.decode()!r}: {exc!r}\n"
+            writer.write(_pack(b"e", why.encode()) + _pack(b"x", b"-1"))
+        await writer.drain()
+        writer.close()
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         args: list[str] = []
         env = dict(os.environ)
+        relay_pid = None
         try:
             while True:
                 kind, data = await _frame(reader)
-                if kind == b"a":
+                if kind in (b"s", b"q"):
+                    await self.control(kind, data, writer)
+                    return
+                if kind == b"p":
+                    relay_pid = int(data)
+                elif kind == b"a":
                     args.append(data.decode())
                 elif kind == b"v":
                     key, _, value = data.decode().partition("=")
@@ -67,6 +101,8 @@ class Host:
             writer.close()
             return
         self.children.add(child)
+        if relay_pid is not None:
+            self.by_relay_pid[relay_pid] = child
 
         async def pump(stream: asyncio.StreamReader | None, kind: bytes) -> None:
             assert stream is not None
@@ -94,6 +130,8 @@ class Host:
             await asyncio.gather(pump(child.stdout, b"o"), pump(child.stderr, b"e"))
         code = await child.wait()
         self.children.discard(child)
+        if relay_pid is not None and self.by_relay_pid.get(relay_pid) is child:
+            del self.by_relay_pid[relay_pid]
         feeding.cancel()
         with contextlib.suppress(ConnectionError):
             writer.write(_pack(b"x", str(code if code >= 0 else 128 - code).encode()))

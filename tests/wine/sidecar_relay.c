@@ -19,7 +19,8 @@
  * into the Unix paths Wine maps them to.
  *
  * Frames both ways: one type byte, a 4-byte big-endian length, the bytes.
- *   to the host:   'a' argument, 'v' KEY=VALUE, 'g' start, 'i' stdin bytes, 'c' stdin closed
+ *   to the host:   'p' this process's Windows pid (decimal text), 'a' argument, 'v' KEY=VALUE,
+ *                  'g' start, 'i' stdin bytes, 'c' stdin closed
  *   from the host: 'o' stdout bytes, 'e' stderr bytes, 'x' exit code (decimal text)
  * Built by scripts/test_windows: x86_64-w64-mingw32-gcc -O2 -o sidecar_relay.exe sidecar_relay.c -lws2_32 */
 #include <winsock2.h>
@@ -151,6 +152,12 @@ int main(int argc, char** argv) {
     fprintf(stderr, "sidecar_relay: cannot reach the relay host on 127.0.0.1:%s\n", port);
     return 70;
   }
+  /* The host files the sidecar under this pid, so a test can ask it to signal "the
+   * process with Windows pid P" (relay_host.py's 's' control frame: SIGSTOP, which
+   * Windows has no word for). */
+  char self[16];
+  int self_len = sprintf(self, "%lu", (unsigned long)GetCurrentProcessId());
+  send_frame('p', self, (unsigned)self_len);
   DWORD parent_pid = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--parent-pid") && i + 1 < argc) { parent_pid = (DWORD)strtoul(argv[++i], NULL, 10); continue; }

@@ -8,7 +8,6 @@ using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.IO;
 using System.Linq;
-using System.Runtime.InteropServices;
 using System.Threading.Tasks;
 using GameSidecar.Client;
 using GameSidecar.V1;
@@ -20,11 +19,12 @@ namespace GameSidecar.Client.Tests
 {
     public class CrashTests
     {
-        private const int SigKill = 9;
-        private const int SigStop = 19;
+        // POSIX signals; on Windows TestEnv.Signal makes SIGKILL a TerminateProcess of the relay and
+        // sends SIGSTOP to the Linux sidecar behind it (relay_host.py's control frame).
+        private const int SigKill = TestEnv.SigKill;
+        private const int SigStop = TestEnv.SigStop;
 
-        [DllImport("libc", EntryPoint = "kill", SetLastError = true)]
-        private static extern int Signal(int pid, int signal);
+        private static int Signal(int pid, int signal) => TestEnv.Signal(pid, signal);
 
         /// <summary>Options for a real sidecar whose temp folder is <paramref name="tmp"/> (checked empty at the end).</summary>
         private static SidecarProcessOptions Options(string tmp, string? stateDir = null, RestartPolicy? policy = null)
@@ -81,14 +81,9 @@ namespace GameSidecar.Client.Tests
                 var gone = await Assert.ThrowsAsync<SidecarGoneException>(() => read.WaitAsync(TimeSpan.FromSeconds(30)));
                 Assert.Equal("SIDECAR_GONE", gone.Reason);
                 Assert.Equal(StatusCode.Unavailable, gone.StatusCode);
-                Assert.Equal(SidecarExitKind.Signaled, gone.Exit.Kind);
-                Assert.Equal(SigKill, gone.Exit.Signal);
-                Assert.Null(gone.Exit.ExitCode);
-                Assert.False(gone.Exit.Requested);
-                Assert.False(gone.Exit.Hung);
+                TestEnv.AssertKilledFromOutside(gone.Exit);
                 Assert.Contains(socket, gone.Message);
                 Assert.DoesNotContain("localhost:80", gone.Message);
-                Assert.Contains("killed by signal 9 (SIGKILL), not requested", gone.Exit.ToString());
 
                 // Observable: the exit resolves, the status says failed (no policy), new calls fail at once.
                 var exit = await sidecar.Exited.WaitAsync(TimeSpan.FromSeconds(30));
@@ -96,14 +91,14 @@ namespace GameSidecar.Client.Tests
                 Assert.Equal(SidecarStatus.Failed, sidecar.Status);
                 Assert.Contains(SidecarStatus.Failed, statuses);
                 var again = await Assert.ThrowsAsync<SidecarGoneException>(() => client.GetInfoAsync());
-                Assert.Contains("unix:" + socket, again.Message);
+                Assert.Contains(sidecar.Handshake.Target, again.Message); // unix:PATH, or HOST:PORT on Windows
                 await Assert.ThrowsAsync<SidecarGoneException>(() => stream.WriteAsync(first));
 
                 // A stop afterwards tells the truth: it was killed, and nobody asked for it.
                 var stopped = await sidecar.StopAsync();
                 Assert.Same(exit, stopped);
                 Assert.False(stopped.Requested);
-                Assert.False(Directory.Exists(Path.GetDirectoryName(socket)));
+                if (sidecar.Handshake.IsUnix) Assert.False(Directory.Exists(Path.GetDirectoryName(socket)));
                 await AssertNothingLeft(tmp, pid);
             }
             finally
@@ -164,8 +159,7 @@ namespace GameSidecar.Client.Tests
                     }
                 });
                 Assert.True(events >= 1);
-                Assert.Equal(SigKill, gone.Exit.Signal);
-                Assert.False(gone.Exit.Requested);
+                TestEnv.AssertKilledFromOutside(gone.Exit);
                 await Assert.ThrowsAsync<SidecarGoneException>(async () =>
                 {
                     await foreach (var _ in client.Run(TestEnv.Narrate("crash-run", "Again."))) { }
@@ -192,7 +186,7 @@ namespace GameSidecar.Client.Tests
                 var exit = await sidecar.Exited.WaitAsync(TimeSpan.FromSeconds(60));
                 Assert.True(exit.Hung);
                 Assert.Equal(SidecarExitKind.Killed, exit.Kind);
-                Assert.Equal(SigKill, exit.Signal);
+                Assert.Equal(TestEnv.IsWindows ? null : SigKill, exit.Signal); // Windows: TerminateProcess, no signal
                 Assert.False(exit.Requested);
                 Assert.Contains("declared hung", exit.ToString());
                 var gone = await Assert.ThrowsAsync<SidecarGoneException>(() => call.WaitAsync(TimeSpan.FromSeconds(30)));
@@ -237,7 +231,7 @@ namespace GameSidecar.Client.Tests
                 Assert.Empty(outcome.LostSessions);
                 Assert.Empty(outcome.Resent);
                 Assert.Equal(1, outcome.Restart);
-                Assert.Equal(SigKill, outcome.Exit.Signal);
+                TestEnv.AssertKilledFromOutside(outcome.Exit);
                 Assert.Equal(SidecarStatus.Ready, sidecar.Status);
                 Assert.NotEqual(firstPid, sidecar.Pid);
                 Assert.Single(exits);
@@ -337,8 +331,7 @@ namespace GameSidecar.Client.Tests
                 Signal(second, SigKill);
                 var last = await sidecar.Exited.WaitAsync(TimeSpan.FromSeconds(60));
                 Assert.Equal(second, last.Pid);
-                Assert.Equal(SigKill, last.Signal);
-                Assert.False(last.Requested);
+                TestEnv.AssertKilledFromOutside(last);
                 Assert.Equal(SidecarStatus.Failed, sidecar.Status);
                 Assert.Equal(new[] { SidecarStatus.Restarting, SidecarStatus.Ready, SidecarStatus.Failed }, statuses.ToArray());
                 Assert.Equal(new[] { first, second }, exits.Select(e => e.Pid).ToArray());
@@ -395,9 +388,17 @@ namespace GameSidecar.Client.Tests
             {
                 var sidecar = await SidecarProcess.LaunchAsync(Options(tmp));
                 var pid = sidecar.Pid;
-                var dir = Path.GetDirectoryName(sidecar.Handshake.Address)!;
-                Assert.StartsWith(tmp, dir);
-                Assert.True(Directory.Exists(dir));
+                if (sidecar.Handshake.IsUnix)
+                {
+                    var dir = Path.GetDirectoryName(sidecar.Handshake.Address)!;
+                    Assert.StartsWith(tmp, dir);
+                    Assert.True(Directory.Exists(dir));
+                }
+                else
+                {
+                    Assert.True(TestEnv.IsWindows, "TCP is the default transport on Windows only");
+                    Assert.StartsWith("127.0.0.1:", sidecar.Handshake.Address);
+                }
                 var exit = await sidecar.StopAsync();
                 Assert.Equal(SidecarExitKind.Exited, exit.Kind);
                 Assert.Equal(0, exit.ExitCode);

@@ -1,6 +1,7 @@
 // Launch failures against a fake sidecar script, and the lifeline/stop behaviour.
 using System;
 using System.Collections.Generic;
+using System.Threading;
 using System.Threading.Tasks;
 using GameSidecar.Client;
 using Xunit;
@@ -92,6 +93,21 @@ namespace GameSidecar.Client.Tests
             Assert.Equal(0, exit.ExitCode);
             Assert.Contains("stdin closed, bye (fake)", sidecar.StderrTail());
             Assert.Equal(exit, await sidecar.StopAsync()); // idempotent
+        }
+
+        [Fact]
+        public async Task ALiveSidecarNeverLooksDead()
+        {
+            // The probe after a broken call asks LooksDead whether an exit record is coming. It reads
+            // /proc on Linux; on Windows that path is on the current drive, which under Wine is the
+            // Linux root, so a live sidecar "looked dead" there (and the probe waited 10 s for a reap).
+            var instance = await SidecarInstance.StartAsync(TestEnv.FakeOptions("until-eof"), CancellationToken.None);
+            Assert.False(instance.LooksDead());
+            var exit = await instance.StopAsync(TimeSpan.FromSeconds(5), killNow: false);
+            Assert.Equal(0, exit.ExitCode);
+            Assert.True(await TestEnv.Eventually(() => !TestEnv.Alive(instance.Pid)));
+            // Reaped: gone from /proc on Linux; Windows has no such record and answers false.
+            Assert.Equal(!TestEnv.IsWindows, instance.LooksDead());
         }
 
         [Fact]

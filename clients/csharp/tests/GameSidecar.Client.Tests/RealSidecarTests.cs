@@ -21,12 +21,13 @@ namespace GameSidecar.Client.Tests
         private SidecarClient Client => _sidecar.Client;
 
         [Fact]
-        public async Task HandshakeOverAUnixSocketThenGetInfo()
+        public async Task HandshakeOverTheDefaultTransportThenGetInfo()
         {
-            Assert.True(_sidecar.Process.Handshake.IsUnix);
-            Assert.True(System.IO.File.Exists(_sidecar.Process.Handshake.Address));
+            // The default transport: a Unix socket on POSIX, TCP loopback on Windows.
+            Assert.Equal(!TestEnv.IsWindows, _sidecar.Process.Handshake.IsUnix);
+            Assert.Equal(!TestEnv.IsWindows, System.IO.File.Exists(_sidecar.Process.Handshake.Address));
             var info = await Client.GetInfoAsync();
-            Assert.Equal(_sidecar.Process.Pid, info.Pid);
+            Assert.Equal(TestEnv.ServingPid(_sidecar.Process.Pid), info.Pid);
             Assert.Contains(1, info.ProtocolVersions);
             Assert.Equal(_sidecar.Process.Handshake.Version, info.Version);
             Assert.Contains(info.Profiles, p => p.Name == "scripted");

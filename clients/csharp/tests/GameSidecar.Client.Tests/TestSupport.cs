@@ -4,6 +4,9 @@ using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Text;
 using System.Threading.Tasks;
 using GameSidecar.Client;
 using GameSidecar.V1;
@@ -28,6 +31,117 @@ namespace GameSidecar.Client.Tests
 
         public static string Here(string file) => Path.Combine(AppContext.BaseDirectory, file);
 
+        /// <summary>
+        /// This run is a Windows program (scripts/test_windows runs the suite under Wine): the
+        /// launcher's default transport is TCP loopback there, the fake sidecar is fake_sidecar.exe,
+        /// and the real sidecar is the Linux one behind tests/wine/sidecar_relay.exe.
+        /// </summary>
+        public static bool IsWindows { get; } = OperatingSystem.IsWindows();
+
+        public const int SigKill = 9;
+        public const int SigStop = 19;
+
+        /// <summary>
+        /// Sends POSIX signal <paramref name="signal"/> to the sidecar with pid <paramref name="pid"/>; 0 when sent.
+        /// On Windows, SIGKILL is what a crash is there: TerminateProcess (Process.Kill) of the relay,
+        /// whose host then SIGKILLs the Linux sidecar. Any other signal (SIGSTOP: Windows has none)
+        /// goes to the Linux sidecar behind the relay through relay_host.py's control frame.
+        /// </summary>
+        public static int Signal(int pid, int signal)
+        {
+            if (!IsWindows) return NativeKill(pid, signal);
+            if (signal == SigKill)
+            {
+                using var process = Process.GetProcessById(pid);
+                process.Kill();
+                return 0;
+            }
+            RelayControl('s', pid + " " + signal);
+            return 0;
+        }
+
+        /// <summary>
+        /// The pid the sidecar launched as <paramref name="pid"/> reports in GetInfo: the same on POSIX;
+        /// on Windows the Linux pid of the sidecar behind the relay (asked of relay_host.py), where a
+        /// Windows sidecar would report the pid the launcher holds.
+        /// </summary>
+        public static int ServingPid(int pid) => IsWindows ? RelayControl('q', pid.ToString()) : pid;
+
+        /// <summary>One control call to tests/wine/relay_host.py (frames in its docstring); its answer.</summary>
+        private static int RelayControl(char kind, string body)
+        {
+            var port = Environment.GetEnvironmentVariable("GAME_SIDECAR_RELAY_PORT");
+            if (string.IsNullOrEmpty(port))
+                throw new InvalidOperationException("this test on Windows needs the relay host (GAME_SIDECAR_RELAY_PORT; scripts/test_windows sets it)");
+            using var tcp = new TcpClient("127.0.0.1", int.Parse(port));
+            var stream = tcp.GetStream();
+            var bytes = Encoding.ASCII.GetBytes(body);
+            var head = new byte[] { (byte)kind, 0, 0, 0, (byte)bytes.Length };
+            stream.Write(head, 0, head.Length);
+            stream.Write(bytes, 0, bytes.Length);
+            // Frames back: 'e' (why not) on failure, then 'x' with the answer ("-1": failed).
+            var why = "";
+            while (true)
+            {
+                var frame = ReadExactly(stream, 5);
+                var data = Encoding.UTF8.GetString(ReadExactly(stream, (frame[1] << 24) | (frame[2] << 16) | (frame[3] << 8) | frame[4]));
+                if (frame[0] == (byte)'e') why += data;
+                else if (frame[0] == (byte)'x')
+                {
+                    var answer = int.Parse(data);
+                    return answer >= 0 ? answer : throw new InvalidOperationException(why.Trim());
+                }
+            }
+        }
+
+        private static byte[] ReadExactly(Stream stream, int count)
+        {
+            var buffer = new byte[count];
+            stream.ReadExactly(buffer, 0, count);
+            return buffer;
+        }
+
+        [DllImport("libc", EntryPoint = "kill", SetLastError = true)]
+        private static extern int NativeKill(int pid, int signal);
+
+        /// <summary>
+        /// A process the test killed (SIGKILL) ended as such: on POSIX, signaled by 9 with no exit code;
+        /// on Windows a killed process has only an exit code (TerminateProcess's, -1 from Process.Kill).
+        /// </summary>
+        public static void AssertKilledFromOutside(SidecarExit exit)
+        {
+            Assert.False(exit.Requested);
+            Assert.False(exit.Hung);
+            if (IsWindows)
+            {
+                Assert.Equal(SidecarExitKind.Exited, exit.Kind);
+                Assert.Null(exit.Signal);
+                Assert.Equal(-1, exit.ExitCode);
+                Assert.Contains("exited with code -1, not requested", exit.ToString());
+            }
+            else
+            {
+                Assert.Equal(SidecarExitKind.Signaled, exit.Kind);
+                Assert.Equal(SigKill, exit.Signal);
+                Assert.Null(exit.ExitCode);
+                Assert.Contains("killed by signal 9 (SIGKILL), not requested", exit.ToString());
+            }
+        }
+
+        /// <summary>
+        /// The stand-in game for the orphan test, started with <paramref name="args"/>: `dotnet HostHelper.dll`
+        /// here, HostHelper.exe (published for win-x64 by scripts/test_windows) on Windows.
+        /// </summary>
+        public static ProcessStartInfo HostHelper(params string[] args)
+        {
+            var helper = IsWindows ? Here(Path.Combine("host-helper", "HostHelper.exe")) : Here("HostHelper.dll");
+            Assert.True(File.Exists(helper), helper + " is missing");
+            var info = new ProcessStartInfo(IsWindows ? helper : "dotnet") { RedirectStandardOutput = true, UseShellExecute = false };
+            if (!IsWindows) info.ArgumentList.Add(helper);
+            foreach (var arg in args) info.ArgumentList.Add(arg);
+            return info;
+        }
+
         public static SidecarProcessOptions RealOptions(string? config = null, Action<string>? onLog = null)
         {
             return new SidecarProcessOptions
@@ -45,7 +159,7 @@ namespace GameSidecar.Client.Tests
         {
             return new SidecarProcessOptions
             {
-                Executable = Here("fake_sidecar.sh"),
+                Executable = Here(IsWindows ? "fake_sidecar.exe" : "fake_sidecar.sh"),
                 Arguments = new List<string> { mode },
                 HandshakeTimeout = timeout ?? TimeSpan.FromSeconds(30),
             };
@@ -70,6 +184,19 @@ namespace GameSidecar.Client.Tests
         /// <summary>True while the process exists and is not a zombie (a reaped-later child counts as gone).</summary>
         public static bool Alive(int pid)
         {
+            if (IsWindows)
+            {
+                // No /proc: ask the OS through .NET (an exited process's handle reports HasExited).
+                try
+                {
+                    using var process = Process.GetProcessById(pid);
+                    return !process.HasExited;
+                }
+                catch (Exception e) when (e is ArgumentException || e is InvalidOperationException)
+                {
+                    return false;
+                }
+            }
             try
             {
                 var stat = File.ReadAllText($"/proc/{pid}/stat");

@@ -1,7 +1,8 @@
 // The xunit suite's entry point as a Windows program: runs every test of
 // GameSidecar.Client.Tests in this process through xunit's AssemblyRunner, prints
 // each failure and skip, and closes with "N passed, N failed, N skipped".
-// Exit code: 0 when nothing failed (and something ran), 1 otherwise.
+// Exit code: 0 when nothing failed (and something ran), 1 otherwise, 2 when one test
+// runs longer than WINE_TEST_HANG_TIMEOUT seconds (default 300): the run stops there.
 //
 //   WindowsRunner.exe [--class NAME]... [--method NAME]...
 using System;
@@ -27,6 +28,27 @@ namespace GameSidecar.WindowsRunner
             runner.TestCaseFilter = test =>
                 (classes.Count == 0 || classes.Contains(test.TestMethod.TestClass.Class.Name.Split('.').Last()))
                 && (methods.Count == 0 || methods.Contains(test.TestMethod.Method.Name));
+            // A hung test fails the run loudly (no test here needs minutes; the crash tests wait 60 s at most).
+            var hangLimit = TimeSpan.FromSeconds(int.TryParse(Environment.GetEnvironmentVariable("WINE_TEST_HANG_TIMEOUT"), out var s) ? s : 300);
+            string? current = null;
+            var started = System.Diagnostics.Stopwatch.StartNew();
+            runner.OnTestStarting = info => { lock (gate) { current = $"{info.TypeName}.{info.MethodName}"; started.Restart(); } };
+            var watchdog = new Thread(() =>
+            {
+                while (true)
+                {
+                    Thread.Sleep(1000);
+                    lock (gate)
+                    {
+                        if (current == null || started.Elapsed < hangLimit) continue;
+                        Console.WriteLine($"[HANG] nothing new for {hangLimit.TotalSeconds:0} s since {current} started (WINE_TEST_HANG_TIMEOUT)");
+                        Console.WriteLine($"{passed} passed, {failed + 1} failed, {skipped} skipped");
+                        Console.Out.Flush();
+                        Environment.Exit(2);
+                    }
+                }
+            }) { IsBackground = true };
+            watchdog.Start();
             runner.OnTestPassed = info => { lock (gate) passed++; };
             runner.OnTestFailed = info =>
             {

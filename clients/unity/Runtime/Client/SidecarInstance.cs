@@ -77,6 +77,9 @@ namespace GameSidecar.Client
         /// </summary>
         public bool LooksDead()
         {
+            // Not on Windows: "/proc/N/stat" is a path on the current drive there, and under Wine that
+            // drive can be the Linux root, where /proc exists and N (a Windows pid) names another process.
+            if (RuntimeInformation.IsOSPlatform(OSPlatform.Windows)) return false;
             try
             {
                 var stat = File.ReadAllText("/proc/" + Pid + "/stat");
