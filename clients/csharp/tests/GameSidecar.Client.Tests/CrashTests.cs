@@ -79,7 +79,7 @@ namespace GameSidecar.Client.Tests
 
                 Assert.Equal(0, Signal(pid, SigKill));
                 var gone = await Assert.ThrowsAsync<SidecarGoneException>(() => read.WaitAsync(TimeSpan.FromSeconds(30)));
-                Assert.Equal("SIDECAR_GONE", gone.Reason);
+                Assert.Equal("SIDECAR_GONE", gone.ReasonName);
                 Assert.Equal(StatusCode.Unavailable, gone.StatusCode);
                 Assert.Equal(SidecarExitKind.Signaled, gone.Exit.Kind);
                 Assert.Equal(SigKill, gone.Exit.Signal);

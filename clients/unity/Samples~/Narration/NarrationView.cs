@@ -77,7 +77,7 @@ namespace GameSidecar.Unity.Samples
 
         private void OnEnd(Exception? error)
         {
-            if (error is SidecarException e && output != null) output.text += $"\n[{e.Reason}: {e.Detail}]";
+            if (error is SidecarException e && output != null) output.text += $"\n[{e.ReasonName}: {e.Detail}]";
         }
     }
 }
