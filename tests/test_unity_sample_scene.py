@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "clients" / "unity" / "Samples~" / "Narration"
 SCENE = SAMPLE / "Narration.unity"
 UGUI_TEXT = "5f7201a12d95ffc409449d95f23cf332"
+HOST = ROOT / "clients" / "unity" / "Runtime" / "Unity" / "SidecarHost.cs"
 HEADER = re.compile(r"^--- !u!(\d+) &(\d+)$", re.M)
 
 
@@ -54,7 +55,7 @@ def _refs(value: Any) -> list[dict[str, Any]]:
 def test_the_scene_holds_a_canvas_text_narration_view_and_sidecar_host() -> None:
     objects = _objects()
     scripts = {
-        _guid(ROOT / "clients/unity/Runtime/Unity/SidecarHost.cs.meta"): ROOT / "clients/unity/Runtime/Unity/SidecarHost.cs",
+        _guid(HOST.with_name(HOST.name + ".meta")): HOST,
         _guid(SAMPLE / "NarrationView.cs.meta"): SAMPLE / "NarrationView.cs",
     }
     used = set()
@@ -73,7 +74,8 @@ def test_the_scene_holds_a_canvas_text_narration_view_and_sidecar_host() -> None
         source = scripts[script["guid"]].read_text()
         for name in fields:
             if not name.startswith("m_"):
-                assert re.search(rf"\[SerializeField\] private [^;]* {name}\b", source), f"{name} is not a field of {script}"
+                field = rf"\[SerializeField\] private [^;]* {name}\b"
+                assert re.search(field, source), f"{name} is not a field of {script}"
     assert used == set(scripts) | {UGUI_TEXT}
     kinds = sorted(kind for _, kind, _ in objects.values())
     assert kinds.count("Canvas") == 1 and kinds.count("CanvasRenderer") == 1
@@ -90,7 +92,7 @@ def test_the_hierarchy_is_consistent() -> None:
             for child in fields["m_Children"]:
                 assert objects[child["fileID"]][2]["m_Father"]["fileID"] == file_id
     view = next(f for _, k, f in objects.values() if k == "MonoBehaviour" and "host" in f)
-    assert objects[view["host"]["fileID"]][2]["m_Script"]["guid"] == _guid(ROOT / "clients/unity/Runtime/Unity/SidecarHost.cs.meta")
+    assert objects[view["host"]["fileID"]][2]["m_Script"]["guid"] == _guid(HOST.with_name(HOST.name + ".meta"))
     assert objects[view["output"]["fileID"]][2]["m_Script"]["guid"] == UGUI_TEXT
 
 
