@@ -71,6 +71,7 @@ namespace GameSidecar.Unity
 
         private SidecarProcess? _process;
         private CancellationTokenSource? _launching;
+        private Task? _stopping;
         private bool _refused;
 
         /// <summary>The game's one host (the first enabled; later ones are refused); null before one woke.</summary>
@@ -151,6 +152,11 @@ namespace GameSidecar.Unity
             _launching = new CancellationTokenSource();
             try
             {
+                // Re-enabled while the last sidecar still stops: let it release the state folder's lock first
+                // (awaited, so the main thread is not held).
+                var stopping = _stopping;
+                if (stopping != null) await Task.WhenAny(stopping);
+                if (!isActiveAndEnabled || _launching.IsCancellationRequested) return;
                 var warnings = new List<string>();
                 var options = BuildOptions(warnings);
                 foreach (var warning in warnings) Debug.LogWarning("SidecarHost: " + warning);
@@ -210,7 +216,7 @@ namespace GameSidecar.Unity
         private void OnDisable()
         {
             var process = Detach();
-            if (process != null) _ = SidecarHostPlan.StopInBackground(process);
+            if (process != null) _stopping = SidecarHostPlan.StopInBackground(process);
         }
 
         // Quitting: nothing runs after this, so wait for the stop, briefly (SidecarHostPlan.QuitWait). A sidecar
