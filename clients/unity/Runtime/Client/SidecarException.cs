@@ -125,9 +125,10 @@ namespace GameSidecar.Client
             WillRestart = restarts && !exit.Requested;
         }
 
-        /// <summary>True when the exit was not asked for and a RestartPolicy relaunches the sidecar: the call
-        /// may be retried once the status is Ready again (SidecarProcess.StatusChanged / Restarted). A policy
-        /// that gives up leaves the status Failed, and the retry fails with this exception again.</summary>
+        /// <summary>True when the exit was not asked for and a RestartPolicy relaunches the sidecar (it had not
+        /// given up when this was thrown): the call may be retried once the status is Ready again
+        /// (SidecarProcess.StatusChanged / Restarted). A policy that gives up later leaves the status Failed,
+        /// and the retry fails with this exception again.</summary>
         public bool WillRestart { get; }
 
         /// <summary>Same as <see cref="WillRestart"/>: without a restart the sidecar stays gone.</summary>

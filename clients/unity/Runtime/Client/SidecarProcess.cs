@@ -345,7 +345,8 @@ namespace GameSidecar.Client
                 _instance = instance;
             }
 
-            public bool Restarts => _owner._options.RestartPolicy != null && !_owner._stopping.IsCancellationRequested;
+            public bool Restarts => _owner._options.RestartPolicy != null && !_owner._stopping.IsCancellationRequested
+                && _owner.Status != SidecarStatus.Failed;
 
             public async Task ProbeAsync(SidecarConnection connection)
             {
