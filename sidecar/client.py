@@ -64,6 +64,8 @@ __all__ = [
     "TrackedSession",
     "SessionLost",
     "error_reason",
+    "is_retryable",
+    "RETRYABLE_REASONS",
     "auth_interceptors",
     "SessionOptionFields",
     "RunFields",
@@ -89,6 +91,20 @@ def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str:
         if key == "sidecar-reason":
             return str(value)
     return ""
+
+
+#: Reasons whose request may succeed if sent again unchanged, after a wait (the C#
+#: client's `SidecarException.IsRetryable` uses the same list). STALE_REVISION is not
+#: among them (the same base fails again: catch up first), nor SHUTTING_DOWN.
+RETRYABLE_REASONS = frozenset(
+    {"QUEUE_FULL", "PROVIDER_TIMEOUT", "PROVIDER_RATE_LIMITED", "PROVIDER_UNAVAILABLE", "STORAGE_FULL"}
+)
+
+
+def is_retryable(error: grpc.aio.AioRpcError | grpc.RpcError) -> bool:
+    """True when the failed request may succeed if sent again unchanged (`RETRYABLE_REASONS`).
+    A `SidecarGone` is not: with a `RestartPolicy`, wait for the status READY, then retry."""
+    return error_reason(error) in RETRYABLE_REASONS
 
 
 class _Auth:
@@ -216,6 +232,10 @@ class SidecarClient:
     async def close(self) -> None:
         await self._link.channel.close()
 
+    async def open_tracked_session(self, session_id: str, **options: Unpack[SessionOptionFields]) -> TrackedSession:
+        """`track()` under the C# client's name (`OpenTrackedSessionAsync`)."""
+        return await self.track(session_id, **options)
+
     async def track(self, session_id: str, **options: Unpack[SessionOptionFields]) -> TrackedSession:
         """Open (or resume) a session and return a handle that keeps its revision and
         resends an unacknowledged batch after a supervised restart."""
@@ -310,3 +330,20 @@ class SidecarClient:
         async for event in self.run(request):
             if event.WhichOneof("kind") == "text":
                 yield event.text.text
+
+    async def decide(
+        self, session_id: str, actor_id: str, situation: str, options: Sequence[agent_pb.ActionOption],
+        **fields: Unpack[RunFields],
+    ) -> agent_pb.ChosenAction:
+        """Have `actor_id` choose one of `options`; returns the choice (`action_id` is the game's ID
+        from the option). Raises the run's error (INVALID_CHOICE when no valid choice came within
+        the attempts). The C# client's `DecideAsync`."""
+        request = agent_pb.RunRequest(session_id=session_id, actor_id=actor_id, **fields,
+                                      decision=agent_pb.DecisionInput(situation=situation, options=list(options)))
+        chosen: agent_pb.ChosenAction | None = None
+        async for event in self.run(request):
+            if event.WhichOneof("kind") == "action":
+                chosen = event.action
+        if chosen is None:
+            raise RuntimeError(f"the decision run in session {session_id!r} ended without a ChosenAction")
+        return chosen

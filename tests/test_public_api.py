@@ -41,6 +41,8 @@ EXPORTED = {
     "TrackedSession",
     "SessionLost",
     "CHUNK_BYTES",
+    "is_retryable",
+    "RETRYABLE_REASONS",
 }
 
 #: (object, attribute) -> [(parameter, kind, default)], `self` / `cls` left out.
@@ -96,7 +98,16 @@ SIGNATURES: dict[tuple[str, str], list[tuple[str, Any, Any]]] = {
         ("fields", VAR_KW, NONE),
     ],
     ("SidecarClient", "continue_story"): [("session_id", POS, NONE), ("actor_id", POS, ""), ("fields", VAR_KW, NONE)],
+    ("SidecarClient", "decide"): [
+        ("session_id", POS, NONE),
+        ("actor_id", POS, NONE),
+        ("situation", POS, NONE),
+        ("options", POS, NONE),
+        ("fields", VAR_KW, NONE),
+    ],
+    ("SidecarClient", "open_tracked_session"): [("session_id", POS, NONE), ("options", VAR_KW, NONE)],
     ("", "error_reason"): [("error", POS, NONE)],
+    ("", "is_retryable"): [("error", POS, NONE)],
     ("", "auth_interceptors"): [("token", POS, NONE)],
     ("LaunchError", "__init__"): [("message", POS, NONE), ("stderr_tail", POS, "")],
     ("ExitedBeforeHandshake", "__init__"): [("returncode", POS, NONE), ("stderr_tail", POS, NONE)],
@@ -110,6 +121,8 @@ COROUTINES = {
     ("SidecarProcess", "stop"),
     ("SidecarProcess", "wait_exit"),
     ("SidecarClient", "track"),
+    ("SidecarClient", "open_tracked_session"),
+    ("SidecarClient", "decide"),
     ("TrackedSession", "apply"),
     ("TrackedSession", "replace_state"),
     ("SidecarClient", "close"),

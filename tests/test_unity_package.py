@@ -21,7 +21,8 @@ import unity_meta  # noqa: E402
 GUID_LINE = re.compile(r"^guid: ([0-9a-f]{32})$", re.MULTILINE)
 # What Unity assigns to each kind of asset here; package.json is the package manifest.
 IMPORTER_BY_SUFFIX = {".cs": "MonoImporter", ".asmdef": "AssemblyDefinitionImporter", ".md": "TextScriptImporter",
-                      ".xml": "TextScriptImporter", ".json": "TextScriptImporter"}
+                      ".xml": "TextScriptImporter", ".json": "TextScriptImporter",
+                      ".unity": "DefaultImporter"}  # Unity writes a DefaultImporter for a scene
 
 
 def _assets() -> list[Path]:

@@ -12,7 +12,7 @@ from grpc_status import rpc_status
 from waits import eventually
 from world import World
 
-from sidecar.client import SidecarClient, error_reason
+from sidecar.client import SidecarClient, error_reason, is_retryable
 from sidecar.config import Config, ModelProfile, RunsConfig, ScriptConfig
 from sidecar.llm.scripted import DEFAULT_REPLY
 from sidecar.v1 import agent_service_pb2 as apb
@@ -195,3 +195,19 @@ async def test_deadline_from_the_client_ends_the_run(scripted) -> None:
         async for _ in scripted.client.run(narrate("x #stall-mid"), timeout=0.5):
             pass
     assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+async def test_decide_returns_the_games_action_and_errors_say_if_retryable(make_server) -> None:
+    running = await make_server(scripted_config())
+    client = running.client
+    await client.open_session("g1")
+    await World().entity("npc-0", "character", "Grub").send(client, "g1", 0)
+    options = [apb.ActionOption(action_id="act_wait", label="Wait"), apb.ActionOption(action_id="act_hit", label="Hit")]
+    chosen = await client.decide("g1", "npc-0", "A stranger walks in. #choose:2", options)
+    assert (chosen.action_id, chosen.index) == ("act_hit", 1)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await client.decide("g1", "npc-0", "Nothing makes sense. #garbage", options)
+    assert error_reason(caught.value) == "INVALID_CHOICE" and not is_retryable(caught.value)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await client.decide("g1", "npc-0", "The sky darkens. #fail:rate_limit", options)
+    assert error_reason(caught.value) == "PROVIDER_RATE_LIMITED" and is_retryable(caught.value)

@@ -79,7 +79,9 @@ namespace GameSidecar.Client.Tests
 
                 Assert.Equal(0, Signal(pid, SigKill));
                 var gone = await Assert.ThrowsAsync<SidecarGoneException>(() => read.WaitAsync(TimeSpan.FromSeconds(30)));
-                Assert.Equal("SIDECAR_GONE", gone.Reason);
+                Assert.Equal("SIDECAR_GONE", gone.ReasonName);
+                Assert.Equal(ErrorReason.SidecarGone, gone.Reason);
+                Assert.False(gone.IsRetryable); // no RestartPolicy: it stays gone
                 Assert.Equal(StatusCode.Unavailable, gone.StatusCode);
                 TestEnv.AssertKilledFromOutside(gone.Exit);
                 Assert.Contains(socket, gone.Message);
@@ -285,7 +287,8 @@ namespace GameSidecar.Client.Tests
                 var inFlight = session.ApplyAsync(batch, "door-1");
                 await Task.Delay(100); // let the write leave; either way the batch is unacknowledged
                 Assert.Equal(0, Signal(pid, SigKill));
-                await Assert.ThrowsAsync<SidecarGoneException>(() => inFlight.WaitAsync(TimeSpan.FromSeconds(30)));
+                var gone = await Assert.ThrowsAsync<SidecarGoneException>(() => inFlight.WaitAsync(TimeSpan.FromSeconds(30)));
+                Assert.True(gone.IsRetryable); // a RestartPolicy brings it back
                 Assert.Equal("door-1", session.UnacknowledgedDeltaId);
 
                 var outcome = await restarted.Task.WaitAsync(TimeSpan.FromSeconds(60));
@@ -337,6 +340,7 @@ namespace GameSidecar.Client.Tests
                 Assert.Equal(new[] { first, second }, exits.Select(e => e.Pid).ToArray());
                 var gone = await Assert.ThrowsAsync<SidecarGoneException>(() => sidecar.Client.GetInfoAsync());
                 Assert.Same(last, gone.Exit);
+                Assert.False(gone.IsRetryable); // the policy gave up
                 await AssertNothingLeft(tmp, first, second);
             }
             finally
@@ -408,6 +412,7 @@ namespace GameSidecar.Client.Tests
                 Assert.Equal(SidecarStatus.Stopped, sidecar.Status);
                 var gone = await Assert.ThrowsAsync<SidecarGoneException>(() => sidecar.Client.GetInfoAsync());
                 Assert.True(gone.Exit.Requested);
+                Assert.False(gone.IsRetryable);
                 await AssertNothingLeft(tmp, pid);
                 Assert.Empty(Directory.GetFileSystemEntries(tmp));
             }

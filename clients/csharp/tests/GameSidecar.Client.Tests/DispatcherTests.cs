@@ -101,7 +101,7 @@ namespace GameSidecar.Client.Tests
             await dispatcher.Pump(Failing(), _ => count++, e => error = e);
             dispatcher.Drain();
             Assert.Equal(1, count);
-            Assert.Equal("PROVIDER_UNAVAILABLE", Assert.IsType<SidecarException>(error).Reason);
+            Assert.Equal("PROVIDER_UNAVAILABLE", Assert.IsType<SidecarException>(error).ReasonName);
         }
 
         [Fact]

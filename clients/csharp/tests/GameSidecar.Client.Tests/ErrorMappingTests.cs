@@ -19,20 +19,22 @@ namespace GameSidecar.Client.Tests
         // The reason names on the wire: the enum's proto names without the ERROR_REASON_ prefix.
         public static IEnumerable<object[]> Reasons() =>
             ErrorsReflection.Descriptor.EnumTypes.Single(t => t.Name == "ErrorReason").Values.Where(v => v.Number != 0)
-                .Select(v => new object[] { v.Name.Substring("ERROR_REASON_".Length) });
+                .Select(v => new object[] { v.Name.Substring("ERROR_REASON_".Length), v.Number });
 
         [Theory]
         [MemberData(nameof(Reasons))]
-        public void EveryReasonMapsToASidecarExceptionCarryingIt(string reason)
+        public void EveryReasonMapsToASidecarExceptionCarryingIt(string reason, int number)
         {
             var e = SidecarErrors.Create(StatusCode.Internal, reason, "details", None, null);
-            Assert.Equal(reason, e.Reason);
+            Assert.Equal(reason, e.ReasonName);
+            Assert.Equal((ErrorReason)number, e.Reason);
             Assert.Equal("INTERNAL/" + reason + ": details", e.Message);
             var expected = reason switch
             {
                 "STALE_REVISION" => typeof(StaleRevisionException),
                 "QUEUE_FULL" => typeof(QueueFullException),
                 "PRIVACY_LEAK_BLOCKED" => typeof(PrivacyBlockedException),
+                "DELTA_ID_REUSED" => typeof(DeltaIdReusedException),
                 _ => typeof(SidecarException),
             };
             Assert.Equal(expected, e.GetType());
@@ -80,7 +82,7 @@ namespace GameSidecar.Client.Tests
                 { SidecarErrors.StatusDetailsKey, new byte[] { 0x1a, 0xff, 0x01 } },
             };
             var e = SidecarErrors.FromRpc(new RpcException(new Status(StatusCode.Internal, "bug"), trailers));
-            Assert.Equal("INTERNAL", e.Reason);
+            Assert.Equal("INTERNAL", e.ReasonName);
         }
 
         [Fact]
@@ -90,7 +92,7 @@ namespace GameSidecar.Client.Tests
             var rpc = new RpcException(new Status(StatusCode.Cancelled, "cancelled"), trailers);
             using var cts = new System.Threading.CancellationTokenSource();
             var fromServer = Assert.IsType<SidecarException>(SidecarErrors.Translate(rpc, cts.Token));
-            Assert.Equal("RUN_CANCELLED", fromServer.Reason);
+            Assert.Equal("RUN_CANCELLED", fromServer.ReasonName);
             cts.Cancel();
             var mine = Assert.IsType<OperationCanceledException>(SidecarErrors.Translate(rpc, cts.Token));
             Assert.Equal(cts.Token, mine.CancellationToken);

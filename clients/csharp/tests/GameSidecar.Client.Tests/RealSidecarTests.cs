@@ -41,10 +41,10 @@ namespace GameSidecar.Client.Tests
             using var intruder = new SidecarClient(_sidecar.Process.Handshake, "not-the-token");
             var e = await Assert.ThrowsAsync<SidecarUnauthenticatedException>(() => intruder.OpenSessionAsync("auth-probe"));
             Assert.Equal(StatusCode.Unauthenticated, e.StatusCode);
-            Assert.Equal("UNAUTHENTICATED", e.Reason);
+            Assert.Equal("UNAUTHENTICATED", e.ReasonName);
             // The session was not created: the right client gets NOT_FOUND for it.
             var notFound = await Assert.ThrowsAsync<SidecarNotFoundException>(() => Client.CloseSessionAsync("auth-probe"));
-            Assert.Equal("SESSION_NOT_FOUND", notFound.Reason);
+            Assert.Equal("SESSION_NOT_FOUND", notFound.ReasonName);
         }
 
         [Fact]
@@ -126,7 +126,7 @@ namespace GameSidecar.Client.Tests
             var e = await Assert.ThrowsAsync<SidecarNotFoundException>(
                 () => Client.ApplyDeltasAsync("no-such-session", 0, new[] { TestEnv.Fact("tick", 1) }));
             Assert.Equal(StatusCode.NotFound, e.StatusCode);
-            Assert.Equal("SESSION_NOT_FOUND", e.Reason);
+            Assert.Equal("SESSION_NOT_FOUND", e.ReasonName);
             Assert.Contains("no-such-session", e.Message);
         }
 
@@ -203,11 +203,11 @@ namespace GameSidecar.Client.Tests
             Assert.Equal(rev, imported.Revision);
             var e = await Assert.ThrowsAsync<SidecarException>(
                 () => Client.ImportSessionAsync(new ImportSessionRequest { SessionId = "loaded", Blob = export.Blob }));
-            Assert.Equal("SESSION_EXISTS", e.Reason);
+            Assert.Equal("SESSION_EXISTS", e.ReasonName);
             var garbage = await Assert.ThrowsAsync<SidecarException>(() => Client.ImportSessionAsync(
                 new ImportSessionRequest { SessionId = "junk", Blob = Google.Protobuf.ByteString.CopyFromUtf8("junk") }));
             Assert.Equal(StatusCode.InvalidArgument, garbage.StatusCode);
-            Assert.Equal("INVALID_BLOB", garbage.Reason);
+            Assert.Equal("INVALID_BLOB", garbage.ReasonName);
         }
 
         [Fact]

@@ -110,9 +110,9 @@ namespace GameSidecar.Client.Tests
                 }
             });
             Assert.Equal(StatusCode.Cancelled, e.StatusCode);
-            Assert.Equal("RUN_CANCELLED", e.Reason);
+            Assert.Equal("RUN_CANCELLED", e.ReasonName);
             var again = await Assert.ThrowsAsync<SidecarNotFoundException>(() => Client.CancelRunAsync(request.RunId));
-            Assert.Equal("RUN_NOT_FOUND", again.Reason);
+            Assert.Equal("RUN_NOT_FOUND", again.ReasonName);
         }
 
         [Fact]
@@ -122,7 +122,7 @@ namespace GameSidecar.Client.Tests
             var e = await Assert.ThrowsAsync<SidecarException>(
                 () => Collect(Client.Narrate("fault", "The sky darkens. #fail:rate_limit")));
             Assert.Equal(StatusCode.ResourceExhausted, e.StatusCode);
-            Assert.Equal("PROVIDER_RATE_LIMITED", e.Reason);
+            Assert.Equal("PROVIDER_RATE_LIMITED", e.ReasonName);
             Assert.IsNotType<QueueFullException>(e);
         }
 
@@ -133,10 +133,10 @@ namespace GameSidecar.Client.Tests
             var texts = new List<string>();
             var e = await Assert.ThrowsAsync<SidecarException>(async () =>
             {
-                await foreach (var t in Client.Narrate("fault-mid", "The torch flickers. #fail-mid:unavailable")) texts.Add(t);
+                await foreach (var t in Client.Narrate("fault-mid", "The torch flickers. #fail-mid:unavailable")) texts.Add(t.Text);
             });
             Assert.Equal(StatusCode.Unavailable, e.StatusCode);
-            Assert.Equal("PROVIDER_UNAVAILABLE", e.Reason);
+            Assert.Equal("PROVIDER_UNAVAILABLE", e.ReasonName);
             Assert.NotEmpty(texts);
         }
 
@@ -146,7 +146,7 @@ namespace GameSidecar.Client.Tests
             await _sidecar.OpenScene("profile");
             var e = await Assert.ThrowsAsync<SidecarNotFoundException>(
                 () => Collect(Client.Run(TestEnv.Narrate("profile", "Hello.", "no-such-profile"))));
-            Assert.Equal("PROFILE_NOT_FOUND", e.Reason);
+            Assert.Equal("PROFILE_NOT_FOUND", e.ReasonName);
         }
 
         [Fact]
@@ -158,7 +158,7 @@ namespace GameSidecar.Client.Tests
             Assert.Contains(page.Entries, x => x.Role == "narrator" && x.Text == TestEnv.ScriptedReply && !x.Interrupted);
             var bad = await Assert.ThrowsAsync<SidecarException>(() => Client.ReadTranscriptAsync(
                 new ReadTranscriptRequest { SessionId = "transcript", Cursor = "not-a-cursor" }));
-            Assert.Equal("INVALID_CURSOR", bad.Reason);
+            Assert.Equal("INVALID_CURSOR", bad.ReasonName);
         }
 
         internal static async Task<List<T>> Collect<T>(IAsyncEnumerable<T> items)
@@ -192,7 +192,7 @@ namespace GameSidecar.Client.Tests
             var refusedTask = await Task.WhenAny(more);
             var refused = await Assert.ThrowsAsync<QueueFullException>(() => refusedTask);
             Assert.Equal(StatusCode.ResourceExhausted, refused.StatusCode);
-            Assert.Equal("QUEUE_FULL", refused.Reason);
+            Assert.Equal("QUEUE_FULL", refused.ReasonName);
             Assert.Equal(1, refused.QueueLength);
             Assert.False(more.Single(t => t != refusedTask).IsCompleted, "the queued run waits for the slot");
             cts.Cancel();

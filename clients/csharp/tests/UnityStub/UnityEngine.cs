@@ -5,8 +5,23 @@ using System;
 
 namespace UnityEngine
 {
-    public class Object { }
-    public class Component : Object { }
+    public class Object
+    {
+        public string name { get; set; } = "";
+        public static void Destroy(Object obj) { }
+        public static void DontDestroyOnLoad(Object target) { }
+    }
+    public class GameObject : Object { }
+    public class Component : Object
+    {
+        public Transform transform => null;
+        public GameObject gameObject => null;
+    }
+    public class Transform : Component
+    {
+        public Transform root => this;
+        public Transform parent => null;
+    }
     public class Behaviour : Component
     {
         public bool enabled { get; set; } = true;
@@ -25,6 +40,9 @@ namespace UnityEngine
     {
         public static string streamingAssetsPath => "";
         public static string dataPath => "";
+        public static string persistentDataPath => "";
+        public static event Action quitting;
+        internal static void Quit() => quitting?.Invoke();
     }
 
     [AttributeUsage(AttributeTargets.Field)]
@@ -36,6 +54,36 @@ namespace UnityEngine
         public TooltipAttribute(string tooltip) { }
     }
 
+    [AttributeUsage(AttributeTargets.Field)]
+    public sealed class HeaderAttribute : Attribute
+    {
+        public HeaderAttribute(string header) { }
+    }
+
     [AttributeUsage(AttributeTargets.Class)]
     public sealed class DisallowMultipleComponent : Attribute { }
+}
+
+namespace UnityEngine.Events
+{
+    public abstract class UnityEventBase { }
+
+    [Serializable]
+    public class UnityEvent : UnityEventBase
+    {
+        public void AddListener(UnityAction call) { }
+        public void RemoveListener(UnityAction call) { }
+        public void Invoke() { }
+    }
+
+    [Serializable]
+    public class UnityEvent<T0> : UnityEventBase
+    {
+        public void AddListener(UnityAction<T0> call) { }
+        public void RemoveListener(UnityAction<T0> call) { }
+        public void Invoke(T0 arg0) { }
+    }
+
+    public delegate void UnityAction();
+    public delegate void UnityAction<T0>(T0 arg0);
 }

@@ -9,6 +9,7 @@ using System.Text;
 
 namespace GameSidecar.Client
 {
+    /// <summary>The sidecar's first stdout line, parsed: where it listens and what it is (protocol.md §1).</summary>
     public sealed class Handshake
     {
         /// <summary>The protocol version this client speaks.</summary>
@@ -20,10 +21,14 @@ namespace GameSidecar.Client
         public string Address { get; }
         /// <summary>Present only when the sidecar generated the token itself.</summary>
         public string? Token { get; }
+        /// <summary>The sidecar's process ID, as it reported it.</summary>
         public int Pid { get; }
+        /// <summary>The sidecar's version ("0.4.0").</summary>
         public string Version { get; }
+        /// <summary>The handshake protocol version (1).</summary>
         public int Protocol { get; }
 
+        /// <summary>Builds a handshake from its fields (Parse reads one from the line).</summary>
         public Handshake(string transport, string address, string? token, int pid, string version, int protocol)
         {
             Transport = transport;
@@ -34,6 +39,7 @@ namespace GameSidecar.Client
             Protocol = protocol;
         }
 
+        /// <summary>True when the sidecar listens on a Unix socket (<see cref="Address"/> is its path).</summary>
         public bool IsUnix => Transport == "unix";
 
         /// <summary>The gRPC target: "unix:/path/sock" or "host:port" (as the Python and C++ clients print it).</summary>

@@ -15,6 +15,7 @@ using GameSidecar.V1;
 
 namespace GameSidecar.Client
 {
+    /// <summary>Hands work and run events to the game's main thread: through a SynchronizationContext (Unity's), or a queue the game drains.</summary>
     public sealed class MainThreadDispatcher
     {
         private readonly SynchronizationContext? _context;
@@ -29,11 +30,13 @@ namespace GameSidecar.Client
         /// <summary>Queue mode: work waits until the owner thread calls <see cref="Drain"/>.</summary>
         public MainThreadDispatcher() { }
 
+        /// <summary>True when there is no context: the game must call <see cref="Drain"/> each frame.</summary>
         public bool UsesQueue => _context == null;
 
         /// <summary>Work queued and not yet drained (queue mode).</summary>
         public int Pending => _queue.Count;
 
+        /// <summary>Runs <paramref name="action"/> on the main thread (posted to the context, or queued for <see cref="Drain"/>).</summary>
         public void Post(Action action)
         {
             if (_context != null) _context.Post(state => ((Action)state!)(), action);

@@ -11,11 +11,13 @@ using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using GameSidecar.V1;
+using Google.Protobuf;
 using Grpc.Core;
 using Grpc.Net.Client;
 
 namespace GameSidecar.Client
 {
+    /// <summary>The RPCs a game needs, with the token attached and every failure thrown as a SidecarException.</summary>
     public sealed class SidecarClient : IDisposable
     {
         private readonly SidecarClientOptions _options;
@@ -39,7 +41,9 @@ namespace GameSidecar.Client
         public GrpcChannel Channel => _connection.Channel;
         /// <summary>The raw stubs, for what the helpers below do not cover (of the current channel).</summary>
         public SidecarService.SidecarServiceClient Sidecar => _connection.Sidecar;
+        /// <summary>The raw SessionService stub of the current channel.</summary>
         public SessionService.SessionServiceClient Sessions => _connection.Sessions;
+        /// <summary>The raw AgentService stub of the current channel.</summary>
         public AgentService.AgentServiceClient Agent => _connection.Agent;
         /// <summary>Where the sidecar is reached: "unix:/path/sidecar.sock" or "host:port".</summary>
         public string Endpoint => _connection.Endpoint;
@@ -59,14 +63,17 @@ namespace GameSidecar.Client
 
         // SidecarService
 
+        /// <summary>The sidecar's version, profiles and (with <paramref name="includeStats"/>) per-session statistics.</summary>
         public Task<GetInfoResponse> GetInfoAsync(bool includeStats = false, CancellationToken cancellationToken = default) =>
             Unary((c, o) => c.Sidecar.GetInfoAsync(new GetInfoRequest { IncludeStats = includeStats }, o), cancellationToken);
 
+        /// <summary>Asks the sidecar to shut down (it drains runs and exits); <paramref name="reason"/> goes to its log.</summary>
         public Task<ShutdownResponse> ShutdownAsync(string reason = "", CancellationToken cancellationToken = default) =>
             Unary((c, o) => c.Sidecar.ShutdownAsync(new ShutdownRequest { Reason = reason }, o), cancellationToken);
 
         // SessionService
 
+        /// <summary>Opens a session, or resumes it (with --state-dir, after a restart); an empty ID gets a fresh one.</summary>
         public Task<OpenSessionResponse> OpenSessionAsync(string sessionId = "", SessionOptions? options = null,
             CancellationToken cancellationToken = default)
         {
@@ -89,6 +96,7 @@ namespace GameSidecar.Client
             return session;
         }
 
+        /// <summary>Closes a session: its runs are cancelled and its state dropped (and deleted from --state-dir).</summary>
         public async Task<CloseSessionResponse> CloseSessionAsync(string sessionId, CancellationToken cancellationToken = default)
         {
             var closed = await Unary((c, o) => c.Sessions.CloseSessionAsync(new CloseSessionRequest { SessionId = sessionId }, o),
@@ -126,21 +134,51 @@ namespace GameSidecar.Client
             return new DeltaStream(this, connection, call, linked, cancellationToken);
         }
 
+        /// <summary>
+        /// Replaces the session's whole state (protocol.md §5, "Resync"). A request over <see cref="ChunkBytes"/>
+        /// goes in pieces through the client-streaming ReplaceStateChunked, so a world bigger than the sidecar's
+        /// max_request_bytes (a single message over it is refused with RESOURCE_EXHAUSTED) still goes through,
+        /// up to its max_snapshot_bytes. Either way the answer and the errors are ReplaceState's.
+        /// </summary>
         public async Task<ReplaceStateResponse> ReplaceStateAsync(ReplaceStateRequest request, CancellationToken cancellationToken = default)
         {
-            var response = await Unary((c, o) => c.Sessions.ReplaceStateAsync(request, o), cancellationToken).ConfigureAwait(false);
+            ReplaceStateResponse response;
+            if (request.CalculateSize() <= ChunkBytes)
+            {
+                response = await Unary((c, o) => c.Sessions.ReplaceStateAsync(request, o), cancellationToken).ConfigureAwait(false);
+            }
+            else
+            {
+                var chunked = await Chunked((c, o) => c.Sessions.ReplaceStateChunked(o), request.ToByteArray(),
+                    piece => new ReplaceStateChunkedRequest { Data = piece }, cancellationToken).ConfigureAwait(false);
+                response = new ReplaceStateResponse { Revision = chunked.Revision };
+            }
             Observed(request.SessionId, response.Revision, exact: true);
             return response;
         }
 
+        /// <summary>Reads the session's state (or a past revision of it).</summary>
         public Task<GetStateResponse> GetStateAsync(GetStateRequest request, CancellationToken cancellationToken = default) =>
             Unary((c, o) => c.Sessions.GetStateAsync(request, o), cancellationToken);
 
+        /// <summary>The session as a save blob (world, transcripts, notes) for <see cref="ImportSessionAsync"/>.</summary>
         public Task<ExportSessionResponse> ExportSessionAsync(string sessionId, CancellationToken cancellationToken = default) =>
             Unary((c, o) => c.Sessions.ExportSessionAsync(new ExportSessionRequest { SessionId = sessionId }, o), cancellationToken);
 
-        public Task<ImportSessionResponse> ImportSessionAsync(ImportSessionRequest request, CancellationToken cancellationToken = default) =>
-            Unary((c, o) => c.Sessions.ImportSessionAsync(request, o), cancellationToken);
+        /// <summary>Loads a save blob into a session. A request over <see cref="ChunkBytes"/> goes in pieces
+        /// (ImportSessionChunked), as <see cref="ReplaceStateAsync"/> does.</summary>
+        public async Task<ImportSessionResponse> ImportSessionAsync(ImportSessionRequest request, CancellationToken cancellationToken = default)
+        {
+            if (request.CalculateSize() <= ChunkBytes)
+                return await Unary((c, o) => c.Sessions.ImportSessionAsync(request, o), cancellationToken).ConfigureAwait(false);
+            var chunked = await Chunked((c, o) => c.Sessions.ImportSessionChunked(o), request.ToByteArray(),
+                piece => new ImportSessionChunkedRequest { Data = piece }, cancellationToken).ConfigureAwait(false);
+            return new ImportSessionResponse { SessionId = chunked.SessionId, Revision = chunked.Revision };
+        }
+
+        /// <summary>Requests bigger than this (serialized) go in pieces of this size: the sidecar's
+        /// max_request_bytes is at least 1 MiB (as sidecar/client.py's CHUNK_BYTES).</summary>
+        public const int ChunkBytes = 512 * 1024;
 
         // AgentService
 
@@ -190,26 +228,56 @@ namespace GameSidecar.Client
             }
         }
 
-        /// <summary>Just the text of a narration, as it streams.</summary>
-        public async IAsyncEnumerable<string> Narrate(string sessionId, string text, string actorId = "",
+        /// <summary>A narration as it streams: each piece's text, whether it ends a sentence, and the entities it
+        /// names (spans in UTF-16, see <see cref="NarrationPiece"/>). Pieces print as their text.</summary>
+        public IAsyncEnumerable<NarrationPiece> Narrate(string sessionId, string text, string actorId = "",
+            CancellationToken cancellationToken = default) =>
+            Narrate(new RunRequest { SessionId = sessionId, ActorId = actorId, Narrate = new NarrateInput { Text = text } }, cancellationToken);
+
+        /// <summary>The text pieces of any run (a narration with entity IDs, a dialogue, a description...), as
+        /// <see cref="Narrate(string, string, string, CancellationToken)"/> yields them.</summary>
+        public async IAsyncEnumerable<NarrationPiece> Narrate(RunRequest request,
             [EnumeratorCancellation] CancellationToken cancellationToken = default)
         {
-            var request = new RunRequest { SessionId = sessionId, ActorId = actorId, Narrate = new NarrateInput { Text = text } };
             await foreach (var e in Run(request, cancellationToken).ConfigureAwait(false))
             {
-                if (e.KindCase == RunEvent.KindOneofCase.Text) yield return e.Text.Text;
+                if (e.KindCase == RunEvent.KindOneofCase.Text) yield return NarrationPiece.From(e.Text);
             }
         }
 
-        /// <summary>Just the text of a Continue (the actor carries on from its last reply), as it streams.</summary>
-        public async IAsyncEnumerable<string> ContinueStory(string sessionId, string actorId = "",
-            [EnumeratorCancellation] CancellationToken cancellationToken = default)
+        /// <summary>A Continue (the actor carries on from its last reply), as it streams, in the pieces
+        /// <see cref="Narrate(string, string, string, CancellationToken)"/> yields.</summary>
+        public IAsyncEnumerable<NarrationPiece> ContinueStory(string sessionId, string actorId = "",
+            CancellationToken cancellationToken = default) =>
+            Narrate(new RunRequest { SessionId = sessionId, ActorId = actorId, ContinueStory = new ContinueInput() }, cancellationToken);
+
+        /// <summary>
+        /// Has <paramref name="actorId"/> choose one of <paramref name="options"/> and returns its choice:
+        /// <c>ActionId</c> is the game's ID from the option, <c>Index</c> its position, <c>Message</c> what the
+        /// actor says. Throws SidecarException with reason INVALID_CHOICE when the model gave no valid choice
+        /// within the attempts (DecisionInput.MaxAttempts), as any run error otherwise.
+        /// </summary>
+        public Task<ChosenAction> DecideAsync(string sessionId, string actorId, string situation,
+            IEnumerable<ActionOption> options, CancellationToken cancellationToken = default)
         {
-            var request = new RunRequest { SessionId = sessionId, ActorId = actorId, ContinueStory = new ContinueInput() };
+            var decision = new DecisionInput { Situation = situation };
+            decision.Options.AddRange(options);
+            return DecideAsync(new RunRequest { SessionId = sessionId, ActorId = actorId, Decision = decision }, cancellationToken);
+        }
+
+        /// <summary>The choice of a decision run built by the game (focus, limits, profile...); see the overload.</summary>
+        public async Task<ChosenAction> DecideAsync(RunRequest request, CancellationToken cancellationToken = default)
+        {
+            if (request.InputCase != RunRequest.InputOneofCase.Decision)
+                throw new ArgumentException("DecideAsync needs a RunRequest with Decision set", nameof(request));
+            ChosenAction? chosen = null;
             await foreach (var e in Run(request, cancellationToken).ConfigureAwait(false))
             {
-                if (e.KindCase == RunEvent.KindOneofCase.Text) yield return e.Text.Text;
+                if (e.KindCase == RunEvent.KindOneofCase.Action) chosen = e.Action;
             }
+            // The sidecar ends a decision run with an action or an error; anything else is a protocol fault.
+            return chosen ?? throw new SidecarException(StatusCode.Internal, "",
+                $"the decision run in session '{request.SessionId}' ended without a ChosenAction");
         }
 
         /// <summary>Asks the sidecar to cancel a run by ID; its stream then ends with CANCELLED / RUN_CANCELLED.
@@ -217,12 +285,15 @@ namespace GameSidecar.Client
         public Task<CancelRunResponse> CancelRunAsync(string runId, CancellationToken cancellationToken = default) =>
             Unary((c, o) => c.Agent.CancelRunAsync(new CancelRunRequest { RunId = runId }, o), cancellationToken);
 
+        /// <summary>The prompt a run would send, with each section's tokens; nothing is sent to a model or recorded.</summary>
         public Task<PreviewPromptResponse> PreviewPromptAsync(RunRequest run, CancellationToken cancellationToken = default) =>
             Unary((c, o) => c.Agent.PreviewPromptAsync(new PreviewPromptRequest { Run = run }, o), cancellationToken);
 
+        /// <summary>A page of the session's transcript (what was said, by whom, with mentions).</summary>
         public Task<ReadTranscriptResponse> ReadTranscriptAsync(ReadTranscriptRequest request, CancellationToken cancellationToken = default) =>
             Unary((c, o) => c.Agent.ReadTranscriptAsync(request, o), cancellationToken);
 
+        /// <summary>Closes the channel.</summary>
         public void Dispose() => _connection.Dispose();
 
         /// <summary>A fresh ID (delta IDs, run IDs).</summary>
@@ -248,6 +319,41 @@ namespace GameSidecar.Client
             var connection = _connection;
             connection.ThrowIfGone();
             return connection;
+        }
+
+        /// <summary>A client-streaming call carrying <paramref name="data"/> (a serialized request) in
+        /// <see cref="ChunkBytes"/> pieces.</summary>
+        private async Task<TResponse> Chunked<TRequest, TResponse>(
+            Func<SidecarConnection, CallOptions, AsyncClientStreamingCall<TRequest, TResponse>> start,
+            byte[] data, Func<ByteString, TRequest> piece, CancellationToken cancellationToken)
+        {
+            var connection = Current();
+            using var linked = connection.Link(cancellationToken);
+            try
+            {
+                using var call = start(connection, Options(connection, linked?.Token ?? cancellationToken, unary: true));
+                try
+                {
+                    for (var at = 0; at < data.Length; at += ChunkBytes)
+                        await call.RequestStream.WriteAsync(piece(ByteString.CopyFrom(data, at, Math.Min(ChunkBytes, data.Length - at))))
+                            .ConfigureAwait(false);
+                    await call.RequestStream.CompleteAsync().ConfigureAwait(false);
+                }
+                catch (Exception e) when (e is InvalidOperationException || e is System.IO.IOException || e is RpcException)
+                {
+                    // The sidecar ended the call while pieces were still going (it refused the request):
+                    // its status, awaited below, says why.
+                }
+                return await call.ResponseAsync.ConfigureAwait(false);
+            }
+            catch (RpcException e)
+            {
+                throw await connection.TranslateAsync(e, cancellationToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (connection.GoneInstead(cancellationToken) != null)
+            {
+                throw connection.GoneInstead(cancellationToken)!;
+            }
         }
 
         private async Task<T> Unary<T>(Func<SidecarConnection, CallOptions, AsyncUnaryCall<T>> start, CancellationToken cancellationToken)

@@ -62,7 +62,7 @@ namespace GameSidecar.Client
         public void ThrowIfGone()
         {
             var exit = _exit;
-            if (exit != null) throw new SidecarGoneException(exit, Endpoint);
+            if (exit != null) throw Gone(exit, null);
         }
 
         /// <summary>A token that ends when the caller's does or when the process does; null when there is no process to watch.</summary>
@@ -81,10 +81,10 @@ namespace GameSidecar.Client
             if (_exit == null && Lifeline != null && IsTransportFailure(e))
                 await Lifeline.ProbeAsync(this).ConfigureAwait(false);
             var exit = _exit;
-            if (exit != null) return new SidecarGoneException(exit, Endpoint, e);
+            if (exit != null) return Gone(exit, e);
             var error = SidecarErrors.Translate(e, cancellationToken);
-            if (error is SidecarException s && string.IsNullOrEmpty(s.Reason) && !s.Detail.Contains(Endpoint))
-                return SidecarErrors.Create(s.StatusCode, s.Reason, NameEndpoint(s.Detail), s.Metadata, e);
+            if (error is SidecarException s && string.IsNullOrEmpty(s.ReasonName) && !s.Detail.Contains(Endpoint))
+                return SidecarErrors.Create(s.StatusCode, s.ReasonName, NameEndpoint(s.Detail), s.Metadata, e);
             return error;
         }
 
@@ -96,7 +96,7 @@ namespace GameSidecar.Client
         {
             if (_exit == null && Lifeline != null) await Lifeline.ProbeAsync(this).ConfigureAwait(false);
             var exit = _exit;
-            if (exit != null) return new SidecarGoneException(exit, Endpoint, e);
+            if (exit != null) return Gone(exit, e);
             return new SidecarException(StatusCode.Unavailable, "", NameEndpoint(e.Message), null, e);
         }
 
@@ -104,8 +104,11 @@ namespace GameSidecar.Client
         public Exception? GoneInstead(CancellationToken cancellationToken)
         {
             var exit = _exit;
-            return exit != null && !cancellationToken.IsCancellationRequested ? new SidecarGoneException(exit, Endpoint) : null;
+            return exit != null && !cancellationToken.IsCancellationRequested ? Gone(exit, null) : null;
         }
+
+        private SidecarGoneException Gone(SidecarExit exit, Exception? inner) =>
+            new SidecarGoneException(exit, Endpoint, inner, restarts: Lifeline != null && Lifeline.Restarts);
 
         public void Dispose()
         {
@@ -148,5 +151,8 @@ namespace GameSidecar.Client
         /// <summary>After a broken call: find out (briefly) whether the process ended or is being declared
         /// hung; when it did, <paramref name="connection"/> is marked gone before this returns.</summary>
         Task ProbeAsync(SidecarConnection connection);
+
+        /// <summary>A RestartPolicy relaunches the process after an exit the game did not ask for.</summary>
+        bool Restarts { get; }
     }
 }

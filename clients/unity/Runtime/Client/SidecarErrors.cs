@@ -10,9 +10,12 @@ using Grpc.Core;
 
 namespace GameSidecar.Client
 {
+    /// <summary>The one place that maps gRPC failures to SidecarException and its subclasses.</summary>
     public static class SidecarErrors
     {
+        /// <summary>The trailer that carries the sidecar's reason ("STALE_REVISION").</summary>
         public const string ReasonKey = "sidecar-reason";
+        /// <summary>The trailer that carries google.rpc.Status with its ErrorInfo.</summary>
         public const string StatusDetailsKey = "grpc-status-details-bin";
         private const string ErrorInfoType = "google.rpc.ErrorInfo";
         private const string ErrorDomain = "game-sidecar";
@@ -60,6 +63,7 @@ namespace GameSidecar.Client
                 case "STALE_REVISION": return new StaleRevisionException(code, reason, detail, metadata, inner);
                 case "QUEUE_FULL": return new QueueFullException(code, reason, detail, metadata, inner);
                 case "PRIVACY_LEAK_BLOCKED": return new PrivacyBlockedException(code, reason, detail, metadata, inner);
+                case "DELTA_ID_REUSED": return new DeltaIdReusedException(code, reason, detail, metadata, inner);
             }
             switch (code)
             {

@@ -13,10 +13,14 @@ using System.Threading.Tasks;
 
 namespace GameSidecar.Client
 {
+    /// <summary>A launched sidecar: its handshake, client, status and exit; stops it on StopAsync or dispose.</summary>
     public sealed class SidecarProcess : IAsyncDisposable
     {
+        /// <summary>The environment variable a sidecar must find (with <see cref="MagicValue"/>) to serve.</summary>
         public const string MagicEnv = "GAME_SIDECAR_MAGIC";
+        /// <summary>The value of <see cref="MagicEnv"/>.</summary>
         public const string MagicValue = "game-sidecar-v1";
+        /// <summary>The environment variable that carries the per-launch token.</summary>
         public const string TokenEnv = "GAME_SIDECAR_TOKEN";
 
         private readonly SidecarProcessOptions _options;
@@ -84,13 +88,16 @@ namespace GameSidecar.Client
         /// Spawns the sidecar and waits for its handshake. Throws
         /// SidecarExitedBeforeHandshakeException (SidecarStateDirLockedException for exit code 3),
         /// SidecarMalformedHandshakeException, SidecarHandshakeTimeoutException, or
-        /// SidecarLaunchException when the executable cannot be started. A failed launch
-        /// leaves no process behind.
+        /// SidecarLaunchException when the executable cannot be started, and
+        /// SidecarNoHttpHandlerException (before anything is started) on netstandard2.1 without
+        /// SidecarClientOptions.HttpHandlerFactory. A failed launch leaves no process behind.
         /// </summary>
         public static async Task<SidecarProcess> LaunchAsync(SidecarProcessOptions? options = null,
             CancellationToken cancellationToken = default)
         {
             options ??= new SidecarProcessOptions();
+            // Before the process starts: without a handler the first call would fail, after a launch for nothing.
+            SidecarTransport.EnsureHandler(options.Client);
             var instance = await SidecarInstance.StartAsync(options, cancellationToken).ConfigureAwait(false);
             return new SidecarProcess(options, instance);
         }
@@ -109,6 +116,7 @@ namespace GameSidecar.Client
             }
         }
 
+        /// <summary>Stops the sidecar (<see cref="StopAsync"/>).</summary>
         public async ValueTask DisposeAsync()
         {
             await StopAsync().ConfigureAwait(false);
@@ -336,6 +344,9 @@ namespace GameSidecar.Client
                 _owner = owner;
                 _instance = instance;
             }
+
+            public bool Restarts => _owner._options.RestartPolicy != null && !_owner._stopping.IsCancellationRequested
+                && _owner.Status != SidecarStatus.Failed;
 
             public async Task ProbeAsync(SidecarConnection connection)
             {

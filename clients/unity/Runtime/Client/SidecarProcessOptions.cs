@@ -12,6 +12,7 @@ namespace GameSidecar.Client
         /// Arguments {"-m", "sidecar", "serve"}. Searched in PATH when it holds no directory.</summary>
         public string Executable { get; set; } = "game-sidecar";
 
+        /// <summary>Arguments after the executable; default {"serve"}. Add "--config", "--state-dir", "--listen" here.</summary>
         public IList<string> Arguments { get; set; } = new List<string> { "serve" };
 
         /// <summary>The per-launch secret. Null = a random 256-bit token made here; it reaches
@@ -71,6 +72,10 @@ namespace GameSidecar.Client
         /// Http2Only = true and UnixDomainSocketPath = handshake.Address (docs/unity.md).
         /// </summary>
         public Func<Handshake, HttpMessageHandler>? HttpHandlerFactory { get; set; }
+
+        /// <summary>Whether the built-in handler may be used when no factory is set: true on .NET 5+, false on
+        /// netstandard2.1. A seam for the tests (the netstandard2.1 rule, exercised from net10.0).</summary>
+        internal bool BuiltInHandler { get; set; } = SidecarTransport.HasBuiltInHandler;
 
         /// <summary>HTTP/2 keepalive of the built-in handler (.NET 5+): a PING after this long without a
         /// frame from the sidecar, calls or not. Zero = off. Kept at 1 s or more (the sidecar's ping policy).</summary>

@@ -13,10 +13,37 @@ using System.Net.Sockets;
 
 namespace GameSidecar.Client
 {
+    /// <summary>Builds the gRPC channel to a sidecar from its handshake.</summary>
     public static class SidecarTransport
     {
+        /// <summary>Whether this build of the library has an HTTP/2 handler of its own (SocketsHttpHandler,
+        /// .NET 5+). The netstandard2.1 build (Unity) has none: Mono's HttpClient cannot speak cleartext HTTP/2.</summary>
+        internal const bool HasBuiltInHandler =
+#if NET5_0_OR_GREATER
+            true;
+#else
+            false;
+#endif
+
+        /// <summary>What a launch or a channel without a usable handler fails with: the fix.</summary>
+        internal const string NoHandlerMessage =
+            "no HTTP/2 handler for the sidecar: this runtime (netstandard2.1: Unity's Mono or IL2CPP) cannot speak " +
+            "cleartext HTTP/2 by itself. Set SidecarHost.HttpHandlerFactory (Unity) or " +
+            "SidecarClientOptions.HttpHandlerFactory to Cysharp's YetAnotherHttpHandler with Http2Only = true and " +
+            "UnixDomainSocketPath = handshake.Address on a Unix socket (docs/unity.md section 3)";
+
+        /// <summary>Throws (before anything is started) when <paramref name="options"/> give no usable handler.</summary>
+        internal static void EnsureHandler(SidecarClientOptions options)
+        {
+            if (options.HttpHandlerFactory == null && !options.BuiltInHandler)
+                throw new SidecarNoHttpHandlerException(NoHandlerMessage + "; the sidecar was not started.");
+        }
+
+        /// <summary>A channel to the sidecar of <paramref name="handshake"/>: the factory's handler, else the built-in
+        /// one without a proxy. Throws NotSupportedException when this runtime has no usable handler.</summary>
         public static GrpcChannel CreateChannel(Handshake handshake, SidecarClientOptions options)
         {
+            if (options.HttpHandlerFactory == null && !options.BuiltInHandler) throw new NotSupportedException(NoHandlerMessage);
             var channelOptions = new GrpcChannelOptions
             {
                 MaxReceiveMessageSize = options.MaxReceiveBytes,
@@ -26,20 +53,10 @@ namespace GameSidecar.Client
             {
                 channelOptions.HttpHandler = options.HttpHandlerFactory(handshake);
             }
-            else if (handshake.IsUnix)
-            {
-#if NET5_0_OR_GREATER
-                channelOptions.HttpHandler = LocalHandler(handshake.Address, options);
-#else
-                throw new NotSupportedException(
-                    "this runtime has no SocketsHttpHandler: set SidecarClientOptions.HttpHandlerFactory to an " +
-                    "HTTP/2 handler that can reach a Unix socket (docs/unity.md), or launch with --listen tcp://127.0.0.1:0");
-#endif
-            }
 #if NET5_0_OR_GREATER
             else
             {
-                channelOptions.HttpHandler = LocalHandler(unixPath: null, options);
+                channelOptions.HttpHandler = LocalHandler(handshake.IsUnix ? handshake.Address : null, options);
             }
 #endif
             // The authority is never used to route on a Unix socket; "localhost" keeps it valid (errors

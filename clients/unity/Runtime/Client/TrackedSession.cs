@@ -13,6 +13,7 @@ using GameSidecar.V1;
 
 namespace GameSidecar.Client
 {
+    /// <summary>A session handle that keeps the session's revision and resends an unacknowledged batch after a restart.</summary>
     public sealed class TrackedSession
     {
         private readonly SidecarClient _client;
@@ -31,6 +32,7 @@ namespace GameSidecar.Client
             _options = options;
         }
 
+        /// <summary>The session's ID.</summary>
         public string SessionId { get; }
         /// <summary>The last revision this handle saw the sidecar confirm.</summary>
         public long Revision => Interlocked.Read(ref _revision);
@@ -92,6 +94,7 @@ namespace GameSidecar.Client
             }
         }
 
+        /// <summary>Applies <paramref name="ops"/> as one batch against the tracked revision (see the IEnumerable overload).</summary>
         public Task<ApplyDeltasResponse> ApplyAsync(params DeltaOp[] ops) => ApplyAsync((IEnumerable<DeltaOp>)ops);
 
         /// <summary>A write acknowledged elsewhere (explicit-base ApplyDeltas, DeltaStream, ReplaceState).</summary>

@@ -18,6 +18,8 @@ namespace GameSidecar.Unity.Samples
         [SerializeField] private string sessionId = "main";
         [Tooltip("Appended after each sentence end.")]
         [SerializeField] private string sentenceMark = "\n";
+        [Tooltip("Narrated once the session is open (empty = wait for a Narrate call).")]
+        [SerializeField] private string firstLine = "";
 
         private CancellationTokenSource? _run;
         private bool _sessionOpen;
@@ -27,6 +29,9 @@ namespace GameSidecar.Unity.Samples
 
         private void OnEnable()
         {
+            // A scene loaded again brings its own host, which is refused (the game's first one lives on):
+            // use the game's host then.
+            if (host == null) host = SidecarHost.Instance;
             if (host == null) return;
             host.Ready += OpenSession;
             if (host.IsReady) OpenSession(host);
@@ -44,6 +49,7 @@ namespace GameSidecar.Unity.Samples
             {
                 await ready.Client!.OpenSessionAsync(sessionId);
                 _sessionOpen = true;
+                if (!string.IsNullOrEmpty(firstLine)) Narrate(firstLine);
             }
             catch (SidecarException e)
             {
@@ -77,7 +83,7 @@ namespace GameSidecar.Unity.Samples
 
         private void OnEnd(Exception? error)
         {
-            if (error is SidecarException e && output != null) output.text += $"\n[{e.Reason}: {e.Detail}]";
+            if (error is SidecarException e && output != null) output.text += $"\n[{e.ReasonName}: {e.Detail}]";
         }
     }
 }
