@@ -322,14 +322,10 @@ size_t game_sidecar_drain(game_sidecar_host* gs, size_t max) {
         }
       }
       if (done) {
-        // Wait first: after kFinished the stream's own end is still to come, and
-        // destroying the handle before it would cancel the call and (in the C++
-        // client as of this writing) report a second final event, kError CANCELLED.
+        // After kFinished the stream's own end may still be to come: the
+        // destructor cancels it (the run reports nothing more) and waits for it.
         std::shared_ptr<gs_ns::RunHandle> parked(done.release());
-        gs->Submit([parked]() mutable {
-          parked->Wait();
-          parked.reset();
-        });
+        gs->Submit([parked]() mutable { parked.reset(); });
       }
     }
   }
