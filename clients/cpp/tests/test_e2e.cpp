@@ -361,3 +361,35 @@ TEST(RealSidecar, AWorldOverOneMessageGoesInPieces) {
   EXPECT_EQ(st.reason, "SESSION_NOT_FOUND") << st.ToString();
   same_world("big");
 }
+
+// The real sidecar with stderr merged into stdout (`2>&1`, as Unreal's
+// CreateProc does with one pipe): its log lines come first on the handshake's
+// pipe, are skipped and reach on_log, and the launch works.
+TEST(RealSidecar, MergedStderrAndStdoutStillFindTheHandshake) {
+  auto options = testing_support::RealOptions();
+  std::string command = "exec \"$0\"";
+  for (size_t i = 0; i < options.args.size(); ++i) command += " \"$" + std::to_string(i + 1) + "\"";
+  command += " 2>&1";
+  std::vector<std::string> args = {"-c", command, options.executable};
+  args.insert(args.end(), options.args.begin(), options.args.end());
+  options.executable = "/bin/sh";
+  options.args = args;
+  testing_support::LogLines logs;
+  options.on_log = logs.Callback();
+  auto s = Launch(options);
+  ASSERT_TRUE(s.process);
+  e2e::v1::GetInfoResponse info;
+  auto st = s.client->GetInfo({}, &info);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(info.pid(), s.process->pid());
+  ExitInfo exit = s.process->Stop();
+  EXPECT_EQ(exit.how, ExitInfo::How::kExited);
+  // It logs "serving" before its handshake: the first line on the merged pipe was
+  // a log line, skipped (and logged as is; a stdout line after the handshake is
+  // logged with a "[stdout] " prefix).
+  std::lock_guard<std::mutex> lock(logs.mu);
+  bool serving_before = false;
+  for (const auto& line : logs.lines)
+    serving_before = serving_before || (line.rfind("{\"ts\"", 0) == 0 && line.find("\"serving\"") != std::string::npos);
+  EXPECT_TRUE(serving_before) << (logs.lines.empty() ? std::string("no lines") : logs.lines[0]);
+}
