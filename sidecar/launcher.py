@@ -3,7 +3,8 @@ docs/protocol.md §1 says: the pieces `SidecarProcess` (sidecar/supervisor.py)
 is made of.
 
 `spawn` starts `python -m sidecar serve` (or a frozen build) with stdin/stdout
-pipes and the magic variable, reads the one handshake line with a timeout and
+pipes and the magic variable, reads the handshake line with a timeout (lines
+before it, stderr merged into stdout, are skipped up to a bound) and
 keeps the last stderr lines; `stop_process` closes stdin (the sidecar exits on
 EOF), waits, then terminates, then kills. The C# (SidecarProcess.cs) and C++
 (sidecar_process) launchers do the same. `sidecar.client` re-exports the
@@ -41,6 +42,12 @@ __all__ = [
 
 #: Stderr lines kept (a ring buffer): launch errors and SidecarExit carry them.
 STDERR_TAIL_LINES = 20
+#: Before the handshake, at most this many stdout lines and bytes are skipped
+#: (docs/protocol.md §1, "The handshake"): a launcher that merges stderr into
+#: stdout sees log lines first, and a program that is no sidecar must not keep
+#: it reading for ever.
+HANDSHAKE_SKIP_LINES = 200
+HANDSHAKE_SKIP_BYTES = 64 * 1024
 #: tempfile.mkdtemp's prefix for the socket folder (sidecar/lifecycle.py).
 SOCKET_DIR_PREFIX = "game-sidecar-"
 
@@ -67,7 +74,8 @@ class StateDirBusy(ExitedBeforeHandshake):
 
 
 class MalformedHandshake(LaunchError):
-    """The first stdout line was not a protocol-1 game-sidecar handshake (`line` holds it)."""
+    """The handshake line was not a protocol-1 game-sidecar handshake, or no handshake
+    line came within the bound of skipped lines (`line` holds the last line read)."""
 
     def __init__(self, line: str, why: str, stderr_tail: str) -> None:
         super().__init__(f"malformed handshake ({why}): {line[:200]!r}", stderr_tail)
@@ -104,6 +112,40 @@ class Handshake:
             raise ValueError("transport must be unix or tcp, with an address")
         return cls(doc["transport"], doc["address"], int(doc.get("pid", 0)), str(doc.get("version", "")), 1,
                    doc.get("token"))
+
+
+def is_handshake_line(line: str) -> bool:
+    """True for a JSON object with a "sidecar" key: the handshake (Handshake.parse
+    then says whether it is a good one). Anything else before it is skipped."""
+    if not line.startswith("{"):
+        return False
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and "sidecar" in doc
+
+
+class _Skipped:
+    """What came on stdout before the handshake."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.bytes = 0
+        self.last = ""
+
+    def add(self, line: str, size: int) -> bool:
+        """Counts one skipped line; False once past the bound."""
+        self.lines += 1
+        self.bytes += size
+        self.last = line
+        return self.lines <= HANDSHAKE_SKIP_LINES and self.bytes <= HANDSHAKE_SKIP_BYTES
+
+    def describe(self) -> str:
+        if not self.lines:
+            return ""
+        were = "line was" if self.lines == 1 else "lines were"
+        return f"; {self.lines} stdout {were} not a handshake, the last: {self.last[:200]!r}"
 
 
 class Child:
@@ -169,19 +211,39 @@ async def spawn(
     tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
     stderr_task = asyncio.create_task(_drain(proc.stderr, tail, on_stderr))
     assert proc.stdout is not None
-    try:
-        line_bytes = await asyncio.wait_for(proc.stdout.readline(), timeout)
-    except TimeoutError:
-        await stop_process(proc, 1.0)
-        await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
-        raise HandshakeTimeout(f"no handshake within {timeout:.1f} s", "\n".join(tail)) from None
-    if not line_bytes:
-        returncode = await _wait(proc, 2.0)
-        await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
-        if returncode == EXIT_STATE_DIR_BUSY:
-            raise StateDirBusy(returncode, "\n".join(tail))
-        raise ExitedBeforeHandshake(returncode, "\n".join(tail))
-    line = line_bytes.decode("utf-8", "replace").strip()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    skipped = _Skipped()
+    while True:
+        try:
+            line_bytes = await asyncio.wait_for(proc.stdout.readline(), max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            await stop_process(proc, 1.0)
+            await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
+            raise HandshakeTimeout(f"no handshake within {timeout:.1f} s{skipped.describe()}",
+                                   "\n".join(tail)) from None
+        except ValueError:  # one line over the reader's 64 KiB limit: past the bound as well
+            await stop_process(proc, 1.0)
+            raise MalformedHandshake("", "not a game-sidecar: a stdout line over 64 KiB before any handshake",
+                                     "\n".join(tail)) from None
+        if not line_bytes:
+            returncode = await _wait(proc, 2.0)
+            await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
+            if returncode == EXIT_STATE_DIR_BUSY:
+                raise StateDirBusy(returncode, "\n".join(tail))
+            raise ExitedBeforeHandshake(returncode, "\n".join(tail))
+        line = line_bytes.decode("utf-8", "replace").strip()
+        if is_handshake_line(line):
+            break
+        # stderr merged into stdout: a log line, kept and passed on like one.
+        tail.append(line)
+        if on_stderr is not None:
+            on_stderr(line)
+        if not skipped.add(line, len(line_bytes)):
+            await stop_process(proc, 1.0)
+            raise MalformedHandshake(
+                line, f"not a game-sidecar: no handshake line within the first {HANDSHAKE_SKIP_LINES} lines / "
+                f"{HANDSHAKE_SKIP_BYTES} bytes of stdout{skipped.describe()}", "\n".join(tail))
     try:
         handshake = Handshake.parse(line)
     except (ValueError, TypeError) as exc:
@@ -192,7 +254,11 @@ async def spawn(
     if effective is None:
         await stop_process(proc, 1.0)
         raise MalformedHandshake(line, "no token in handshake although none was given", "\n".join(tail))
-    return Child(proc, handshake, effective, stderr_task, tail, _default_listen(args))
+    # Kept read after the handshake: with stderr merged into stdout the log lines
+    # go on arriving there, and an unread pipe would block the sidecar when full.
+    stdout_task = asyncio.create_task(_drain(proc.stdout, tail, on_stderr))
+    return Child(proc, handshake, effective, asyncio.create_task(_join(stderr_task, stdout_task)), tail,
+                 _default_listen(args))
 
 
 @dataclass(frozen=True)
@@ -235,6 +301,11 @@ async def _drain(stream: asyncio.StreamReader | None, tail: collections.deque[st
         tail.append(text)
         if on_line is not None:
             on_line(text)
+
+
+async def _join(*tasks: asyncio.Task[None]) -> None:
+    for task in tasks:
+        await task
 
 
 async def _wait(proc: asyncio.subprocess.Process, timeout: float) -> int | None:

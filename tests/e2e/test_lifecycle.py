@@ -196,11 +196,52 @@ async def test_launcher_reports_exit_before_handshake() -> None:
 
 
 async def test_launcher_reports_malformed_handshake() -> None:
+    # A JSON object with a "sidecar" key is the handshake line; this one is another tool's.
+    line = '{"sidecar": "other-tool", "protocol": 1}'
     with pytest.raises(MalformedHandshake) as err:
         await SidecarProcess.launch(command=[sys.executable, "-c",
-                                             "import sys, time; print('hello'); sys.stdout.flush();"
+                                             f"import sys, time; print({line!r}); sys.stdout.flush();"
                                              " sys.stderr.write('oops\\n'); time.sleep(30)"])
-    assert err.value.line == "hello"
+    assert err.value.line == line and "not a game-sidecar handshake" in str(err.value)
+
+
+async def test_launcher_skips_log_lines_merged_into_stdout(sidecar_cmd: SidecarCommand) -> None:
+    """docs/protocol.md §1: stderr merged into stdout (Unreal's CreateProc with one
+    pipe) puts the sidecar's JSON log lines before its handshake; they are skipped,
+    passed on as log lines, and the launch works."""
+    lines: list[str] = []
+    merged = ["/bin/sh", "-c", 'exec "$0" "$@" 2>&1', *sidecar_cmd.serve]
+    async with await sidecar_cmd.launch(command=merged, on_stderr=lines.append) as sidecar:
+        info = await sidecar.client.get_info()
+        assert info.pid == sidecar.pid
+    # "serving" is logged before the handshake is written: it came first on the pipe.
+    serving = [line for line in lines if json.loads(line).get("msg") == "serving"] if lines else []
+    assert serving, lines[:5]
+
+
+async def test_launcher_gives_up_on_a_program_that_prints_no_handshake() -> None:
+    """Past the bound (200 lines / 64 KiB) a program printing only other lines is no
+    sidecar: refused at once, not at the timeout."""
+    script = ("import json, time\n"
+              "for i in range(300): print(json.dumps({'ts': 1.0, 'level': 'info', 'msg': f'line {i}'}), flush=True)\n"
+              "time.sleep(30)\n")
+    with pytest.raises(MalformedHandshake) as err:
+        await SidecarProcess.launch(command=[sys.executable, "-c", script], timeout=60.0)
+    assert "not a game-sidecar: no handshake line within the first 200 lines / 65536 bytes" in str(err.value)
+    assert err.value.line == json.dumps({"ts": 1.0, "level": "info", "msg": "line 200"})
+
+
+async def test_launcher_skips_a_few_non_json_lines_before_the_handshake(sidecar_cmd: SidecarCommand) -> None:
+    """A plain text line (a loader's banner) and JSON log lines before it do not matter."""
+    script = ("import os, sys\n"
+              "print('banner: not json', flush=True)\n"
+              "print('{\"ts\": 1.0, \"level\": \"info\", \"msg\": \"starting\"}', flush=True)\n"
+              "os.execv(sys.argv[1], sys.argv[1:])\n")
+    lines: list[str] = []
+    command = [sys.executable, "-c", script, *sidecar_cmd.serve]
+    async with await sidecar_cmd.launch(command=command, on_stderr=lines.append) as sidecar:
+        assert (await sidecar.client.get_info()).pid == sidecar.pid
+    assert lines[:2] == ["banner: not json", '{"ts": 1.0, "level": "info", "msg": "starting"}']
 
 
 @pytest.mark.slow  # waits out the launcher's handshake timeout

@@ -43,6 +43,16 @@ int main(int argc, char** argv) {
     printf("{\"sidecar\":\"game-sidecar\",\"protocol\":2,\"transport\":\"tcp\",\"address\":\"x\",\"pid\":1,\"version\":\"1\"}\n");
     fflush(stdout); Sleep(60000); return 0;
   }
+  if (!strcmp(mode, "log-first")) { /* stderr merged into stdout: JSON log lines, then the handshake */
+    int i;
+    for (i = 1; i <= 5; ++i) printf("{\"ts\": 1.0, \"level\": \"info\", \"msg\": \"starting %d\", \"logger\": \"fake\"}\n", i);
+    fflush(stdout); handshake(); read_line(); return 0;
+  }
+  if (!strcmp(mode, "log-forever")) { /* not a sidecar: only other lines, past the bound (200) */
+    int i;
+    for (i = 1; i <= 300; ++i) printf("{\"ts\": 1.0, \"level\": \"info\", \"msg\": \"line %d\"}\n", i);
+    fflush(stdout); Sleep(60000); return 0;
+  }
   if (!strcmp(mode, "silent")) { fprintf(stderr, "loading something slow (fake)\n"); Sleep(60000); return 0; }
   if (!strcmp(mode, "env")) {
     fprintf(stderr, "magic=%s token=%s extra=%s\n", env("GAME_SIDECAR_MAGIC"), env("GAME_SIDECAR_TOKEN"), env("FAKE_EXTRA"));

@@ -9,6 +9,7 @@
 // holding the client keeps working.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -86,6 +87,28 @@ class Connection {
     if (timeout.count() >= 0) context.set_deadline(std::chrono::system_clock::now() + timeout);
     Resp scratch;
     grpc::Status status = ((*(link.get()->*stub)).*method)(&context, request, response != nullptr ? response : &scratch);
+    Release(&context);
+    return Settle(StatusFromCall(status, context), *link, false);
+  }
+
+  // A client-streaming call that carries `data` (a serialized request) in
+  // pieces of at most `piece_bytes`, in order (ReplaceStateChunked, ImportSessionChunked).
+  template <class Stub, class Piece, class Resp>
+  Status Upload(std::unique_ptr<Stub> Link::*stub,
+                std::unique_ptr<grpc::ClientWriter<Piece>> (Stub::*method)(grpc::ClientContext*, Resp*),
+                const std::string& data, size_t piece_bytes, Resp* response) {
+    grpc::ClientContext context;
+    Status gone;
+    std::shared_ptr<Link> link = Acquire(&context, true, &gone);
+    if (!link) return gone;
+    std::unique_ptr<grpc::ClientWriter<Piece>> writer = ((*(link.get()->*stub)).*method)(&context, response);
+    Piece piece;
+    for (size_t at = 0; at < data.size(); at += piece_bytes) {
+      piece.set_data(data.data() + at, std::min(piece_bytes, data.size() - at));
+      if (!writer->Write(piece)) break;  // the call has ended: Finish says why
+    }
+    writer->WritesDone();
+    grpc::Status status = writer->Finish();
     Release(&context);
     return Settle(StatusFromCall(status, context), *link, false);
   }

@@ -63,6 +63,12 @@ void RunCall::OnDone(const grpc::Status& grpc_status) {
   if (status.ok() && !finished_) {
     status = Status::Local(StatusCode::kInternal, "INTERNAL", "run stream ended without a finished event");
   }
+  if (finished_) {
+    // kFinished was the run's one final event. Whatever ended the stream after it
+    // (a Cancel or a handle destroyed before the trailers came, the sidecar dying
+    // then) is not the run's outcome and must not report a second end.
+    status = Status{};
+  }
   connection_->Release(&context_);
   // A lost connection waits for the supervisor's verdict (SIDECAR_GONE when the
   // process exited); Complete then runs on the supervisor's thread.

@@ -84,6 +84,11 @@ bool Child::WaitExited(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [this] { return exited_; });
 }
 
+std::string Child::SkippedBeforeHandshake() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scan_.Describe();
+}
+
 void Child::CloseStdin() {
   std::lock_guard<std::mutex> lock(mu_);
   if (stdin_fd_ >= 0) close(stdin_fd_);  // EOF: the sidecar's signal to shut down in order
@@ -105,6 +110,7 @@ Child::FirstLine Child::WaitFirstLine(std::chrono::milliseconds timeout, const s
       *line = first_line_;
       return FirstLine::kGot;
     }
+    if (no_handshake_) return FirstLine::kNoHandshake;
     if (stdout_eof_) return FirstLine::kEof;
     if (abort.load()) return FirstLine::kAborted;
     auto now = Clock::now();
@@ -140,14 +146,19 @@ void Child::ReaderLoop() {
           size_t cut = nl == std::string::npos ? kMaxLine : nl;
           std::string line = out_buf.substr(0, cut);
           out_buf.erase(0, nl == std::string::npos ? cut : cut + 1);
-          bool first;
+          HandshakeScan::Verdict verdict = HandshakeScan::Verdict::kHandshake;
+          bool after = false;
           {
             std::lock_guard<std::mutex> lock(mu_);
-            first = !have_line_;
-            if (first) { have_line_ = true; first_line_ = line; }
+            after = have_line_ || no_handshake_;
+            if (!after) verdict = scan_.Offer(line);
+            if (!after && verdict == HandshakeScan::Verdict::kHandshake) { have_line_ = true; first_line_ = line; }
+            if (!after && verdict == HandshakeScan::Verdict::kGiveUp) no_handshake_ = true;
           }
-          if (first) cv_.notify_all();
-          else OnStderrLine("[stdout] " + line);
+          if (after) OnStderrLine("[stdout] " + line);
+          else if (verdict == HandshakeScan::Verdict::kHandshake) cv_.notify_all();
+          else OnStderrLine(line);  // stderr merged into stdout: a log line
+          if (!after && verdict == HandshakeScan::Verdict::kGiveUp) cv_.notify_all();
         }
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
         out_open = false;

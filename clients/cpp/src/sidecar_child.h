@@ -34,10 +34,14 @@ class Child {
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
 
-  enum class FirstLine { kGot, kEof, kTimedOut, kAborted };
-  // Waits for the first stdout line (the handshake), stdout EOF, the timeout,
-  // or `abort` turning true (checked every 50 ms).
+  enum class FirstLine { kGot, kEof, kTimedOut, kAborted, kNoHandshake };
+  // Waits for the handshake line (the first stdout line that is one: lines
+  // before it, e.g. stderr merged into stdout, are skipped and logged, up to
+  // HandshakeScan's bound: kNoHandshake past it), stdout EOF, the timeout, or
+  // `abort` turning true (checked every 50 ms).
   FirstLine WaitFirstLine(std::chrono::milliseconds timeout, const std::atomic<bool>& abort, std::string* line);
+  // What was skipped before the handshake, for an error message ("" when nothing).
+  std::string SkippedBeforeHandshake() const;
 
   int pid() const { return pid_; }
   void CloseStdin();
@@ -74,6 +78,8 @@ class Child {
   std::condition_variable cv_;
   bool have_line_ = false;
   std::string first_line_;
+  HandshakeScan scan_;
+  bool no_handshake_ = false;  // the scan gave up
   bool stdout_eof_ = false;
   bool stderr_eof_ = false;
   std::deque<std::string> stderr_tail_;

@@ -71,7 +71,15 @@ Status SidecarClient::ApplyDeltas(const v1::ApplyDeltasRequest& request, v1::App
 }
 
 Status SidecarClient::ReplaceState(const v1::ReplaceStateRequest& request, v1::ReplaceStateResponse* response) {
-  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ReplaceState, request, response);
+  if (request.ByteSizeLong() <= kChunkBytes) {
+    return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ReplaceState, request, response);
+  }
+  // Over the server's per-message limit a world goes in pieces (ReplaceStateChunked).
+  v1::ReplaceStateChunkedResponse chunked;
+  Status st = connection_->Upload(&internal::Link::sessions, &v1::SessionService::Stub::ReplaceStateChunked,
+                                  request.SerializeAsString(), kChunkBytes, &chunked);
+  if (st.ok() && response != nullptr) response->set_revision(chunked.revision());
+  return st;
 }
 
 Status SidecarClient::GetState(const v1::GetStateRequest& request, v1::GetStateResponse* response) {
@@ -85,7 +93,17 @@ Status SidecarClient::ExportSession(const std::string& session_id, v1::ExportSes
 }
 
 Status SidecarClient::ImportSession(const v1::ImportSessionRequest& request, v1::ImportSessionResponse* response) {
-  return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ImportSession, request, response);
+  if (request.ByteSizeLong() <= kChunkBytes) {
+    return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ImportSession, request, response);
+  }
+  v1::ImportSessionChunkedResponse chunked;
+  Status st = connection_->Upload(&internal::Link::sessions, &v1::SessionService::Stub::ImportSessionChunked,
+                                  request.SerializeAsString(), kChunkBytes, &chunked);
+  if (st.ok() && response != nullptr) {
+    response->set_session_id(chunked.session_id());
+    response->set_revision(chunked.revision());
+  }
+  return st;
 }
 
 std::unique_ptr<DeltaStream> SidecarClient::StreamDeltas() {

@@ -113,14 +113,23 @@ std::shared_ptr<Child> SidecarProcess::LaunchChild(Handshake* handshake, LaunchE
     return nullptr;
   }
   std::string line;
-  switch (child->WaitFirstLine(options_.handshake_timeout, stopping_, &line)) {
+  Child::FirstLine first = child->WaitFirstLine(options_.handshake_timeout, stopping_, &line);
+  // Read before FailChild takes the child.
+  const std::string skipped = child->SkippedBeforeHandshake();
+  switch (first) {
     case Child::FirstLine::kTimedOut:
       *error = FailChild(std::move(child), LaunchError::Kind::kTimedOut,
-                         "no handshake within " + std::to_string(options_.handshake_timeout.count()) + " ms");
+                         "no handshake within " + std::to_string(options_.handshake_timeout.count()) + " ms" + skipped);
       return nullptr;
     case Child::FirstLine::kEof:
       *error = FailChild(std::move(child), LaunchError::Kind::kExitedBeforeHandshake,
-                         "stdout closed before a handshake line");
+                         "stdout closed before a handshake line" + skipped);
+      return nullptr;
+    case Child::FirstLine::kNoHandshake:
+      *error = FailChild(std::move(child), LaunchError::Kind::kMalformedHandshake,
+                         "not a game-sidecar: no handshake line within the first " +
+                             std::to_string(kHandshakeSkipLines) + " lines / " +
+                             std::to_string(kHandshakeSkipBytes) + " bytes of stdout" + skipped);
       return nullptr;
     case Child::FirstLine::kAborted:
       *error = FailChild(std::move(child), LaunchError::Kind::kTimedOut, "stopped before the handshake");

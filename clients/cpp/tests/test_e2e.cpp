@@ -2,6 +2,8 @@
 // handshake, auth, sessions, revisions, and that it dies with its host.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -292,4 +294,102 @@ TEST(RealSidecar, NoOrphanWhenTheHostIsKilled) {
   // The sidecar sees stdin EOF (the kernel closed the host's pipe end) and its
   // parent change; nothing of ours kept it alive.
   EXPECT_TRUE(Eventually([&] { return !Alive(sidecar); })) << "sidecar " << sidecar << " outlived its host";
+}
+
+// The server refuses any one message over its max_request_bytes (here 1 MiB,
+// the least it allows) with RESOURCE_EXHAUSTED: a bigger world goes through
+// ReplaceState / ImportSession in pieces (the Chunked calls) and arrives whole.
+TEST(RealSidecar, AWorldOverOneMessageGoesInPieces) {
+  const std::string config = testing::TempDir() + "/chunked_sidecar.toml";
+  {
+    std::ifstream base(testing_support::TestsDir() + "/sidecar_test.toml");
+    std::ofstream out(config);
+    out << base.rdbuf() << "\n[state]\nmax_request_bytes = 1048576\nmax_snapshot_bytes = 8000000\n";
+  }
+  auto s = Launch(testing_support::RealOptions(config));
+  ASSERT_TRUE(s.process);
+  e2e::v1::OpenSessionRequest open;
+  open.set_session_id("big");
+  e2e::v1::OpenSessionResponse opened;
+  ASSERT_TRUE(s.client->OpenSession(open, &opened).ok());
+
+  e2e::v1::ReplaceStateRequest replace;
+  replace.set_session_id("big");
+  for (int i = 0; i < 150; ++i) {  // 150 x 15,000 characters: 2.2 MB, over the 1 MiB limit
+    auto* e = replace.mutable_snapshot()->add_entities();
+    e->set_id("e" + std::to_string(i));
+    e->set_kind(e2e::v1::ENTITY_KIND_CHARACTER);
+    e->set_description(std::string(15000, static_cast<char>('a' + i % 26)));
+  }
+  ASSERT_GT(replace.ByteSizeLong(), 2u * 1048576u);
+  e2e::v1::ReplaceStateResponse replaced;
+  auto st = s.client->ReplaceState(replace, &replaced);
+  ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << s.process->StderrTail();
+  EXPECT_EQ(replaced.revision(), 1);
+
+  auto same_world = [&](const std::string& session_id) {
+    e2e::v1::GetStateRequest get;
+    get.set_session_id(session_id);
+    e2e::v1::GetStateResponse state;
+    auto got = s.client->GetState(get, &state);
+    ASSERT_TRUE(got.ok()) << got.ToString();
+    ASSERT_EQ(state.snapshot().entities_size(), replace.snapshot().entities_size());
+    for (int i = 0; i < state.snapshot().entities_size(); ++i) {
+      EXPECT_EQ(state.snapshot().entities(i).id(), replace.snapshot().entities(i).id());
+      EXPECT_EQ(state.snapshot().entities(i).description(), replace.snapshot().entities(i).description());
+    }
+  };
+  same_world("big");
+
+  e2e::v1::ExportSessionResponse exported;
+  ASSERT_TRUE(s.client->ExportSession("big", &exported).ok());
+  ASSERT_GT(exported.blob().size(), 1048576u);
+  e2e::v1::ImportSessionRequest import;
+  import.set_session_id("big-copy");
+  import.set_blob(exported.blob());
+  e2e::v1::ImportSessionResponse imported;
+  st = s.client->ImportSession(import, &imported);
+  ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << s.process->StderrTail();
+  EXPECT_EQ(imported.session_id(), "big-copy");
+  EXPECT_EQ(imported.revision(), 1);
+  same_world("big-copy");
+
+  // A refusal comes back through the pieces too, with the sidecar's reason, and changes nothing.
+  replace.set_session_id("no-such-session");
+  st = s.client->ReplaceState(replace, &replaced);
+  EXPECT_EQ(st.code, game_sidecar::StatusCode::kNotFound) << st.ToString();
+  EXPECT_EQ(st.reason, "SESSION_NOT_FOUND") << st.ToString();
+  same_world("big");
+}
+
+// The real sidecar with stderr merged into stdout (`2>&1`, as Unreal's
+// CreateProc does with one pipe): its log lines come first on the handshake's
+// pipe, are skipped and reach on_log, and the launch works.
+TEST(RealSidecar, MergedStderrAndStdoutStillFindTheHandshake) {
+  auto options = testing_support::RealOptions();
+  std::string command = "exec \"$0\"";
+  for (size_t i = 0; i < options.args.size(); ++i) command += " \"$" + std::to_string(i + 1) + "\"";
+  command += " 2>&1";
+  std::vector<std::string> args = {"-c", command, options.executable};
+  args.insert(args.end(), options.args.begin(), options.args.end());
+  options.executable = "/bin/sh";
+  options.args = args;
+  testing_support::LogLines logs;
+  options.on_log = logs.Callback();
+  auto s = Launch(options);
+  ASSERT_TRUE(s.process);
+  e2e::v1::GetInfoResponse info;
+  auto st = s.client->GetInfo({}, &info);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(info.pid(), s.process->pid());
+  ExitInfo exit = s.process->Stop();
+  EXPECT_EQ(exit.how, ExitInfo::How::kExited);
+  // It logs "serving" before its handshake: the first line on the merged pipe was
+  // a log line, skipped (and logged as is; a stdout line after the handshake is
+  // logged with a "[stdout] " prefix).
+  std::lock_guard<std::mutex> lock(logs.mu);
+  bool serving_before = false;
+  for (const auto& line : logs.lines)
+    serving_before = serving_before || (line.rfind("{\"ts\"", 0) == 0 && line.find("\"serving\"") != std::string::npos);
+  EXPECT_TRUE(serving_before) << (logs.lines.empty() ? std::string("no lines") : logs.lines[0]);
 }

@@ -157,3 +157,30 @@ TEST(StatusCodes, ReasonCodeCoversTheProtoEnum) {
   s.reason.clear();
   EXPECT_EQ(s.reason_code(), sidecar::v1::ERROR_REASON_UNSPECIFIED);
 }
+
+// docs/protocol.md §1: the handshake is the first stdout line that is a JSON
+// object with a "sidecar" key; other lines before it are skipped, up to a bound.
+TEST(HandshakeScan, SkipsLogAndTextLinesUntilTheHandshake) {
+  game_sidecar::HandshakeScan scan;
+  using V = game_sidecar::HandshakeScan::Verdict;
+  EXPECT_EQ(scan.Offer(R"({"ts": 1.0, "level": "info", "msg": "serving", "fields": {"a": 1}})"), V::kSkip);
+  EXPECT_EQ(scan.Offer("plain text"), V::kSkip);
+  EXPECT_EQ(scan.Offer("{not json"), V::kSkip);
+  EXPECT_EQ(scan.Offer("[1, 2]"), V::kSkip);
+  EXPECT_EQ(scan.skipped_lines(), 4u);
+  EXPECT_EQ(scan.Describe(), "; 4 stdout lines were not a handshake, the last: [1, 2]");
+  // Another tool's line is still "the handshake": ParseHandshake then refuses it precisely.
+  EXPECT_EQ(scan.Offer(R"({"sidecar":"other-tool"})"), V::kHandshake);
+  EXPECT_EQ(scan.Offer(std::string(R"({"sidecar":"game-sidecar","protocol":1})") + "\r"), V::kHandshake);
+}
+
+TEST(HandshakeScan, GivesUpPastTwoHundredLinesOr64KiB) {
+  using V = game_sidecar::HandshakeScan::Verdict;
+  game_sidecar::HandshakeScan by_lines;
+  for (size_t i = 0; i < game_sidecar::kHandshakeSkipLines; ++i) ASSERT_EQ(by_lines.Offer("x"), V::kSkip) << i;
+  EXPECT_EQ(by_lines.Offer("x"), V::kGiveUp);
+  game_sidecar::HandshakeScan by_bytes;
+  const std::string kilobyte(1023, 'y');  // 1024 bytes with its newline
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(by_bytes.Offer(kilobyte), V::kSkip) << i;
+  EXPECT_EQ(by_bytes.Offer("z"), V::kGiveUp);
+}

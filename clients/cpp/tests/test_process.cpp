@@ -39,13 +39,50 @@ TEST(SidecarProcessFaults, ExitCode3IsStateDirLocked) {
   EXPECT_NE(err.ToString().find("state dir locked by another sidecar"), std::string::npos) << err.ToString();
 }
 
-TEST(SidecarProcessFaults, GarbageLineIsMalformedAndTheChildIsKilled) {
+// A line that is not a handshake is skipped (stderr merged into stdout puts log
+// lines there: docs/protocol.md §1); a program that then says nothing more
+// times out, and the error names what it printed.
+TEST(SidecarProcessFaults, GarbageLineIsSkippedAndNamedWhenNoHandshakeFollows) {
+  auto options = FakeOptions("garbage");
+  options.handshake_timeout = std::chrono::milliseconds(500);
   LaunchError err;
-  auto p = SidecarProcess::Launch(FakeOptions("garbage"), &err);
+  auto p = SidecarProcess::Launch(options, &err);
   ASSERT_EQ(p, nullptr);
-  EXPECT_EQ(err.kind, LaunchError::Kind::kMalformedHandshake);
-  EXPECT_NE(err.message.find("this is not json"), std::string::npos) << err.message;
+  EXPECT_EQ(err.kind, LaunchError::Kind::kTimedOut) << err.ToString();
+  EXPECT_NE(err.message.find("1 stdout line was not a handshake, the last: this is not json"), std::string::npos)
+      << err.message;
   EXPECT_NE(err.stderr_tail.find("warming up"), std::string::npos) << err.ToString();
+}
+
+// Unreal's usual CreateProc merges stderr into stdout: JSON log lines come
+// before the handshake on the same pipe, and the launch still succeeds.
+TEST(SidecarProcessFaults, LogLinesBeforeTheHandshakeAreSkippedAndLogged) {
+  auto options = FakeOptions("log-first");
+  testing_support::LogLines logs;
+  options.on_log = logs.Callback();
+  LaunchError err;
+  auto p = SidecarProcess::Launch(options, &err);
+  ASSERT_NE(p, nullptr) << err.ToString();
+  EXPECT_EQ(p->handshake().address, "127.0.0.1:9");
+  std::lock_guard<std::mutex> lock(logs.mu);
+  ASSERT_EQ(logs.lines.size(), 5u);
+  EXPECT_EQ(logs.lines[0], R"({"ts": 1.0, "level": "info", "msg": "starting 1", "logger": "fake"})");
+}
+
+// A program that prints only other lines is refused past the bound (200
+// lines), at once rather than at the timeout, as not a sidecar.
+TEST(SidecarProcessFaults, OnlyOtherLinesPastTheBoundIsNotASidecar) {
+  auto options = FakeOptions("log-forever");
+  options.handshake_timeout = std::chrono::milliseconds(60000);
+  LaunchError err;
+  auto p = SidecarProcess::Launch(options, &err);
+  ASSERT_EQ(p, nullptr);
+  EXPECT_EQ(err.kind, LaunchError::Kind::kMalformedHandshake) << err.ToString();
+  EXPECT_NE(err.message.find("not a game-sidecar: no handshake line within the first 200 lines"), std::string::npos)
+      << err.message;
+  EXPECT_NE(err.message.find("the last: {\"ts\": 1.0, \"level\": \"info\", \"msg\": \"line 201\"}"),
+            std::string::npos)
+      << err.message;
 }
 
 TEST(SidecarProcessFaults, AnotherToolOrProtocolIsMalformed) {

@@ -299,6 +299,58 @@ TEST_F(Runs, DestroyingARunningHandleCancelsItAndNoCallbackFollows) {
   EXPECT_EQ(rec.updates.back().error.reason, "RUN_CANCELLED");
 }
 
+// A handle destroyed (so cancelled) after kFinished but before the stream's own
+// end must not report a second end: the callback holds the stream at kFinished
+// until the cancel is in, so the cancel lands exactly in that window.
+TEST_F(Runs, AHandleDestroyedAfterFinishedBeforeTheStreamEndsReportsNoSecondEnd) {
+  Recorder rec;
+  std::promise<void> finished_seen, cancel_sent;
+  std::shared_future<void> cancel_sent_f = cancel_sent.get_future().share();
+  auto inner = rec.Callback();
+  auto run = client().StartRun(e2e::Narrate("runs", "The bell tolls."), [&, inner](const RunUpdate& u) {
+    inner(u);
+    if (u.kind == RunEventKind::kFinished) {
+      finished_seen.set_value();
+      cancel_sent_f.wait();  // OnDone cannot come while this callback runs
+    }
+  });
+  ASSERT_EQ(finished_seen.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  run->Cancel();  // what the destructor does first
+  cancel_sent.set_value();
+  game_sidecar::Status final_status = run->Wait();
+  run.reset();
+  EXPECT_TRUE(final_status.ok()) << final_status.ToString();
+  std::lock_guard<std::mutex> lock(rec.mu);
+  int ends = 0;
+  for (const auto& u : rec.updates) ends += u.kind == RunEventKind::kFinished || u.kind == RunEventKind::kError;
+  EXPECT_EQ(ends, 1) << Kinds(rec.updates);
+  EXPECT_EQ(rec.updates.back().kind, RunEventKind::kFinished) << Kinds(rec.updates);
+}
+
+// The same through a game thread's queue, the handle destroyed the moment its
+// kFinished is drained (as the C API does): one end per run, every time.
+TEST_F(Runs, HandlesDestroyedAsTheirFinishedIsDrainedEndOnce) {
+  RunEventQueue queue;
+  std::map<std::string, int> ends;
+  for (int i = 0; i < 20; ++i) {
+    auto run = client().StartRun(e2e::Narrate("runs", "Round " + std::to_string(i)), queue.Sink());
+    const std::string id = run->run_id();
+    RunUpdate u;
+    while (run && queue.WaitPop(&u, std::chrono::milliseconds(30000))) {
+      if (u.kind == RunEventKind::kFinished || u.kind == RunEventKind::kError) {
+        ++ends[u.run_id];
+        run.reset();  // the stream's trailers may not have come yet
+      }
+    }
+    ASSERT_FALSE(run) << "no end for " << id;
+  }
+  RunUpdate late;
+  while (queue.TryPop(&late))
+    if (late.kind == RunEventKind::kFinished || late.kind == RunEventKind::kError) ++ends[late.run_id];
+  ASSERT_EQ(ends.size(), 20u);
+  for (const auto& kv : ends) EXPECT_EQ(kv.second, 1) << kv.first;
+}
+
 namespace {
 // This process's thread count (Linux /proc).
 int ThreadCount() {

@@ -134,6 +134,16 @@ class TSharedPtr {
   std::shared_ptr<T> p_;
 };
 
+template <typename T>
+class TSharedRef {
+ public:
+  T* operator->() const { return p_.get(); }
+
+ private:
+  TSharedRef();
+  std::shared_ptr<T> p_;
+};
+
 class UObject {
  public:
   virtual ~UObject() = default;

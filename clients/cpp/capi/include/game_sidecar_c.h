@@ -107,10 +107,22 @@ typedef enum game_sidecar_event_kind {
   GAME_SIDECAR_EVENT_CALL_DONE = 2, /* a non-blocking unary call finished: result */
   GAME_SIDECAR_EVENT_RUN = 3,       /* a run's event: run_kind and the run fields */
   GAME_SIDECAR_EVENT_LOG = 4,       /* a stderr line of the sidecar (JSON log line): text */
-  GAME_SIDECAR_EVENT_STOPPED = 5    /* game_sidecar_stop_async finished: result json = the exit */
-  /* 16 and 17 are kept for the status-change and exit events of crash recovery
-   * (issue 20); they are not delivered by this version. */
+  GAME_SIDECAR_EVENT_STOPPED = 5,   /* game_sidecar_stop_async finished: result json = the exit */
+  /* Crash recovery (docs/protocol.md §1, "When the sidecar exits"), to the
+   * callback of game_sidecar_set_lifecycle_callback: */
+  GAME_SIDECAR_EVENT_STATUS = 16,   /* the process status changed: status, event_json {"status": "ready"} */
+  GAME_SIDECAR_EVENT_EXIT = 17      /* a sidecar process ended: event_json = the exit record (below) */
 } game_sidecar_event_kind;
+
+/* The life of the launched sidecar (SidecarStatus of the C++ API). */
+typedef enum game_sidecar_status {
+  GAME_SIDECAR_STATUS_NONE = -1,      /* nothing launched (or a game_sidecar_connect target) */
+  GAME_SIDECAR_STATUS_STARTING = 0,
+  GAME_SIDECAR_STATUS_READY = 1,      /* a process serves */
+  GAME_SIDECAR_STATUS_RESTARTING = 2, /* between an unexpected exit and the next handshake (restart policy) */
+  GAME_SIDECAR_STATUS_STOPPED = 3,    /* after a stop the game asked for */
+  GAME_SIDECAR_STATUS_FAILED = 4      /* it ended unasked with no restart left (or no policy) */
+} game_sidecar_status;
 
 typedef enum game_sidecar_run_kind {
   GAME_SIDECAR_RUN_STARTED = 0,
@@ -147,7 +159,8 @@ typedef struct game_sidecar_event {
   const game_sidecar_mention* mentions;
   size_t mention_count;
   const char* action_id;    /* RUN_ACTION; else "" */
-  const char* event_json;   /* RUN (not ERROR): the whole wire RunEvent as JSON */
+  const char* event_json;   /* RUN (not ERROR): the whole wire RunEvent as JSON; STATUS, EXIT: see the kinds */
+  int status;               /* STATUS: the new game_sidecar_status; else 0 */
 } game_sidecar_event;
 
 /* Called on the thread that calls game_sidecar_drain. It may call any function
@@ -179,6 +192,17 @@ typedef struct game_sidecar_launch_options {
   int32_t call_timeout_ms;      /* deadline of each unary call; 0: 30000, -1: none */
   game_sidecar_callback on_log; /* LOG events through the drain; NULL: dropped */
   void* log_user_data;
+  /* Supervised restart after an exit the game did not ask for (read only when
+   * struct_size covers them; a game built before they existed gets no restart).
+   * restart_max 0: no restart, the first such exit is final (STATUS FAILED).
+   * At most restart_max restarts within restart_window_ms; the n-th waits
+   * restart_backoff_initial_ms * 2^(n-1), at most restart_backoff_max_ms. The
+   * same options (and --state-dir) are launched again; calls and runs reach
+   * the new process. 0 for a time: its default (60000, 250, 5000). */
+  int32_t restart_max;
+  int32_t restart_window_ms;
+  int32_t restart_backoff_initial_ms;
+  int32_t restart_backoff_max_ms;
 } game_sidecar_launch_options;
 
 /* Spawns the sidecar and waits for its handshake (blocking). Returns a result
@@ -194,8 +218,25 @@ GAME_SIDECAR_API game_sidecar_result* game_sidecar_connect(game_sidecar_host* gs
 /* The sidecar's pid, or 0 when none was launched (or it was stopped). */
 GAME_SIDECAR_API int game_sidecar_pid(const game_sidecar_host* gs);
 
+/* Where STATUS and EXIT events go (NULL: dropped, the default). Set it before
+ * the launch to see every one; it applies to events queued after the call.
+ *
+ * STATUS comes at each change after the launch (the LAUNCHED event is the first
+ * READY): RESTARTING then READY across a restart, FAILED, STOPPED. EXIT comes
+ * once per process that ended (a stop included), before its STATUS, with event_json
+ *   {"exitCode": 3 | null, "signal": 9 | null, "requested": false, "hung": false,
+ *    "pid": 1234, "endpoint": "unix:/...", "stderrTail": "last <= 20 stderr lines",
+ *    "description": "killed by signal 9 (SIGKILL), not requested; ..."}
+ * Both are found on the sidecar's supervisor thread and delivered, like every
+ * event, only by game_sidecar_drain. */
+GAME_SIDECAR_API void game_sidecar_set_lifecycle_callback(game_sidecar_host* gs, game_sidecar_callback callback,
+                                                          void* user_data);
+/* The launched sidecar's status now (GAME_SIDECAR_STATUS_NONE when none). */
+GAME_SIDECAR_API int game_sidecar_get_status(const game_sidecar_host* gs);
+
 /* Stops the sidecar (blocking, up to exit_grace + terminate_grace) and returns
- * the exit ({"how": "exited"|"terminated"|"killed", "exitCode", "signal"}). */
+ * the exit ({"how": "exited"|"terminated"|"killed"|"gone", "exitCode", "signal"};
+ * "gone": it had already ended by itself, see the EXIT event). */
 GAME_SIDECAR_API game_sidecar_result* game_sidecar_stop(game_sidecar_host* gs);
 /* The same on the worker; `callback` gets a STOPPED event. */
 GAME_SIDECAR_API uint64_t game_sidecar_stop_async(game_sidecar_host* gs, game_sidecar_callback callback, void* user_data);

@@ -2,6 +2,8 @@
 // and the process (launch, connect, stop). The drain is the only place C
 // callbacks run, so a game touches its objects only on the thread it drains from.
 #include <chrono>
+#include <cstddef>
+#include <optional>
 #include <utility>
 
 #include "capi_internal.h"
@@ -58,6 +60,16 @@ void game_sidecar_host::Post(PendingEvent event) {
   events_cv.notify_all();
 }
 
+void game_sidecar_host::PostLifecycle(PendingEvent event) {
+  {
+    std::lock_guard<std::mutex> lock(lifecycle_mu);
+    if (lifecycle_callback == nullptr) return;
+    event.callback = lifecycle_callback;
+    event.user_data = lifecycle_user_data;
+  }
+  Post(std::move(event));
+}
+
 void game_sidecar_host::Submit(std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(tasks_mu);
@@ -84,21 +96,59 @@ const char* LaunchReason(gs_ns::LaunchError::Kind kind) {
   return "UNKNOWN";
 }
 
+int StatusNumber(gs_ns::SidecarStatus status) {
+  switch (status) {
+    case gs_ns::SidecarStatus::kStarting: return GAME_SIDECAR_STATUS_STARTING;
+    case gs_ns::SidecarStatus::kReady: return GAME_SIDECAR_STATUS_READY;
+    case gs_ns::SidecarStatus::kRestarting: return GAME_SIDECAR_STATUS_RESTARTING;
+    case gs_ns::SidecarStatus::kStopped: return GAME_SIDECAR_STATUS_STOPPED;
+    case gs_ns::SidecarStatus::kFailed: return GAME_SIDECAR_STATUS_FAILED;
+  }
+  return GAME_SIDECAR_STATUS_NONE;
+}
+
+std::string OptionalInt(const std::optional<int>& value) { return value ? std::to_string(*value) : "null"; }
+
+std::string ExitJson(const gs_ns::SidecarExit& exit) {
+  using game_sidecar_c::JsonEscape;
+  return "{\"exitCode\":" + OptionalInt(exit.exit_code) + ",\"signal\":" + OptionalInt(exit.signal) +
+         ",\"requested\":" + (exit.requested ? "true" : "false") + ",\"hung\":" + (exit.hung ? "true" : "false") +
+         ",\"pid\":" + std::to_string(exit.pid) + ",\"endpoint\":\"" + JsonEscape(exit.endpoint) +
+         "\",\"stderrTail\":\"" + JsonEscape(exit.stderr_tail) + "\",\"description\":\"" +
+         JsonEscape(exit.describe()) + "\"}";
+}
+
 const char* HowName(gs_ns::ExitInfo::How how) {
   switch (how) {
     case gs_ns::ExitInfo::How::kNotStopped: return "not_stopped";
     case gs_ns::ExitInfo::How::kExited: return "exited";
     case gs_ns::ExitInfo::How::kTerminated: return "terminated";
     case gs_ns::ExitInfo::How::kKilled: return "killed";
+    case gs_ns::ExitInfo::How::kGone: return "gone";  // it had ended by itself before the stop
   }
   return "unknown";
 }
 
 bool SetOptions(const game_sidecar_launch_options* in, gs_ns::SidecarOptions* out,
                 gs_ns::ClientOptions* client_options, std::string* error) {
-  if (in == nullptr || in->struct_size < sizeof(game_sidecar_launch_options)) {
-    *error = "launch options missing, or struct_size smaller than this library's game_sidecar_launch_options";
+  // A game built before the restart fields passes the older, smaller size.
+  constexpr size_t kFirstSize = offsetof(game_sidecar_launch_options, restart_max);
+  if (in == nullptr || in->struct_size < kFirstSize) {
+    *error = "launch options missing, or struct_size smaller than any game_sidecar_launch_options";
     return false;
+  }
+  if (in->struct_size >= sizeof(game_sidecar_launch_options) && in->restart_max != 0) {
+    if (in->restart_max < 0 || in->restart_window_ms < 0 || in->restart_backoff_initial_ms < 0 ||
+        in->restart_backoff_max_ms < 0) {
+      *error = "restart_max and the restart times must not be negative";
+      return false;
+    }
+    gs_ns::RestartPolicy policy;
+    policy.max_restarts = in->restart_max;
+    if (in->restart_window_ms > 0) policy.window = std::chrono::milliseconds(in->restart_window_ms);
+    if (in->restart_backoff_initial_ms > 0) policy.backoff_initial = std::chrono::milliseconds(in->restart_backoff_initial_ms);
+    if (in->restart_backoff_max_ms > 0) policy.backoff_max = std::chrono::milliseconds(in->restart_backoff_max_ms);
+    out->restart = policy;
   }
   if (in->executable && *in->executable) out->executable = in->executable;
   if (in->args) out->args.assign(in->args, in->args + in->arg_count);
@@ -145,6 +195,21 @@ std::unique_ptr<game_sidecar_result> game_sidecar_host::DoLaunch(const gs_ns::Si
     result->stderr_tail = error.stderr_tail;
     return result;
   }
+  // Found on the supervisor thread; like everything else they reach the game through the drain.
+  launched->on_status([this](gs_ns::SidecarStatus status) {
+    PendingEvent event;
+    event.kind = GAME_SIDECAR_EVENT_STATUS;
+    event.status = StatusNumber(status);
+    event.event_json = std::string("{\"status\":\"") + gs_ns::SidecarStatusName(status) + "\"}";
+    PostLifecycle(std::move(event));
+  });
+  // The exit comes first, then STATUS: FAILED, STOPPED, or RESTARTING when a restart follows.
+  launched->on_exit([this](const gs_ns::SidecarExit& exit) {
+    PendingEvent event;
+    event.kind = GAME_SIDECAR_EVENT_EXIT;
+    event.event_json = ExitJson(exit);
+    PostLifecycle(std::move(event));
+  });
   auto made = std::make_shared<gs_ns::SidecarClient>(*launched, client_options);
   const gs_ns::Handshake& h = launched->handshake();
   auto result = std::make_unique<game_sidecar_result>();
@@ -260,6 +325,17 @@ game_sidecar_result* game_sidecar_connect(game_sidecar_host* gs, const char* tar
   return result.release();
 }
 
+void game_sidecar_set_lifecycle_callback(game_sidecar_host* gs, game_sidecar_callback callback, void* user_data) {
+  std::lock_guard<std::mutex> lock(gs->lifecycle_mu);
+  gs->lifecycle_callback = callback;
+  gs->lifecycle_user_data = user_data;
+}
+
+int game_sidecar_get_status(const game_sidecar_host* gs) {
+  std::lock_guard<std::mutex> lock(gs->sidecar_mu);
+  return gs->process ? StatusNumber(gs->process->status()) : GAME_SIDECAR_STATUS_NONE;
+}
+
 int game_sidecar_pid(const game_sidecar_host* gs) {
   std::lock_guard<std::mutex> lock(gs->sidecar_mu);
   return gs->process ? gs->process->pid() : 0;
@@ -308,6 +384,7 @@ size_t game_sidecar_drain(game_sidecar_host* gs, size_t max) {
     view.mention_count = e.mentions.size();
     view.action_id = e.action_id.c_str();
     view.event_json = e.event_json.c_str();
+    view.status = e.status;
     if (e.callback) e.callback(&view, e.user_data);
     if (e.final_run_event) {
       // The handle's destructor waits for the run's last callback to return
@@ -322,14 +399,10 @@ size_t game_sidecar_drain(game_sidecar_host* gs, size_t max) {
         }
       }
       if (done) {
-        // Wait first: after kFinished the stream's own end is still to come, and
-        // destroying the handle before it would cancel the call and (in the C++
-        // client as of this writing) report a second final event, kError CANCELLED.
+        // After kFinished the stream's own end may still be to come: the
+        // destructor cancels it (the run reports nothing more) and waits for it.
         std::shared_ptr<gs_ns::RunHandle> parked(done.release());
-        gs->Submit([parked]() mutable {
-          parked->Wait();
-          parked.reset();
-        });
+        gs->Submit([parked]() mutable { parked.reset(); });
       }
     }
   }

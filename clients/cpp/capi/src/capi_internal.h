@@ -50,6 +50,7 @@ struct PendingEvent {
   std::string action_id;
   std::string event_json;
   bool final_run_event = false;  // the run's record is released after delivery
+  int status = 0;                // STATUS, EXIT
 };
 
 struct RunRecord {
@@ -83,6 +84,8 @@ struct game_sidecar_host {
 
   uint64_t NextHandle() { return next_handle.fetch_add(1); }
   void Post(game_sidecar_c::PendingEvent event);
+  // Queues a STATUS or EXIT event for the lifecycle callback (dropped when none is set).
+  void PostLifecycle(game_sidecar_c::PendingEvent event);
   void Submit(std::function<void()> task);
   std::shared_ptr<game_sidecar::SidecarClient> Client();
   // Blocking bodies shared by the blocking and *_async forms.
@@ -112,4 +115,9 @@ struct game_sidecar_host {
   std::unique_ptr<game_sidecar::SidecarProcess> process;
   std::shared_ptr<game_sidecar::SidecarClient> client;
   std::map<uint64_t, game_sidecar_c::RunRecord> runs;
+
+  // The lifecycle callback (STATUS, EXIT); its own lock, as the supervisor thread reads it.
+  std::mutex lifecycle_mu;
+  game_sidecar_callback lifecycle_callback = nullptr;
+  void* lifecycle_user_data = nullptr;
 };

@@ -4,6 +4,10 @@
  *
  * A "game thread" loop drains the object's events; every result of a
  * non-blocking call must arrive there, through the callback of its own call. */
+#define _POSIX_C_SOURCE 200809L /* kill, pthread_self */
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +307,113 @@ static void test_real_sidecar(const char* exe, const char* config) {
   game_sidecar_destroy(gs);
 }
 
+/* What the lifecycle callback saw (STATUS and EXIT events). */
+typedef struct life_log {
+  pthread_t game_thread;
+  int wrong_thread;   /* a callback ran on another thread than the draining one */
+  int wrong_kind;
+  int exits;
+  int requested_exits;
+  char last_exit[2048];
+  int statuses[16];
+  int status_count;
+  int ready_seen;     /* STATUS READY arrived */
+  int final_seen;     /* STATUS FAILED or STOPPED arrived */
+} life_log;
+
+static void on_life(const game_sidecar_event* e, void* user_data) {
+  life_log* log = (life_log*)user_data;
+  if (!pthread_equal(pthread_self(), log->game_thread)) log->wrong_thread++;
+  if (getenv("CAPI_TEST_VERBOSE") != NULL) fprintf(stderr, "life: kind %d status %d %s\n", e->kind, e->status, e->event_json);
+  if (e->kind == GAME_SIDECAR_EVENT_EXIT) {
+    log->exits++;
+    if (strstr(e->event_json, "\"requested\":true") != NULL) log->requested_exits++;
+    copy(log->last_exit, sizeof log->last_exit, e->event_json);
+  } else if (e->kind == GAME_SIDECAR_EVENT_STATUS) {
+    if (log->status_count < 16) log->statuses[log->status_count++] = e->status;
+    if (e->status == GAME_SIDECAR_STATUS_READY) log->ready_seen = 1;
+    if (e->status == GAME_SIDECAR_STATUS_FAILED || e->status == GAME_SIDECAR_STATUS_STOPPED) log->final_seen = 1;
+  } else {
+    log->wrong_kind++;
+  }
+}
+
+/* Crash recovery through the drain: a sidecar killed with SIGKILL is reported
+ * as an EXIT and a STATUS event on the draining thread; with a restart policy
+ * READY comes back and calls reach the new process; without one (an older
+ * game's smaller options struct) the status is FAILED. */
+static void test_exit_and_restart(const char* exe, const char* config) {
+  game_sidecar_host* gs = game_sidecar_create();
+  const char* args[] = {"serve", "--config", config};
+  game_sidecar_launch_options o;
+  life_log life;
+  call_log stopped;
+  game_sidecar_result* r;
+  int pid1, pid2;
+
+  memset(&o, 0, sizeof o);
+  memset(&life, 0, sizeof life);
+  memset(&stopped, 0, sizeof stopped);
+  life.game_thread = pthread_self();
+  o.struct_size = sizeof o;
+  o.executable = exe;
+  o.args = args;
+  o.arg_count = 3;
+  o.restart_max = 2;
+  o.restart_backoff_initial_ms = 50;
+  game_sidecar_set_lifecycle_callback(gs, on_life, &life);
+  CHECK(game_sidecar_get_status(gs) == GAME_SIDECAR_STATUS_NONE);
+  r = game_sidecar_launch(gs, &o);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+  CHECK(game_sidecar_get_status(gs) == GAME_SIDECAR_STATUS_READY);
+  pid1 = game_sidecar_pid(gs);
+  CHECK(pid1 > 0);
+  CHECK(kill((pid_t)pid1, SIGKILL) == 0);
+  CHECK(pump_until(gs, &life.ready_seen));
+  CHECK(life.wrong_thread == 0 && life.wrong_kind == 0);
+  CHECK(life.exits == 1 && life.requested_exits == 0);
+  CHECK(strstr(life.last_exit, "\"signal\":9") != NULL && strstr(life.last_exit, "\"exitCode\":null") != NULL);
+  CHECK(strstr(life.last_exit, "\"hung\":false") != NULL && strstr(life.last_exit, "\"description\":\"") != NULL);
+  CHECK(strstr(life.last_exit, "\"stderrTail\":") != NULL);
+  CHECK(life.status_count == 2 && life.statuses[0] == GAME_SIDECAR_STATUS_RESTARTING &&
+        life.statuses[1] == GAME_SIDECAR_STATUS_READY);
+  pid2 = game_sidecar_pid(gs);
+  CHECK(pid2 > 0 && pid2 != pid1);
+  CHECK(game_sidecar_get_status(gs) == GAME_SIDECAR_STATUS_READY);
+  r = game_sidecar_call(gs, "GetInfo", NULL);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK); /* the new process answers */
+  game_sidecar_result_free(r);
+  /* A stop the game asked for: EXIT requested, then STATUS STOPPED. */
+  stopped.handle = game_sidecar_stop_async(gs, on_done, &stopped);
+  CHECK(pump_until(gs, &stopped.done) && pump_until(gs, &life.final_seen));
+  CHECK(life.exits == 2 && life.requested_exits == 1 && life.wrong_thread == 0);
+  CHECK(life.statuses[life.status_count - 1] == GAME_SIDECAR_STATUS_STOPPED);
+  game_sidecar_destroy(gs);
+
+  /* No policy: a game built before the restart fields passes the older size. */
+  gs = game_sidecar_create();
+  memset(&life, 0, sizeof life);
+  life.game_thread = pthread_self();
+  o.struct_size = offsetof(game_sidecar_launch_options, restart_max);
+  o.restart_max = 99; /* beyond struct_size: must not be read */
+  game_sidecar_set_lifecycle_callback(gs, on_life, &life);
+  r = game_sidecar_launch(gs, &o);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+  pid1 = game_sidecar_pid(gs);
+  CHECK(kill((pid_t)pid1, SIGKILL) == 0);
+  CHECK(pump_until(gs, &life.final_seen));
+  CHECK(life.exits == 1 && life.requested_exits == 0 && life.wrong_thread == 0 && life.wrong_kind == 0);
+  CHECK(life.status_count == 1 && life.statuses[0] == GAME_SIDECAR_STATUS_FAILED);
+  CHECK(strstr(life.last_exit, "\"signal\":9") != NULL);
+  CHECK(game_sidecar_get_status(gs) == GAME_SIDECAR_STATUS_FAILED);
+  r = game_sidecar_call(gs, "GetInfo", NULL);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_UNAVAILABLE && strcmp(game_sidecar_result_reason(r), "SIDECAR_GONE") == 0);
+  game_sidecar_result_free(r);
+  game_sidecar_destroy(gs);
+}
+
 int main(int argc, char** argv) {
   const char* exe = getenv("GAME_SIDECAR_EXE");
   if (argc < 4) {
@@ -319,6 +430,7 @@ int main(int argc, char** argv) {
   test_drain_order_and_bound();
   test_launch_async_does_not_block(argv[3]);
   test_real_sidecar(exe, argv[2]);
+  test_exit_and_restart(exe, argv[2]);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

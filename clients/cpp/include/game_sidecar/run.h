@@ -107,6 +107,7 @@ class RunHandle {
   const std::string& run_id() const { return run_id_; }
   // Cancels the call from this side: the stream ends at once with kError
   // CANCELLED / RUN_CANCELLED, and the sidecar stops the model call upstream.
+  // After kFinished it changes nothing: the run has had its one final event.
   // Safe from any thread, any number of times.
   void Cancel();
   // Asks the sidecar to cancel by run ID (AgentService.CancelRun); the stream

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -79,10 +80,17 @@ class SidecarClient {
   Status OpenSession(const v1::OpenSessionRequest& request, v1::OpenSessionResponse* response);
   Status CloseSession(const std::string& session_id, v1::CloseSessionResponse* response = nullptr);
   Status ApplyDeltas(const v1::ApplyDeltasRequest& request, v1::ApplyDeltasResponse* response);
+  // A request over kChunkBytes goes in pieces (ReplaceStateChunked): the server
+  // refuses any one message over its max_request_bytes (RESOURCE_EXHAUSTED), so
+  // a whole world fits however big, up to its max_snapshot_bytes.
   Status ReplaceState(const v1::ReplaceStateRequest& request, v1::ReplaceStateResponse* response);
   Status GetState(const v1::GetStateRequest& request, v1::GetStateResponse* response);
   Status ExportSession(const std::string& session_id, v1::ExportSessionResponse* response);
+  // Like ReplaceState: a save over kChunkBytes goes in pieces (ImportSessionChunked).
   Status ImportSession(const v1::ImportSessionRequest& request, v1::ImportSessionResponse* response);
+  // The piece size of a chunked world, and the size above which one is chunked
+  // (the server's max_request_bytes is at least 1 MiB; sidecar/client.py's CHUNK_BYTES).
+  static constexpr size_t kChunkBytes = 512 * 1024;
   // Opens a StreamDeltas stream (nullptr never; a broken stream reports at Write/Finish).
   std::unique_ptr<DeltaStream> StreamDeltas();
 

@@ -31,7 +31,6 @@ namespace GameSidecar.Client.Tests
         }
 
         [Theory]
-        [InlineData("garbage", "not JSON")]
         [InlineData("wrong-sidecar", "not a game-sidecar handshake")]
         [InlineData("wrong-protocol", "unsupported protocol 2")]
         public async Task MalformedHandshakeNamesWhyAndLeavesNoProcess(string mode, string why)
@@ -42,6 +41,47 @@ namespace GameSidecar.Client.Tests
             Assert.False(string.IsNullOrEmpty(e.Line));
             // The fake sleeps 60 s after its bad line; the launcher must have killed it.
             Assert.NotNull(e.ProcessId);
+            Assert.False(TestEnv.Alive(e.ProcessId!.Value));
+        }
+
+        // docs/protocol.md §1: the handshake is the first stdout line that is one; a line
+        // that is not (stderr merged into stdout puts log lines there) is skipped, so a
+        // program that prints one and then nothing times out, the line in the tail.
+        [Fact]
+        public async Task AGarbageLineIsSkippedAndKeptInTheTail()
+        {
+            var e = await Assert.ThrowsAsync<SidecarHandshakeTimeoutException>(
+                () => SidecarProcess.LaunchAsync(TestEnv.FakeOptions("garbage", TimeSpan.FromMilliseconds(500))));
+            Assert.Contains("this is not json", e.StderrTail);
+            Assert.False(TestEnv.Alive(e.ProcessId!.Value));
+        }
+
+        // Unreal's usual CreateProc merges stderr into stdout: log lines come first on the
+        // handshake's pipe, reach OnLog, and the launch works.
+        [Fact]
+        public async Task LogLinesBeforeTheHandshakeAreSkippedAndLogged()
+        {
+            var logs = new List<string>();
+            var options = TestEnv.FakeOptions("log-first");
+            options.OnLog = line => { lock (logs) logs.Add(line); };
+            await using var sidecar = await SidecarProcess.LaunchAsync(options);
+            Assert.Equal("127.0.0.1:9", sidecar.Handshake.Address);
+            lock (logs)
+            {
+                Assert.Equal(5, logs.Count);
+                Assert.Equal("{\"ts\": 1.0, \"level\": \"info\", \"msg\": \"starting 1\", \"logger\": \"fake\"}", logs[0]);
+            }
+        }
+
+        // Past the bound (200 lines / 64 KiB) a program printing only other lines is no
+        // sidecar: refused at once, not at the timeout, and killed.
+        [Fact]
+        public async Task OnlyOtherLinesPastTheBoundIsNotASidecar()
+        {
+            var e = await Assert.ThrowsAsync<SidecarMalformedHandshakeException>(
+                () => SidecarProcess.LaunchAsync(TestEnv.FakeOptions("log-forever", TimeSpan.FromSeconds(60))));
+            Assert.Contains("not a game-sidecar: no handshake line within the first 200 lines / 65536 bytes", e.Message);
+            Assert.Equal("{\"ts\": 1.0, \"level\": \"info\", \"msg\": \"line 201\"}", e.Line);
             Assert.False(TestEnv.Alive(e.ProcessId!.Value));
         }
 

@@ -8,6 +8,11 @@ case "$mode" in
   garbage)        echo "warming up" >&2; echo "this is not json"; exec sleep 60 ;;
   wrong-sidecar)  printf '{"sidecar":"other-tool","protocol":1,"transport":"tcp","address":"x","pid":1,"version":"1"}\n'; exec sleep 60 ;;
   wrong-protocol) printf '{"sidecar":"game-sidecar","protocol":2,"transport":"tcp","address":"x","pid":1,"version":"1"}\n'; exec sleep 60 ;;
+  # stderr merged into stdout (Unreal's CreateProc with one pipe): JSON log lines, then the handshake.
+  log-first)      i=1; while [ $i -le 5 ]; do printf '{"ts": 1.0, "level": "info", "msg": "starting %s", "logger": "fake"}\n' $i; i=$((i+1)); done
+                  hs; read -r _ignored; exit 0 ;;
+  # Not a sidecar: only non-handshake lines, past the launcher's bound (200 lines).
+  log-forever)    i=1; while [ $i -le 300 ]; do printf '{"ts": 1.0, "level": "info", "msg": "line %s"}\n' $i; i=$((i+1)); done; exec sleep 60 ;;
   silent)         echo "loading something slow (fake)" >&2; exec sleep 60 ;;
   env)            echo "magic=$GAME_SIDECAR_MAGIC token=$GAME_SIDECAR_TOKEN extra=$FAKE_EXTRA" >&2; hs; read -r _ignored; exit 0 ;;
   until-eof)      hs; echo "serving (fake)" >&2; read -r _ignored; echo "stdin closed, bye (fake)" >&2; exit 0 ;;

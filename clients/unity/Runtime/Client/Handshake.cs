@@ -15,6 +15,27 @@ namespace GameSidecar.Client
         /// <summary>The protocol version this client speaks.</summary>
         public const int ProtocolVersion = 1;
 
+        /// <summary>Before the handshake at most this many stdout lines, and bytes, are skipped
+        /// (docs/protocol.md §1, "The handshake"): stderr merged into stdout puts log lines
+        /// there first, and a program that is no sidecar must not keep the launcher reading.</summary>
+        public const int SkipLines = 200;
+        public const int SkipBytes = 64 * 1024;
+
+        /// <summary>True for a JSON object with a "sidecar" key: the handshake line (Parse then
+        /// says whether it is a good one). Any other line before it is skipped.</summary>
+        public static bool IsHandshakeLine(string line)
+        {
+            if (!line.StartsWith("{", StringComparison.Ordinal)) return false;
+            try
+            {
+                return FlatJson.ParseObject(line).ContainsKey("sidecar");
+            }
+            catch (FormatException)
+            {
+                return false;
+            }
+        }
+
         /// <summary>"unix" or "tcp".</summary>
         public string Transport { get; }
         /// <summary>Socket path for "unix"; "host:port" for "tcp".</summary>

@@ -12,6 +12,7 @@ using System.Diagnostics;
 using System.IO;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
+using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -139,18 +140,38 @@ namespace GameSidecar.Client
 
             var tail = new TailBuffer(options.StderrTailLines);
             var stderrReader = Task.Run(() => ReadStderrAsync(process, tail, options.OnLog));
-            var lineTask = process.StandardOutput.ReadLineAsync();
             var timeout = Task.Delay(options.HandshakeTimeout, cancellationToken);
-            var first = await Task.WhenAny(lineTask, timeout).ConfigureAwait(false);
-            if (first != lineTask)
+            int skipped = 0, skippedBytes = 0;
+            string? line;
+            while (true)
             {
-                await KillAndReapAsync(process, exited.Task).ConfigureAwait(false);
-                await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
-                process.Dispose();
-                cancellationToken.ThrowIfCancellationRequested();
-                throw new SidecarHandshakeTimeoutException(options.HandshakeTimeout, tail.Text()) { ProcessId = pid };
+                var lineTask = process.StandardOutput.ReadLineAsync();
+                var first = await Task.WhenAny(lineTask, timeout).ConfigureAwait(false);
+                if (first != lineTask)
+                {
+                    await KillAndReapAsync(process, exited.Task).ConfigureAwait(false);
+                    await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+                    process.Dispose();
+                    cancellationToken.ThrowIfCancellationRequested();
+                    throw new SidecarHandshakeTimeoutException(options.HandshakeTimeout, tail.Text()) { ProcessId = pid };
+                }
+                line = await lineTask.ConfigureAwait(false);
+                if (line == null || Handshake.IsHandshakeLine(line.Trim())) break;
+                // stderr merged into stdout: a log line before the handshake, kept and passed on like one.
+                AddLogLine(line, tail, options.OnLog);
+                skipped++;
+                skippedBytes += Encoding.UTF8.GetByteCount(line) + 1;
+                if (skipped > Handshake.SkipLines || skippedBytes > Handshake.SkipBytes)
+                {
+                    await KillAndReapAsync(process, exited.Task).ConfigureAwait(false);
+                    await WaitBounded(stderrReader, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+                    process.Dispose();
+                    throw new SidecarMalformedHandshakeException(line,
+                        $"not a game-sidecar: no handshake line within the first {Handshake.SkipLines} lines / " +
+                        $"{Handshake.SkipBytes} bytes of stdout; {skipped} stdout lines were not a handshake",
+                        tail.Text()) { ProcessId = pid };
+                }
             }
-            var line = await lineTask.ConfigureAwait(false);
             if (line == null)
             {
                 int? code = await WaitBounded(exited.Task, TimeSpan.FromSeconds(2)).ConfigureAwait(false)
@@ -176,7 +197,11 @@ namespace GameSidecar.Client
                 process.Dispose();
                 throw new SidecarMalformedHandshakeException(line, e.Message, tail.Text()) { ProcessId = pid };
             }
-            var created = new SidecarInstance(process, tail, stderrReader, handshake, token, OwnedSocketDir(handshake, options));
+            // stdout stays read after the handshake: merged into it, stderr's lines go on
+            // arriving there, and an unread pipe would block the sidecar once full.
+            var stdoutReader = Task.Run(() => ReadLinesAsync(process.StandardOutput, tail, options.OnLog));
+            var created = new SidecarInstance(process, tail, Task.WhenAll(stderrReader, stdoutReader), handshake, token,
+                OwnedSocketDir(handshake, options));
             Volatile.Write(ref instance, created);
             if (exited.Task.IsCompleted) created.NoteExit(); // it ended between the handshake and here
             return created;
@@ -336,21 +361,26 @@ namespace GameSidecar.Client
             return BitConverter.ToString(bytes).Replace("-", "").ToLowerInvariant();
         }
 
-        private static async Task ReadStderrAsync(Process process, TailBuffer tail, Action<string>? onLog)
+        private static Task ReadStderrAsync(Process process, TailBuffer tail, Action<string>? onLog) =>
+            ReadLinesAsync(process.StandardError, tail, onLog);
+
+        private static async Task ReadLinesAsync(StreamReader reader, TailBuffer tail, Action<string>? onLog)
         {
             string? line;
-            while ((line = await process.StandardError.ReadLineAsync().ConfigureAwait(false)) != null)
+            while ((line = await reader.ReadLineAsync().ConfigureAwait(false)) != null) AddLogLine(line, tail, onLog);
+        }
+
+        private static void AddLogLine(string line, TailBuffer tail, Action<string>? onLog)
+        {
+            tail.Add(line);
+            if (onLog == null) return;
+            try
             {
-                tail.Add(line);
-                if (onLog == null) continue;
-                try
-                {
-                    onLog(line);
-                }
-                catch (Exception)
-                {
-                    // A faulty log callback must not stop the drain: a full stderr pipe would block the sidecar.
-                }
+                onLog(line);
+            }
+            catch (Exception)
+            {
+                // A faulty log callback must not stop the drain: a full pipe would block the sidecar.
             }
         }
 

@@ -11,7 +11,7 @@ public class GameSidecar : ModuleRules
     {
         PCHUsage = PCHUsageMode.UseExplicitOrSharedPCHs;
         PublicDependencyModuleNames.AddRange(new string[] { "Core", "CoreUObject", "Engine", "DeveloperSettings" });
-        PrivateDependencyModuleNames.AddRange(new string[] { "Projects", "GameSidecarLibrary" });
+        PrivateDependencyModuleNames.AddRange(new string[] { "Projects", "Json", "GameSidecarLibrary" });
 
         // The sidecar itself (scripts/package's dist/game-sidecar/ folder, built per
         // platform) goes in <Plugin>/Sidecar/<Platform>/. It is staged as non-UFS

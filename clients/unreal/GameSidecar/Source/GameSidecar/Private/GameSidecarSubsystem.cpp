@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "Dom/JsonObject.h"
 #include "Engine/Engine.h"
 #include "Engine/GameInstance.h"
 #include "GameSidecarSettings.h"
@@ -10,6 +11,8 @@
 #include "HAL/FileManager.h"
 #include "Interfaces/IPluginManager.h"
 #include "Misc/Paths.h"
+#include "Serialization/JsonReader.h"
+#include "Serialization/JsonSerializer.h"
 
 THIRD_PARTY_INCLUDES_START
 #include "game_sidecar_c.h"
@@ -88,10 +91,35 @@ FSidecarStatus UGameSidecarSubsystem::ToStatus(const game_sidecar_result* Result
 	return Status;
 }
 
+FSidecarExit UGameSidecarSubsystem::ToExit(const FString& ExitJson)
+{
+	FSidecarExit Exit;
+	TSharedPtr<FJsonObject> Object;
+	const TSharedRef<TJsonReader<>> Reader = TJsonReaderFactory<>::Create(ExitJson);
+	if (!FJsonSerializer::Deserialize(Reader, Object) || !Object.IsValid())
+	{
+		Exit.Description = ExitJson;
+		return Exit;
+	}
+	// exitCode / signal are null when not set: TryGetNumberField is false then.
+	Exit.bHasExitCode = Object->TryGetNumberField(TEXT("exitCode"), Exit.ExitCode);
+	Exit.bHasSignal = Object->TryGetNumberField(TEXT("signal"), Exit.Signal);
+	Object->TryGetBoolField(TEXT("requested"), Exit.bRequested);
+	Object->TryGetBoolField(TEXT("hung"), Exit.bHung);
+	Object->TryGetNumberField(TEXT("pid"), Exit.Pid);
+	Object->TryGetStringField(TEXT("stderrTail"), Exit.StderrTail);
+	Object->TryGetStringField(TEXT("description"), Exit.Description);
+	return Exit;
+}
+
 void UGameSidecarSubsystem::Initialize(FSubsystemCollectionBase& Collection)
 {
 	Super::Initialize(Collection);
 	Sidecar = game_sidecar_create();
+	if (Sidecar != nullptr)
+	{
+		game_sidecar_set_lifecycle_callback(Sidecar, &UGameSidecarSubsystem::DispatchLifecycle, this);
+	}
 	StateFolder = ResolveStateFolder();
 	if (GetDefault<UGameSidecarSettings>()->bLaunchOnStart)
 	{
@@ -154,7 +182,8 @@ void UGameSidecarSubsystem::SetState(ESidecarState NewState, const FSidecarStatu
 
 void UGameSidecarSubsystem::Launch()
 {
-	if (Sidecar == nullptr || State == ESidecarState::Starting || State == ESidecarState::Ready)
+	if (Sidecar == nullptr || State == ESidecarState::Starting || State == ESidecarState::Ready ||
+	    State == ESidecarState::Restarting)
 	{
 		return;
 	}
@@ -198,6 +227,10 @@ void UGameSidecarSubsystem::Launch()
 	Options.call_timeout_ms = Settings->CallTimeoutMs == 0 ? -1 : Settings->CallTimeoutMs;
 	Options.on_log = &UGameSidecarSubsystem::DispatchLog;
 	Options.log_user_data = this;
+	Options.restart_max = Settings->MaxRestarts;
+	Options.restart_window_ms = Settings->RestartWindowMs;
+	Options.restart_backoff_initial_ms = Settings->RestartBackoffInitialMs;
+	Options.restart_backoff_max_ms = Settings->RestartBackoffMaxMs;
 	// The options are copied by the call: the strings above may go now.
 	const uint64 Handle = game_sidecar_launch_async(Sidecar, &Options, &UGameSidecarSubsystem::Dispatch, this);
 	Handlers.Add(Handle, [this](const game_sidecar_event& Event) {
@@ -247,6 +280,41 @@ void UGameSidecarSubsystem::DispatchLog(const game_sidecar_event* Event, void* U
 {
 	UGameSidecarSubsystem* Self = static_cast<UGameSidecarSubsystem*>(UserData);
 	Self->OnLog.Broadcast(FromUtf8(Event->text));
+}
+
+void UGameSidecarSubsystem::DispatchLifecycle(const game_sidecar_event* Event, void* UserData)
+{
+	// Found on the library's supervisor thread; delivered here, inside the drain (Tick).
+	UGameSidecarSubsystem* Self = static_cast<UGameSidecarSubsystem*>(UserData);
+	if (Event->kind == GAME_SIDECAR_EVENT_EXIT)
+	{
+		const FSidecarExit Exit = ToExit(FromUtf8(Event->event_json));
+		if (!Exit.bRequested)
+		{
+			UE_LOG(LogGameSidecar, Error, TEXT("sidecar exited: %s"), *Exit.Description);
+		}
+		Self->OnExited.Broadcast(Exit);
+		return;
+	}
+	if (Event->kind != GAME_SIDECAR_EVENT_STATUS)
+	{
+		return;
+	}
+	ESidecarState NewState = Self->State;
+	switch (Event->status)
+	{
+	case GAME_SIDECAR_STATUS_STARTING: NewState = ESidecarState::Starting; break;
+	case GAME_SIDECAR_STATUS_READY: NewState = ESidecarState::Ready; break;
+	case GAME_SIDECAR_STATUS_RESTARTING: NewState = ESidecarState::Restarting; break;
+	case GAME_SIDECAR_STATUS_STOPPED: NewState = ESidecarState::Stopped; break;
+	case GAME_SIDECAR_STATUS_FAILED: NewState = ESidecarState::Failed; break;
+	default: break;
+	}
+	// A stop's own result also says Stopped: one broadcast per change.
+	if (NewState != Self->State)
+	{
+		Self->SetState(NewState, FSidecarStatus());
+	}
 }
 
 void UGameSidecarSubsystem::OnCallResult(uint64 Handle, FSidecarCallDone OnDone)

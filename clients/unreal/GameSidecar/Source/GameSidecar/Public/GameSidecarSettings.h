@@ -45,6 +45,19 @@ public:
 	UPROPERTY(Config, EditAnywhere, Category = "Launch", meta = (ClampMin = "1000"))
 	int32 HandshakeTimeoutMs = 15000;
 
+	// Restart after an exit the game did not ask for: at most MaxRestarts within
+	// RestartWindowMs, the n-th after RestartBackoffInitialMs * 2^(n-1) (at most
+	// RestartBackoffMaxMs). 0: no restart (State Failed, OnExited tells why).
+	// Sessions survive a restart only with a StateFolder.
+	UPROPERTY(Config, EditAnywhere, Category = "Recovery", meta = (ClampMin = "0"))
+	int32 MaxRestarts = 3;
+	UPROPERTY(Config, EditAnywhere, Category = "Recovery", meta = (ClampMin = "0"))
+	int32 RestartWindowMs = 60000;
+	UPROPERTY(Config, EditAnywhere, Category = "Recovery", meta = (ClampMin = "0"))
+	int32 RestartBackoffInitialMs = 250;
+	UPROPERTY(Config, EditAnywhere, Category = "Recovery", meta = (ClampMin = "0"))
+	int32 RestartBackoffMaxMs = 5000;
+
 	// Deadline of each unary call; runs have none (cancel them).
 	UPROPERTY(Config, EditAnywhere, Category = "Calls", meta = (ClampMin = "0"))
 	int32 CallTimeoutMs = 30000;

@@ -52,6 +52,11 @@ public:
 	UPROPERTY(BlueprintAssignable, Category = "Game Sidecar")
 	FSidecarStateChanged OnStateChanged;
 
+	// Each sidecar process that ended (a stop included), on the game thread,
+	// before the state change it causes (Failed, Stopped or Restarting).
+	UPROPERTY(BlueprintAssignable, Category = "Game Sidecar")
+	FSidecarExited OnExited;
+
 	// The sidecar's stderr (JSON log lines), on the game thread.
 	UPROPERTY(BlueprintAssignable, Category = "Game Sidecar")
 	FSidecarLogLine OnLog;
@@ -77,10 +82,13 @@ public:
 	void CancelRun(uint64 Run);
 
 	static FSidecarStatus ToStatus(const struct game_sidecar_result* Result);
+	// The EXIT event's JSON as a struct (the fields it lacks stay at their defaults).
+	static FSidecarExit ToExit(const FString& ExitJson);
 
 private:
 	static void Dispatch(const game_sidecar_event* Event, void* UserData);
 	static void DispatchLog(const game_sidecar_event* Event, void* UserData);
+	static void DispatchLifecycle(const game_sidecar_event* Event, void* UserData);
 	FString ResolveStateFolder() const;
 	void SetState(ESidecarState NewState, const FSidecarStatus& Status);
 	void OnCallResult(uint64 Handle, FSidecarCallDone OnDone);

@@ -5,9 +5,9 @@
 #include "CoreMinimal.h"
 #include "GameSidecarTypes.generated.h"
 
-// What the subsystem knows of its sidecar. Until the C++ client reports exits
-// (crash handling, issue 20), a sidecar that dies on its own stays Ready here and
-// its calls fail with UNAVAILABLE.
+// What the subsystem knows of its sidecar (the library's STATUS events, on the
+// game thread). Restarting: it ended unasked and the restart policy is
+// launching it again (Ready follows, or Failed when the policy is exhausted).
 UENUM(BlueprintType)
 enum class ESidecarState : uint8
 {
@@ -16,6 +16,7 @@ enum class ESidecarState : uint8
 	Ready,
 	Stopped,
 	Failed,
+	Restarting,
 };
 
 UENUM(BlueprintType)
@@ -66,6 +67,38 @@ struct GAMESIDECAR_API FSidecarMention
 	int32 StartUtf8 = 0;
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	int32 LengthUtf8 = 0;
+};
+
+// How one sidecar process ended (OnExited; docs/protocol.md §1, "When the sidecar exits").
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarExit
+{
+	GENERATED_BODY()
+
+	// It exited by itself with ExitCode (otherwise a signal ended it, or neither is known).
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	bool bHasExitCode = false;
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 ExitCode = 0;
+	// A signal ended it (POSIX; 9 = SIGKILL).
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	bool bHasSignal = false;
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 Signal = 0;
+	// The game asked for the stop.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	bool bRequested = false;
+	// It stopped answering and was killed by the client.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	bool bHung = false;
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int64 Pid = 0;
+	// Its last <= 20 stderr lines: where it says why it ended.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString StderrTail;
+	// One line for a log: "killed by signal 9 (SIGKILL), not requested; ...".
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString Description;
 };
 
 // What a run node's pins carry besides their text.
@@ -184,3 +217,4 @@ struct GAMESIDECAR_API FSidecarDeltaBatch
 DECLARE_DYNAMIC_DELEGATE_TwoParams(FSidecarCallDone, const FSidecarStatus&, Status, int64, Revision);
 DECLARE_DYNAMIC_MULTICAST_DELEGATE_TwoParams(FSidecarStateChanged, ESidecarState, State, const FSidecarStatus&, Status);
 DECLARE_DYNAMIC_MULTICAST_DELEGATE_OneParam(FSidecarLogLine, const FString&, JsonLine);
+DECLARE_DYNAMIC_MULTICAST_DELEGATE_OneParam(FSidecarExited, const FSidecarExit&, Exit);
