@@ -19,6 +19,7 @@ namespace GameSidecar.Client
         /// (docs/protocol.md §1, "The handshake"): stderr merged into stdout puts log lines
         /// there first, and a program that is no sidecar must not keep the launcher reading.</summary>
         public const int SkipLines = 200;
+        /// <summary>The bytes of stdout skipped at most before the handshake (see <see cref="SkipLines"/>).</summary>
         public const int SkipBytes = 64 * 1024;
 
         /// <summary>True for a JSON object with a "sidecar" key: the handshake line (Parse then
