@@ -67,9 +67,39 @@ static char* unix_path(const char* text) {
     return NULL;
   if (!to_unix) to_unix = (to_unix_fn)(void*)GetProcAddress(GetModuleHandleA("kernel32.dll"), "wine_get_unix_file_name");
   if (!to_unix) return NULL;
-  WCHAR wide[MAX_PATH * 4];
-  if (!MultiByteToWideChar(CP_UTF8, 0, text, -1, wide, MAX_PATH * 4)) return NULL;
-  return to_unix(wide);
+  /* Wine maps a path whose folders exist; a state folder the sidecar is to make may not
+     yet. Map the longest existing prefix and append the rest with '/' separators. */
+  char head[MAX_PATH * 4];
+  size_t n = strlen(text);
+  if (n >= sizeof head) return NULL;
+  memcpy(head, text, n + 1);
+  size_t cut = n;
+  for (;;) {
+    WCHAR wide[MAX_PATH * 4];
+    head[cut] = 0;
+    if (MultiByteToWideChar(CP_UTF8, 0, head, -1, wide, MAX_PATH * 4) &&
+        (cut <= 3 || GetFileAttributesW(wide) != INVALID_FILE_ATTRIBUTES)) {
+      char* root = to_unix(wide);
+      if (!root) return NULL;
+      if (cut == n) return root;
+      size_t rn = strlen(root);
+      char* out = HeapAlloc(GetProcessHeap(), 0, rn + (n - cut) + 2);
+      memcpy(out, root, rn);
+      size_t o = rn;
+      if (o > 0 && out[o - 1] != '/') out[o++] = '/';
+      for (size_t i = cut; i < n; i++) {
+        char c = text[i] == '\\' ? '/' : text[i];
+        if (c == '/' && o > 0 && out[o - 1] == '/') continue;
+        out[o++] = c;
+      }
+      out[o] = 0;
+      HeapFree(GetProcessHeap(), 0, root);
+      return out;
+    }
+    while (cut > 3 && text[cut - 1] != '\\' && text[cut - 1] != '/') cut--;  /* drop the last part */
+    if (cut > 3) cut--;                                                      /* and its separator */
+    else cut = 3;
+  }
 }
 
 /* Sends `text` as a frame, with a Windows path in it (whole, or after "NAME=") mapped. */

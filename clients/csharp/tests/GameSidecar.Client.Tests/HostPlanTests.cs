@@ -13,18 +13,25 @@ namespace GameSidecar.Client.Tests
 {
     public class HostPlanTests
     {
+        // Rooted the platform's way ("/..." here, "C:\..." on Windows), as Unity's paths are.
+        private static string At(string path) =>
+            Path.GetFullPath(Path.Combine(OperatingSystem.IsWindows() ? @"C:\" : "/", path));
+
+        private static readonly string Streaming = At("game/Data/StreamingAssets");
+        private static readonly string Persistent = At("home/p/.config/unity3d/Studio/Game");
+
         private static SidecarHostPlan Plan() => new SidecarHostPlan
         {
-            StreamingAssetsPath = "/game/Data/StreamingAssets",
-            PersistentDataPath = "/home/p/.config/unity3d/Studio/Game",
+            StreamingAssetsPath = Streaming,
+            PersistentDataPath = Persistent,
         };
 
         [Fact]
         public void TheStateFolderDefaultsUnderPersistentDataPath()
         {
             var plan = Plan();
-            Assert.Equal("/home/p/.config/unity3d/Studio/Game/game-sidecar", plan.StateFolder());
-            Assert.Equal(new[] { "serve", "--state-dir", "/home/p/.config/unity3d/Studio/Game/game-sidecar" }, plan.Arguments());
+            Assert.Equal(At("home/p/.config/unity3d/Studio/Game/game-sidecar"), plan.StateFolder());
+            Assert.Equal(new[] { "serve", "--state-dir", At("home/p/.config/unity3d/Studio/Game/game-sidecar") }, plan.Arguments());
         }
 
         [Fact]
@@ -32,11 +39,11 @@ namespace GameSidecar.Client.Tests
         {
             var plan = Plan();
             plan.StateDirectory = "saves/sidecar";
-            Assert.Equal("/home/p/.config/unity3d/Studio/Game/saves/sidecar", plan.StateFolder());
+            Assert.Equal(At("home/p/.config/unity3d/Studio/Game/saves/sidecar"), plan.StateFolder());
             plan.StateDirectory = "../shared";
-            Assert.Equal("/home/p/.config/unity3d/Studio/shared", plan.StateFolder());
-            plan.StateDirectory = "/srv/state";
-            Assert.Equal("/srv/state", plan.StateFolder());
+            Assert.Equal(At("home/p/.config/unity3d/Studio/shared"), plan.StateFolder());
+            plan.StateDirectory = At("srv/state");
+            Assert.Equal(At("srv/state"), plan.StateFolder());
             plan.PersistState = false;
             Assert.Null(plan.StateFolder());
             Assert.DoesNotContain("--state-dir", plan.Arguments());
@@ -53,18 +60,18 @@ namespace GameSidecar.Client.Tests
             Assert.Equal(new[]
             {
                 "serve", "--listen", "tcp://127.0.0.1:0",
-                "--config", Path.Combine("/game/Data/StreamingAssets", "sidecar.toml"),
-                "--state-dir", "/home/p/.config/unity3d/Studio/Game/game-sidecar",
+                "--config", Path.Combine(Streaming, "sidecar.toml"),
+                "--state-dir", At("home/p/.config/unity3d/Studio/Game/game-sidecar"),
                 "--log-level", "debug",
                 "--no-stdin-watch", "--parent-pid", "42",
             }, plan.Arguments());
-            Assert.Equal("/game/Data/StreamingAssets/game-sidecar/game-sidecar.exe", plan.Executable());
+            Assert.Equal(Path.Combine(Streaming, "game-sidecar", "game-sidecar.exe"), plan.Executable());
             plan.IsWindows = false;
-            Assert.Equal("/game/Data/StreamingAssets/game-sidecar/game-sidecar", plan.Executable());
-            plan.ExecutablePath = "/opt/sidecar";
-            Assert.Equal("/opt/sidecar", plan.Executable());
-            plan.ConfigPath = "/etc/sidecar.toml";
-            Assert.Contains("/etc/sidecar.toml", plan.Arguments());
+            Assert.Equal(Path.Combine(Streaming, "game-sidecar", "game-sidecar"), plan.Executable());
+            plan.ExecutablePath = At("opt/sidecar");
+            Assert.Equal(At("opt/sidecar"), plan.Executable());
+            plan.ConfigPath = At("etc/sidecar.toml");
+            Assert.Contains(At("etc/sidecar.toml"), plan.Arguments());
         }
 
         [Fact]
