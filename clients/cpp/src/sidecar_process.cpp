@@ -102,7 +102,11 @@ std::shared_ptr<Child> SidecarProcess::LaunchChild(Handshake* handshake, LaunchE
   std::vector<std::string> argv = {options_.executable};
   argv.insert(argv.end(), options_.args.begin(), options_.args.end());
   std::string spawn_error;
-  std::shared_ptr<Child> child = Child::Spawn(options_, argv, env_, [this] {
+  internal::ChildOptions child_options;
+  child_options.working_directory = options_.working_directory;
+  child_options.stderr_tail_lines = options_.stderr_tail_lines;
+  child_options.on_log = options_.on_log;
+  std::shared_ptr<Child> child = Child::Spawn(child_options, argv, env_, [this] {
     { std::lock_guard<std::mutex> lock(mu_); }  // no lost wake-up for a waiter between its check and its wait
     cv_.notify_all();
   }, &spawn_error);
