@@ -51,9 +51,11 @@ class Child {
 
   int pid() const { return pid_; }
   void CloseStdin();
-  // POSIX: sends `sig`. Windows has no signals: any `sig` is TerminateProcess
-  // (exit code 1), the last step of the stop sequence there.
-  void Signal(int sig);
+  // The stop sequence's last steps, only while the process was not reaped.
+  // POSIX: SIGTERM and SIGKILL. Windows has no SIGTERM: both are
+  // TerminateProcess with exit code 1.
+  void Terminate();
+  void Kill();
   // Waits up to `timeout` for the process to be reaped; true when it was.
   bool WaitExited(std::chrono::milliseconds timeout);
   bool exited() const;
@@ -61,6 +63,10 @@ class Child {
   // ignored and the system reaped it); Windows: the exit code (always known).
   bool status_known() const { return status_known_; }
   int wait_status() const { return wait_status_; }
+  // After exited(): the exit code, or -1 (killed by a signal, or unknown).
+  int exit_code() const;
+  // After exited(): the signal that ended it, or 0 (always 0 on Windows).
+  int term_signal() const;
   Clock::time_point exited_at() const { return exited_at_; }
   // The last `lines` stderr lines (all kept ones for 0), newline-joined.
   std::string StderrTail(size_t lines = 0) const;

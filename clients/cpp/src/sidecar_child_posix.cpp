@@ -34,7 +34,7 @@ std::unique_ptr<Child> Child::Spawn(const ChildOptions& options, const std::vect
 
 Child::~Child() {
   if (pid_ > 0 && !WaitExited(std::chrono::milliseconds(0))) {
-    Signal(SIGKILL);
+    Kill();
     WaitExited(std::chrono::milliseconds(10000));
   }
   if (watcher_.joinable()) watcher_.join();
@@ -61,10 +61,27 @@ void Child::CloseStdin() {
   stdin_fd_ = -1;
 }
 
-void Child::Signal(int sig) {
+namespace {
+
+void SignalUnlessReaped(std::mutex& mu, const bool& exited, int pid, int sig) {
   // Only while not reaped: afterwards the pid may belong to another process.
+  std::lock_guard<std::mutex> lock(mu);
+  if (!exited && pid > 0) kill(pid, sig);
+}
+
+}  // namespace
+
+void Child::Terminate() { SignalUnlessReaped(mu_, exited_, pid_, SIGTERM); }
+void Child::Kill() { SignalUnlessReaped(mu_, exited_, pid_, SIGKILL); }
+
+int Child::exit_code() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!exited_ && pid_ > 0) kill(pid_, sig);
+  return exited_ && status_known_ && WIFEXITED(wait_status_) ? WEXITSTATUS(wait_status_) : -1;
+}
+
+int Child::term_signal() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exited_ && status_known_ && WIFSIGNALED(wait_status_) ? WTERMSIG(wait_status_) : 0;
 }
 
 void Child::ReaderLoop() {

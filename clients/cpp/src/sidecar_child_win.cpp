@@ -47,7 +47,7 @@ std::unique_ptr<Child> Child::Spawn(const ChildOptions& options, const std::vect
 
 Child::~Child() {
   if (process_ != nullptr && !WaitExited(std::chrono::milliseconds(0))) {
-    Signal(0);
+    Kill();
     WaitExited(std::chrono::milliseconds(10000));
   }
   if (watcher_.joinable()) watcher_.join();
@@ -68,12 +68,21 @@ void Child::CloseStdin() {
   CloseIf(&stdin_);  // EOF: the sidecar's signal to shut down in order
 }
 
-void Child::Signal(int) {
+void Child::Kill() {
   // The process handle stays valid after the exit, so this can never hit
   // another process; TerminateProcess on an ended one fails harmlessly.
   std::lock_guard<std::mutex> lock(mu_);
   if (!exited_ && process_ != nullptr) TerminateProcess(static_cast<HANDLE>(process_), 1);
 }
+
+void Child::Terminate() { Kill(); }
+
+int Child::exit_code() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exited_ && status_known_ ? wait_status_ : -1;
+}
+
+int Child::term_signal() const { return 0; }
 
 void Child::ReadLoop(void* pipe, bool is_stdout) {
   HANDLE self = nullptr;

@@ -6,13 +6,15 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "connection.h"
 #include "liveness_probe.h"
 #include "sidecar_child.h"
+#ifdef _WIN32
+#include "spawn_win.h"
+#else
 #include "spawn_posix.h"
+#endif
 #include "supervision.h"
 
 namespace game_sidecar {
@@ -143,7 +145,7 @@ std::shared_ptr<Child> SidecarProcess::LaunchChild(Handshake* handshake, LaunchE
 ExitInfo::How SidecarProcess::Escalate(Child& child, bool kill_now) {
   if (child.exited()) return ExitInfo::How::kExited;
   if (kill_now) {
-    child.Signal(SIGKILL);
+    child.Kill();
     child.WaitExited(std::chrono::milliseconds(10000));
     return ExitInfo::How::kKilled;
   }
@@ -163,9 +165,9 @@ ExitInfo::How SidecarProcess::Escalate(Child& child, bool kill_now) {
     if (unresponsive) return Escalate(child, true);
     if (Clock::now() >= deadline) break;
   }
-  child.Signal(SIGTERM);
+  child.Terminate();  // TerminateProcess on Windows: the end there
   if (child.WaitExited(options_.terminate_grace)) return ExitInfo::How::kTerminated;
-  child.Signal(SIGKILL);
+  child.Kill();
   child.WaitExited(std::chrono::milliseconds(10000));
   return ExitInfo::How::kKilled;
 }
@@ -178,9 +180,8 @@ LaunchError SidecarProcess::FailChild(std::shared_ptr<Child> child, LaunchError:
   e.message = std::move(message);
   e.stderr_tail = child->StderrTail();
   if (kind == LaunchError::Kind::kExitedBeforeHandshake && child->status_known()) {
-    int st = child->wait_status();
-    if (WIFEXITED(st)) e.exit_code = WEXITSTATUS(st);
-    if (WIFSIGNALED(st)) e.term_signal = WTERMSIG(st);
+    e.exit_code = child->exit_code();
+    e.term_signal = child->term_signal();
     if (e.exit_code >= 0) e.message += " (exit code " + std::to_string(e.exit_code) + ")";
     if (e.term_signal > 0) e.message += " (signal " + std::to_string(e.term_signal) + ")";
     if (e.exit_code == kStateDirLockedExitCode) {

@@ -128,7 +128,7 @@ void Tests() {
     Child::FirstLine how;
     FirstLine(*c, 1000ms, &how);
     CHECK(how == Child::FirstLine::kTimedOut);
-    c->Signal(9);
+    c->Kill();
     CHECK(c->WaitExited(20s));
     c->StopReader(5s);
     CHECK(Has(c->StderrTail(), "loading something slow (fake)"));
@@ -185,7 +185,7 @@ void Tests() {
     CHECK(how == Child::FirstLine::kGot);
     c->CloseStdin();
     CHECK(!c->WaitExited(1000ms));  // the grace passes: it ignores EOF
-    c->Signal(15);                  // TerminateProcess on Windows
+    c->Terminate();                 // TerminateProcess on Windows
     CHECK(c->WaitExited(20s));
     c->StopReader(5s);
   });
@@ -205,7 +205,7 @@ void Tests() {
     CHECK(fake != nullptr);
     if (fake == nullptr) return;
     CHECK(WaitForSingleObject(fake, 0) == WAIT_TIMEOUT);  // alive while its host is
-    host->Signal(9);  // TerminateProcess: the host gets no chance to clean up
+    host->Kill();  // TerminateProcess: the host gets no chance to clean up
     CHECK(host->WaitExited(20s));
     bool ended = WaitForSingleObject(fake, 20000) == WAIT_OBJECT_0;
     CHECK(ended);
