@@ -113,6 +113,28 @@ void Tests() {
     }
     LocalFree(parsed);
   });
+  Run("AnInheritableHandleOfTheGameDoesNotReachTheSidecar", [] {
+    // The "game" holds the write end of a pipe, marked inheritable. Once the game
+    // closes its own copy, the read end sees the pipe broken unless the sidecar
+    // inherited a copy (then it would stay open as long as the sidecar lives).
+    SECURITY_ATTRIBUTES sa{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
+    HANDLE r = nullptr, w = nullptr;
+    CHECK(CreatePipe(&r, &w, &sa, 0));
+    auto c = Launch(g_fake, {"ignore-eof"});
+    CHECK(c != nullptr);
+    if (!c) return;
+    Child::FirstLine how;
+    FirstLine(*c, 20s, &how);
+    CHECK(how == Child::FirstLine::kGot);
+    CloseHandle(w);
+    DWORD available = 0;
+    BOOL open = PeekNamedPipe(r, nullptr, 0, nullptr, &available, nullptr);
+    CHECK(!open && GetLastError() == ERROR_BROKEN_PIPE);
+    CloseHandle(r);
+    c->Kill();
+    CHECK(c->WaitExited(20s));
+    c->StopReader(5s);
+  });
   Run("MissingExecutableIsASpawnErrorWithTheSystemsReason", [] {
     std::string error;
     auto c = Launch("C:\\nonexistent\\game-sidecar.exe", {}, {}, &error);
