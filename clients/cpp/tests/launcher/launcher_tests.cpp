@@ -4,7 +4,9 @@
 // by scripts/test_windows_cpp. Prints "N passed, N failed"; exits 1 on a failure.
 //
 //   launcher_tests <fake sidecar> <launcher_host>
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -112,6 +114,66 @@ void Tests() {
       CHECK(same);
     }
     LocalFree(parsed);
+  });
+  Run("WorkingDirectoryAndEnvironmentAreExactlyTheGivenOnes", [] {
+    // A folder and a value with non-ASCII characters: UTF-8 in, UTF-16 to the system.
+    std::wstring wdir = L"C:\\users\\Public\\caf\u00e9 launcher \u263a";
+    CreateDirectoryW(wdir.c_str(), nullptr);
+    std::string dir = game_sidecar::internal::WideToUtf8(wdir);
+    std::vector<std::string> env = {"GAME_SIDECAR_TOKEN=t0k", "FAKE_EXTRA=caf\xc3\xa9 \xe2\x98\xba",
+                                    "SYSTEMROOT=C:\\windows", "Path=C:\\windows\\system32"};
+    ChildOptions options;
+    options.working_directory = dir;
+    std::string error;
+    auto c = Child::Spawn(options, {g_host, "--show-cwd-env"}, env, nullptr, &error);
+    CHECK(c != nullptr);
+    if (!c) {
+      std::printf("    %s\n", error.c_str());
+      return;
+    }
+    Child::FirstLine how;
+    std::string line = FirstLine(*c, 20s, &how);
+    CHECK(how == Child::FirstLine::kGot);
+    CHECK(line == dir);
+    CHECK(c->WaitExited(20s));
+    c->StopReader(5s);
+    std::vector<std::string> got;
+    std::string tail = c->StderrTail();
+    for (size_t start = 0, end; start <= tail.size(); start = end + 1) {
+      end = tail.find('\n', start);
+      if (end == std::string::npos) end = tail.size();
+      if (end > start) got.push_back(tail.substr(start, end - start));
+    }
+    // Names are case-insensitive on Windows (Wine spells SYSTEMROOT "SystemRoot").
+    auto upper_name = [](std::string e) {
+      size_t eq = e.find('=', 1);
+      for (size_t i = 0; i < eq && i < e.size(); ++i) e[i] = static_cast<char>(std::toupper(e[i]));
+      return e;
+    };
+    std::vector<std::string> given, extra;
+    for (auto& e : env) given.push_back(upper_name(e));
+    for (auto& e : got) {
+      std::string u = upper_name(e);
+      auto it = std::find(given.begin(), given.end(), u);
+      if (it != given.end()) given.erase(it);
+      // Wine adds its own WINE* entries and SystemDrive to every new process;
+      // Windows adds nothing. Anything else would have leaked from the game.
+      else if (u.rfind("WINE", 0) != 0 && u.rfind("SYSTEMDRIVE=", 0) != 0) extra.push_back(e);
+    }
+    CHECK(given.empty());  // every given entry arrived, exactly
+    CHECK(extra.empty());  // and nothing of the game's environment
+    for (const auto& e : given) std::printf("    missing: %s\n", e.c_str());
+    for (const auto& e : extra) std::printf("    leaked: %s\n", e.c_str());
+    RemoveDirectoryW(wdir.c_str());
+  });
+  Run("AMissingWorkingDirectoryIsASpawnError", [] {
+    ChildOptions options;
+    options.working_directory = "C:\\nonexistent\\state-folder";
+    std::string error;
+    auto c = Child::Spawn(options, {g_fake, "until-eof"}, game_sidecar::internal::EnvironmentWithout({}), nullptr,
+                          &error);
+    CHECK(c == nullptr);
+    CHECK(Has(error, "cannot start"));
   });
   Run("AnInheritableHandleOfTheGameDoesNotReachTheSidecar", [] {
     // The "game" holds the write end of a pipe, marked inheritable. Once the game
