@@ -110,12 +110,15 @@ void Child::StopReader(std::chrono::milliseconds drain) {
   // A grandchild could hold the pipes open forever; drain only for a while,
   // then cancel the blocked ReadFile calls.
   if (!WaitDrained(drain)) {
-    for (;;) {
+    for (int attempt = 0;; ++attempt) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (stdout_eof_ && stderr_eof_) break;
         for (void* t : reader_threads_)
           if (t != nullptr) CancelSynchronousIo(static_cast<HANDLE>(t));
+        // Still blocked after a second of cancels: end whatever else in the job
+        // holds the pipes (a grandchild), so its ends close and the reads return.
+        if (attempt == 20 && job_ != nullptr) TerminateJobObject(static_cast<HANDLE>(job_), 1);
       }
       if (WaitDrained(std::chrono::milliseconds(50))) break;
     }
