@@ -204,7 +204,11 @@ bool SpawnWithPipes(const std::vector<std::string>& argv, const std::vector<std:
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
+#if defined(__APPLE__)
+  pid_t pid = fork();  // vfork is deprecated in the macOS SDK; the child code is the same
+#else
   pid_t pid = vfork();
+#endif
   if (pid == 0) ChildExec(plan);
   int vfork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
