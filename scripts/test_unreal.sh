@@ -66,7 +66,8 @@ cmake --build "$build" --target game_sidecar capi_c_test capi_unwind_test -j "$j
 GAME_SIDECAR_EXE="$exe" ctest --test-dir "$build" -R '^capi\.' --output-on-failure --no-tests=error
 
 echo "== scripts/unreal_package"
-UNREAL_BUILD_DIR="$build" "$python" "$root/scripts/unreal_package"
+# --max-glibc: the library must load on Unreal's Linux sysroots (glibc 2.17 / 2.28).
+UNREAL_BUILD_DIR="$build" "$python" "$root/scripts/unreal_package" --max-glibc 2.28
 # The checker must refuse what the plugin must never ship: a library that
 # brings the shared gRPC/protobuf and exports their symbols.
 bad="$(ls /usr/lib/*/libgrpc++_unsecure.so.* 2>/dev/null | head -1 || true)"

@@ -6,13 +6,15 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "connection.h"
 #include "liveness_probe.h"
 #include "sidecar_child.h"
+#ifdef _WIN32
+#include "spawn_win.h"
+#else
 #include "spawn_posix.h"
+#endif
 #include "supervision.h"
 
 namespace game_sidecar {
@@ -102,7 +104,11 @@ std::shared_ptr<Child> SidecarProcess::LaunchChild(Handshake* handshake, LaunchE
   std::vector<std::string> argv = {options_.executable};
   argv.insert(argv.end(), options_.args.begin(), options_.args.end());
   std::string spawn_error;
-  std::shared_ptr<Child> child = Child::Spawn(options_, argv, env_, [this] {
+  internal::ChildOptions child_options;
+  child_options.working_directory = options_.working_directory;
+  child_options.stderr_tail_lines = options_.stderr_tail_lines;
+  child_options.on_log = options_.on_log;
+  std::shared_ptr<Child> child = Child::Spawn(child_options, argv, env_, [this] {
     { std::lock_guard<std::mutex> lock(mu_); }  // no lost wake-up for a waiter between its check and its wait
     cv_.notify_all();
   }, &spawn_error);
@@ -148,7 +154,7 @@ std::shared_ptr<Child> SidecarProcess::LaunchChild(Handshake* handshake, LaunchE
 ExitInfo::How SidecarProcess::Escalate(Child& child, bool kill_now) {
   if (child.exited()) return ExitInfo::How::kExited;
   if (kill_now) {
-    child.Signal(SIGKILL);
+    child.Kill();
     child.WaitExited(std::chrono::milliseconds(10000));
     return ExitInfo::How::kKilled;
   }
@@ -168,9 +174,9 @@ ExitInfo::How SidecarProcess::Escalate(Child& child, bool kill_now) {
     if (unresponsive) return Escalate(child, true);
     if (Clock::now() >= deadline) break;
   }
-  child.Signal(SIGTERM);
+  child.Terminate();  // TerminateProcess on Windows: the end there
   if (child.WaitExited(options_.terminate_grace)) return ExitInfo::How::kTerminated;
-  child.Signal(SIGKILL);
+  child.Kill();
   child.WaitExited(std::chrono::milliseconds(10000));
   return ExitInfo::How::kKilled;
 }
@@ -183,9 +189,8 @@ LaunchError SidecarProcess::FailChild(std::shared_ptr<Child> child, LaunchError:
   e.message = std::move(message);
   e.stderr_tail = child->StderrTail();
   if (kind == LaunchError::Kind::kExitedBeforeHandshake && child->status_known()) {
-    int st = child->wait_status();
-    if (WIFEXITED(st)) e.exit_code = WEXITSTATUS(st);
-    if (WIFSIGNALED(st)) e.term_signal = WTERMSIG(st);
+    e.exit_code = child->exit_code();
+    e.term_signal = child->term_signal();
     if (e.exit_code >= 0) e.message += " (exit code " + std::to_string(e.exit_code) + ")";
     if (e.term_signal > 0) e.message += " (signal " + std::to_string(e.term_signal) + ")";
     if (e.exit_code == kStateDirLockedExitCode) {

@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <csignal>
+#ifndef _WIN32
 #include <dirent.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include "connection.h"
 #include "liveness_probe.h"
@@ -157,7 +158,7 @@ void SidecarProcess::Supervise() {
         hung_declared_ = true;
         child = child_;
       }
-      child->Signal(SIGKILL);
+      child->Kill();
     }
   }
 }
@@ -178,9 +179,8 @@ bool SidecarProcess::HandleExit() {
   // 100 ms of the exit, so the reader gets the rest of its drain afterwards.
   child->WaitDrained(std::chrono::milliseconds(30));
   if (child->status_known()) {
-    int st = child->wait_status();
-    if (WIFEXITED(st)) e.exit_code = WEXITSTATUS(st);
-    if (WIFSIGNALED(st)) e.signal = WTERMSIG(st);
+    if (child->exit_code() >= 0) e.exit_code = child->exit_code();
+    if (child->term_signal() > 0) e.signal = child->term_signal();
   }
   e.stderr_tail = child->StderrTail(kExitTailLines);
   e.pid = child->pid();
@@ -304,6 +304,9 @@ void SidecarProcess::RemoveSocketFolder(const Handshake& handshake) const {
   // 0700 game-sidecar-XXXX in the temp dir); with --listen unix:PATH only the
   // socket file (the folder is the game's).
   if (handshake.transport != "unix") return;
+#ifdef _WIN32
+  (void)handshake;  // the Windows sidecar refuses `--listen unix`: never reached there
+#else
   std::string listen = "unix";  // the default where Unix sockets exist
   for (size_t i = 0; i < options_.args.size(); ++i) {
     const std::string& a = options_.args[i];
@@ -326,6 +329,7 @@ void SidecarProcess::RemoveSocketFolder(const Handshake& handshake) const {
     closedir(d);
   }
   rmdir(dir.c_str());
+#endif
 }
 
 }  // namespace game_sidecar

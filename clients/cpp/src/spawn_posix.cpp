@@ -1,15 +1,26 @@
-// posix_spawn with O_CLOEXEC pipes and close-from-3 in the child. posix_spawn
-// (not fork) because a game process is large and multi-threaded: fork would copy
-// page tables and could deadlock on locks held by other threads before exec.
+// vfork + execve with O_CLOEXEC pipes, close-from-3 and an error pipe that
+// carries the exec's errno back. Not posix_spawn: its chdir and closefrom file
+// actions are glibc extensions (2.29 and 2.34) that would raise the glibc floor
+// of every game linking this (docs/unreal.md, "glibc"); this needs glibc 2.17.
+// vfork (not fork) because a game process is large and multi-threaded: fork
+// would copy its page tables. The child shares our memory until execve, so it
+// runs only async-signal-safe calls on data prepared before the vfork.
 #include "spawn_posix.h"
 
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <pthread.h>
 #include <random>
-#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#if defined(__linux__) && !defined(SYS_close_range)
+#define SYS_close_range 436  // Linux 5.9, one number on every architecture; older kernel headers lack it
+#endif
 
 extern char** environ;
 
@@ -51,15 +62,111 @@ void CloseAll(std::initializer_list<int> fds) {
     if (fd >= 0) close(fd);
 }
 
+// What the child reports through the error pipe when it cannot exec.
+struct ChildFailure {
+  int stage;  // kStage*
+  int err;    // errno
+};
+constexpr int kStageDup = 1, kStageChdir = 2, kStageExec = 3;
+
+// Everything the child needs, made before the vfork (no allocation after it).
+struct ChildPlan {
+  int in_read, out_write, err_write, report;  // report: the error pipe's write end
+  const char* cwd;                            // nullptr = ours
+  std::vector<const char*> candidates;        // execve targets, in PATH order
+  char* const* argv;
+  char* const* envp;
+  long max_fd;                                // sysconf(_SC_OPEN_MAX), for kernels without close_range
+};
+
+// Signals the sidecar must start with at their default action, whatever the
+// game did with them (SIGTERM must stop it; its own handlers must work).
+constexpr int kDefaultSignals[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM};
+
+// Closes every descriptor from `from` up to `to` (inclusive) in the child.
+void CloseRange(int from, long to, long max_fd) {
+  if (from > to) return;
+#if defined(__linux__)
+  if (syscall(SYS_close_range, static_cast<unsigned>(from), static_cast<unsigned>(to), 0u) == 0) return;
+#endif
+  long last = to < max_fd ? to : max_fd - 1;
+  for (long fd = from; fd <= last; ++fd) close(static_cast<int>(fd));
+}
+
+[[noreturn]] void Fail(const ChildPlan& plan, int stage, int err) {
+  ChildFailure f{stage, err};
+  ssize_t ignored = write(plan.report, &f, sizeof f);
+  (void)ignored;
+  _exit(127);
+}
+
+// Runs in the vforked child: async-signal-safe calls only, nothing allocated.
+[[noreturn]] void ChildExec(const ChildPlan& plan) {
+  // A handler of the game's must not run here (this child shares the game's
+  // memory); every handled signal goes back to its default before unblocking.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    struct sigaction sa;
+    if (sigaction(sig, nullptr, &sa) != 0) continue;  // a number libc reserves
+    bool force = false;
+    for (int d : kDefaultSignals) force = force || d == sig;
+    if (force || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)) {
+      std::memset(&sa, 0, sizeof sa);
+      sa.sa_handler = SIG_DFL;
+      sigaction(sig, &sa, nullptr);
+    }
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  // dup2 clears close-on-exec on 0, 1 and 2; the pipes are all above 2.
+  if (dup2(plan.in_read, 0) < 0 || dup2(plan.out_write, 1) < 0 || dup2(plan.err_write, 2) < 0)
+    Fail(plan, kStageDup, errno);
+  if (plan.cwd != nullptr && chdir(plan.cwd) != 0) Fail(plan, kStageChdir, errno);
+  // Everything above 2 goes, the game's descriptors without O_CLOEXEC too,
+  // except the error pipe, which is close-on-exec.
+  CloseRange(3, plan.report - 1, plan.max_fd);
+  CloseRange(plan.report + 1, ~0u >> 1, plan.max_fd);
+  // As execvp: a candidate that exists but cannot run (EACCES) is remembered
+  // while later ones are tried; ENOENT and ENOTDIR move on.
+  int err = ENOENT;
+  for (const char* path : plan.candidates) {
+    execve(path, plan.argv, plan.envp);
+    if (errno == EACCES) err = EACCES;
+    else if (errno != ENOENT && errno != ENOTDIR) {
+      err = errno;
+      break;
+    }
+  }
+  Fail(plan, kStageExec, err);
+}
+
+// The paths execvp would try for `file`, from the game's PATH.
+std::vector<std::string> Candidates(const std::string& file) {
+  if (file.find('/') != std::string::npos) return {file};
+  const char* path = getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/bin:/usr/bin";
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    out.push_back((dir.empty() ? std::string(".") : dir) + "/" + file);  // an empty entry is the current folder
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool SpawnWithPipes(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                     const std::string& cwd, SpawnedChild* out, std::string* error) {
-  if (argv.empty()) {
+  if (argv.empty() || argv[0].empty()) {
     *error = "no executable given";
     return false;
   }
-  int in[2] = {-1, -1}, outp[2] = {-1, -1}, err[2] = {-1, -1};
+  int in[2] = {-1, -1}, outp[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
   if (!CloexecPipe(in, error)) return false;
   if (!CloexecPipe(outp, error)) {
     CloseAll({in[0], in[1]});
@@ -69,47 +176,63 @@ bool SpawnWithPipes(const std::vector<std::string>& argv, const std::vector<std:
     CloseAll({in[0], in[1], outp[0], outp[1]});
     return false;
   }
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, outp[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-#if defined(__APPLE__)
-  flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;  // only the dup2'd descriptors survive
-#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // host fds without O_CLOEXEC too
-#endif
-  posix_spawnattr_setflags(&attr, flags);
-  // The game may block or ignore signals (SIGPIPE, SIGINT...); the sidecar must
-  // start with defaults so SIGTERM stops it and its own handlers work.
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM})
-    sigaddset(&defaults, sig);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
+  if (!CloexecPipe(report, error)) {
+    CloseAll({in[0], in[1], outp[0], outp[1], err[0], err[1]});
+    return false;
+  }
 
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
+  std::vector<std::string> candidates = Candidates(argv[0]);
+  ChildPlan plan;
+  plan.in_read = in[0];
+  plan.out_write = outp[1];
+  plan.err_write = err[1];
+  plan.report = report[1];
+  plan.cwd = cwd.empty() ? nullptr : cwd.c_str();
+  for (const auto& c : candidates) plan.candidates.push_back(c.c_str());
+  plan.argv = cargv.data();
+  plan.envp = cenv.data();
+  plan.max_fd = sysconf(_SC_OPEN_MAX);
+  if (plan.max_fd < 0) plan.max_fd = 1024;
 
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  CloseAll({in[0], outp[1], err[1]});  // the child's ends
-  if (rc != 0) {
+  // All signals blocked across the vfork, so none is handled in the child
+  // before it has reset the game's handlers; ours are restored right after.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+#if defined(__APPLE__)
+  pid_t pid = fork();  // vfork is deprecated in the macOS SDK; the child code is the same
+#else
+  pid_t pid = vfork();
+#endif
+  if (pid == 0) ChildExec(plan);
+  int vfork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  CloseAll({in[0], outp[1], err[1], report[1]});  // the child's ends
+  if (pid < 0) {
+    CloseAll({in[1], outp[0], err[0], report[0]});
+    *error = "cannot start " + argv[0] + ": vfork: " + std::strerror(vfork_errno);
+    return false;
+  }
+  // EOF (the write end closed by a successful execve) or the child's failure.
+  ChildFailure failure{0, 0};
+  ssize_t got;
+  do {
+    got = read(report[0], &failure, sizeof failure);
+  } while (got < 0 && errno == EINTR);
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof failure)) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     CloseAll({in[1], outp[0], err[0]});
-    *error = "cannot start " + argv[0] + ": " + std::strerror(rc);
+    const char* what = failure.stage == kStageChdir ? ": working directory " : ": ";
+    *error = "cannot start " + argv[0] + what + (failure.stage == kStageChdir ? cwd + ": " : "") +
+             std::strerror(failure.err);
     return false;
   }
   out->pid = pid;

@@ -4,11 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <cerrno>
+#include <cstring>
 #include <fcntl.h>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <unistd.h>
 
 #include "game_sidecar/sidecar_process.h"
+#include "spawn_posix.h"
 #include "test_support.h"
 
 using game_sidecar::ExitInfo;
@@ -112,6 +117,41 @@ TEST(SidecarProcessFaults, MissingExecutableIsSpawnFailed) {
   ASSERT_EQ(p, nullptr);
   EXPECT_EQ(err.kind, LaunchError::Kind::kSpawnFailed);
   EXPECT_NE(err.message.find("/nonexistent/game-sidecar"), std::string::npos) << err.message;
+  // The exec's own errno comes back from the child, not a guess.
+  EXPECT_NE(err.message.find(std::strerror(ENOENT)), std::string::npos) << err.message;
+}
+
+TEST(SidecarProcessFaults, NameNotInPathIsSpawnFailedWithEnoent) {
+  game_sidecar::SidecarOptions options;
+  options.executable = "no-such-game-sidecar-in-path";
+  LaunchError err;
+  ASSERT_EQ(SidecarProcess::Launch(options, &err), nullptr);
+  EXPECT_EQ(err.kind, LaunchError::Kind::kSpawnFailed);
+  EXPECT_NE(err.message.find(std::strerror(ENOENT)), std::string::npos) << err.message;
+}
+
+TEST(SidecarProcessFaults, NotExecutableIsSpawnFailedWithEacces) {
+  char path[] = "/tmp/game-sidecar-noexec-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);  // mode 0600: exists, not executable
+  game_sidecar::SidecarOptions options;
+  options.executable = path;
+  LaunchError err;
+  auto p = SidecarProcess::Launch(options, &err);
+  unlink(path);
+  ASSERT_EQ(p, nullptr);
+  EXPECT_EQ(err.kind, LaunchError::Kind::kSpawnFailed);
+  EXPECT_NE(err.message.find(std::strerror(EACCES)), std::string::npos) << err.message;
+}
+
+TEST(SidecarProcessFaults, MissingWorkingDirectoryIsSpawnFailedAndSaysSo) {
+  auto options = FakeOptions("ignore-eof");
+  options.working_directory = "/nonexistent/state-folder";
+  LaunchError err;
+  ASSERT_EQ(SidecarProcess::Launch(options, &err), nullptr);
+  EXPECT_EQ(err.kind, LaunchError::Kind::kSpawnFailed);
+  EXPECT_NE(err.message.find("working directory /nonexistent/state-folder"), std::string::npos) << err.message;
 }
 
 TEST(SidecarProcess, PassesMagicTokenAndEnvAndForwardsStderr) {
@@ -240,4 +280,38 @@ TEST(SidecarProcess, ChildGetsOnlyItsThreePipes) {
   bool only_pipes = Eventually([&] { return OpenFds(p->pid()) == std::set<int>{0, 1, 2}; },
                                std::chrono::milliseconds(5000));
   EXPECT_TRUE(only_pipes) << FdTargets(p->pid());
+}
+
+TEST(SidecarProcess, ChildRunsInTheWorkingDirectoryWithExactlyTheGivenEnvironment) {
+  char dir[] = "/tmp/game-sidecar-cwd-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("GAME_SIDECAR_TEST_FROM_GAME", "kept", 1);
+  auto options = FakeOptions("ignore-eof");
+  options.working_directory = dir;
+  options.env.emplace_back("FAKE_EXTRA", "given");
+  auto p = SidecarProcess::Launch(options, nullptr);
+  unsetenv("GAME_SIDECAR_TEST_FROM_GAME");
+  ASSERT_NE(p, nullptr);
+  ASSERT_TRUE(Eventually([&] { return ExeName(p->pid()) == "sleep"; }));
+  char buf[4096];
+  ssize_t n = readlink(("/proc/" + std::to_string(p->pid()) + "/cwd").c_str(), buf, sizeof buf - 1);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), std::string(dir));
+  // /proc/PID/environ: the game's environment, the extra key, magic and token, each once.
+  std::ifstream environ_file("/proc/" + std::to_string(p->pid()) + "/environ");
+  std::string all((std::istreambuf_iterator<char>(environ_file)), std::istreambuf_iterator<char>());
+  std::multiset<std::string> entries;
+  for (size_t start = 0, end; start < all.size(); start = end + 1) {
+    end = all.find('\0', start);
+    if (end == std::string::npos) end = all.size();
+    entries.insert(all.substr(start, end - start));
+  }
+  EXPECT_EQ(entries.count("GAME_SIDECAR_TEST_FROM_GAME=kept"), 1u);
+  EXPECT_EQ(entries.count("FAKE_EXTRA=given"), 1u);
+  EXPECT_EQ(entries.count("GAME_SIDECAR_TOKEN=" + p->token()), 1u);
+  EXPECT_EQ(entries.count("GAME_SIDECAR_MAGIC=game-sidecar-v1"), 1u);
+  size_t expected = game_sidecar::internal::EnvironmentWithout({"GAME_SIDECAR_MAGIC", "GAME_SIDECAR_TOKEN", "FAKE_EXTRA"}).size();
+  EXPECT_EQ(entries.size(), expected + 4) << "the environment is exactly the given one";
+  p->Stop();
+  rmdir(dir);
 }

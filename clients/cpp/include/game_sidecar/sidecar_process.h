@@ -11,8 +11,10 @@
 // SIDECAR_GONE, its socket folder is removed, and with a RestartPolicy it is
 // relaunched and the clients swap to the new process.
 //
-// POSIX only (Linux, macOS). On Windows launch with `--listen tcp://127.0.0.1:0`
-// through your own CreateProcess code and hand the handshake to SidecarClient.
+// Linux and macOS: a vfork/exec child; Windows: CreateProcessW in a Job Object
+// that kills the sidecar when the game ends (docs/unreal.md, "Windows"). On
+// Windows there is no SIGTERM step: the stop sequence is stdin EOF, the grace,
+// then TerminateProcess, and an exit carries its exit code, never a signal.
 #pragma once
 
 #include <chrono>
