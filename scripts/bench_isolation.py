@@ -37,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench_oversized import Peak, rss_mb  # noqa: E402 - the same RSS sampling as the oversized bench
 from fakes.openai_server import FakeOpenAI  # noqa: E402
 
 from sidecar.client import SidecarClient, SidecarProcess  # noqa: E402
@@ -52,14 +53,6 @@ FROM_TREE = (
     "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
     "sys.path.insert(0, tree); sys.argv[0] = 'sidecar'; runpy.run_module('sidecar', run_name='__main__')"
 )
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -140,25 +133,6 @@ async def heavy_prompt(sidecar: SidecarProcess) -> dict[str, Any]:
         "other_calls_during": {"calls": len(during), "p50_ms": pct(during, 0.5), "p99_ms": pct(during, 0.99),
                                "max_ms": round(max(during), 2) if during else None},
     }
-
-
-class Peak:
-    def __init__(self, pid: int) -> None:
-        self.pid, self.value = pid, rss_mb(pid)
-        self._task: asyncio.Task[None] | None = None
-
-    async def _sample(self) -> None:
-        while True:
-            self.value = max(self.value, rss_mb(self.pid))
-            await asyncio.sleep(0.02)
-
-    def __enter__(self) -> Peak:
-        self._task = asyncio.create_task(self._sample())
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._task is not None
-        self._task.cancel()
 
 
 async def runaway(sidecar: SidecarProcess, fake: FakeOpenAI) -> dict[str, Any]:
