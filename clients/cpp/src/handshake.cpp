@@ -89,28 +89,6 @@ bool ParseHandshake(const std::string& line, Handshake* out, std::string* error)
   return true;
 }
 
-HandshakeScan::Verdict HandshakeScan::Offer(const std::string& line) {
-  Struct doc;
-  std::string text = line;
-  if (!text.empty() && text.back() == '\r') text.pop_back();
-  // A JSON object with a "sidecar" key is the handshake (right or wrong: then
-  // ParseHandshake says precisely what is wrong with it); anything else is skipped.
-  if (!text.empty() && text.front() == '{' && google::protobuf::util::JsonStringToMessage(text, &doc).ok() &&
-      Field(doc, "sidecar") != nullptr) {
-    return Verdict::kHandshake;
-  }
-  ++lines_;
-  bytes_ += line.size() + 1;
-  last_ = line.size() <= 200 ? line : line.substr(0, 200) + "...";
-  return lines_ > kHandshakeSkipLines || bytes_ > kHandshakeSkipBytes ? Verdict::kGiveUp : Verdict::kSkip;
-}
-
-std::string HandshakeScan::Describe() const {
-  if (lines_ == 0) return "";
-  return "; " + std::to_string(lines_) + " stdout line" + (lines_ == 1 ? " was" : "s were") +
-         " not a handshake, the last: " + last_;
-}
-
 std::string GrpcTarget(const Handshake& handshake) {
   if (handshake.transport == "unix") return "unix:" + handshake.address;
   return handshake.address;

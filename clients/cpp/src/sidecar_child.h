@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "game_sidecar/handshake.h"
+
 
 namespace game_sidecar {
 namespace internal {

@@ -16,11 +16,23 @@
 
 using game_sidecar::internal::WideToUtf8;
 
+// What it reports goes out as a handshake-shaped line (a JSON object with a
+// "sidecar" key), the only kind of stdout line a launcher takes as the first
+// (docs/protocol.md §1); the tests read "value" back.
+static void Report(const std::string& value) {
+  std::string escaped;
+  for (char c : value) {
+    if (c == '\\' || c == '"') escaped += '\\';
+    escaped += c;
+  }
+  std::printf("{\"sidecar\":\"launcher_host\",\"value\":\"%s\"}\n", escaped.c_str());
+  std::fflush(stdout);
+}
+
 static int ShowCwdAndEnvironment() {
   wchar_t cwd[MAX_PATH * 4];
   DWORD n = GetCurrentDirectoryW(MAX_PATH * 4, cwd);
-  std::printf("%s\n", WideToUtf8(std::wstring(cwd, n)).c_str());
-  std::fflush(stdout);
+  Report(WideToUtf8(std::wstring(cwd, n)));
   wchar_t* block = GetEnvironmentStringsW();
   for (const wchar_t* e = block; *e != L'\0'; e += wcslen(e) + 1)
     std::fprintf(stderr, "%s\n", WideToUtf8(e).c_str());
@@ -43,8 +55,7 @@ int main(int argc, char** argv) {
   std::string line;
   if (child->WaitFirstLine(std::chrono::seconds(20), abort, &line) != game_sidecar::internal::Child::FirstLine::kGot)
     return 1;
-  std::printf("%d\n", child->pid());
-  std::fflush(stdout);
+  Report(std::to_string(child->pid()));
   std::this_thread::sleep_for(std::chrono::minutes(5));
   return 0;
 }

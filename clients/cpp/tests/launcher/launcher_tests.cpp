@@ -62,6 +62,16 @@ std::string FirstLine(Child& c, std::chrono::milliseconds timeout, Child::FirstL
   std::atomic<bool> abort{false};
   std::string line;
   *how = c.WaitFirstLine(timeout, abort, &line);
+  // launcher_host reports {"sidecar":"launcher_host","value":"..."}: its value, unescaped.
+  const std::string mark = "{\"sidecar\":\"launcher_host\",\"value\":\"";
+  if (line.compare(0, mark.size(), mark) == 0 && line.size() >= mark.size() + 2) {
+    std::string value;
+    for (size_t i = mark.size(); i + 1 < line.size() && !(line[i] == '"' && line[i + 1] == '}'); ++i) {
+      if (line[i] == '\\' && i + 1 < line.size()) ++i;
+      value += line[i];
+    }
+    return value;
+  }
   return line;
 }
 
