@@ -298,8 +298,13 @@ TEST(SidecarProcess, ChildRunsInTheWorkingDirectoryWithExactlyTheGivenEnvironmen
   ASSERT_GT(n, 0);
   EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), std::string(dir));
   // /proc/PID/environ: the game's environment, the extra key, magic and token, each once.
-  std::ifstream environ_file("/proc/" + std::to_string(p->pid()) + "/environ");
-  std::string all((std::istreambuf_iterator<char>(environ_file)), std::istreambuf_iterator<char>());
+  // Read until it is there: during the shell's exec into sleep it reads as empty.
+  std::string all;
+  ASSERT_TRUE(Eventually([&] {
+    std::ifstream environ_file("/proc/" + std::to_string(p->pid()) + "/environ");
+    all.assign(std::istreambuf_iterator<char>(environ_file), std::istreambuf_iterator<char>());
+    return !all.empty() && ExeName(p->pid()) == "sleep";
+  }));
   std::multiset<std::string> entries;
   for (size_t start = 0, end; start < all.size(); start = end + 1) {
     end = all.find('\0', start);
