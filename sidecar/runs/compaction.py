@@ -32,7 +32,6 @@ from sidecar.projection import Projection
 from sidecar.state.model import TranscriptSummary
 
 if TYPE_CHECKING:
-    from sidecar.context.context_engine import ContextEngine
     from sidecar.state.store import SessionStore
 
 __all__ = ["Compactor"]
@@ -44,12 +43,11 @@ _TOKENS_PER_CHAR = 0.3
 
 
 class Compactor:
-    def __init__(self, config: Config, store: SessionStore, gateway: ModelGateway, context: ContextEngine) -> None:
+    def __init__(self, config: Config, store: SessionStore, gateway: ModelGateway) -> None:
         self._config = config
         self._cfg = config.transcripts
         self._store = store
         self._gateway = gateway
-        self._context = context
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
         #: The summary profile of each compaction under way (to give the embedded model way).
         self._profiles: dict[tuple[str, str], str] = {}
