@@ -7,7 +7,9 @@
 #     (CTest capi.c_program);
 #  3. scripts/unreal_package: assemble dist/unreal/GameSidecar/ and check the
 #     library (dependencies, exports, glibc floor); and check that the checker
-#     refuses a library linked against the shared gRPC.
+#     refuses a library linked against the shared gRPC;
+#  4. the Win64 DLL's checks (imports, exports from the PE tables) on two DLLs
+#     made by mingw-w64, and --win64-dir's placement (skipped without mingw-w64).
 #
 # Environment: GAME_SIDECAR_EXE (default .venv/bin/game-sidecar), UNREAL_BUILD_DIR
 # (default build/unreal), CPP_JOBS (default 2), CXX (default g++).
@@ -77,5 +79,46 @@ if [[ -n "$bad" ]]; then
     exit 1
   fi
   echo "   ok: the check refuses $(basename "$bad")"
+fi
+
+echo "== the Win64 library's checks (PE tables)"
+# game_sidecar.dll itself is built by MSVC on a hosted runner (no gRPC for
+# Windows here); what is tested here is the check that job and --win64-dir run:
+# two DLLs made by the real mingw-w64 linker, one shaped as the library must be
+# (the header's 39 exports, KERNEL32 only), one as it must never be (a C runtime
+# DLL imported, a gRPC symbol exported, a function missing).
+if command -v x86_64-w64-mingw32-gcc >/dev/null; then
+  pe="$build/pe-check"
+  rm -rf "$pe" && mkdir -p "$pe/good" "$pe/bad"
+  "$python" - "$root/clients/cpp/capi/include/game_sidecar_c.h" "$pe" <<'PY'
+import re, sys
+names = sorted(set(re.findall(r"GAME_SIDECAR_API[^;(]*?\b(game_sidecar_\w+)\s*\(", open(sys.argv[1]).read(), re.S)))
+with open(f"{sys.argv[2]}/good.def", "w") as f:
+    f.write("LIBRARY game_sidecar.dll\nEXPORTS\n" + "".join(f"  {n}=stub\n" for n in names))
+with open(f"{sys.argv[2]}/bad.def", "w") as f:
+    f.write("LIBRARY game_sidecar.dll\nEXPORTS\n" + "".join(f"  {n}=stub\n" for n in names[1:]) + "  grpc_init=stub\n")
+PY
+  printf '%s\n' '#include <windows.h>' \
+    'BOOL WINAPI stub_entry(HINSTANCE h, DWORD r, LPVOID p) { (void)h; (void)r; (void)p; return TRUE; }' \
+    'DWORD stub(void) { return GetCurrentProcessId(); }' > "$pe/stub.c"
+  x86_64-w64-mingw32-gcc -shared -nostdlib -Wl,-e,stub_entry -o "$pe/good/game_sidecar.dll" "$pe/stub.c" "$pe/good.def" \
+    -lkernel32 -Wl,--out-implib,"$pe/good/game_sidecar.lib"
+  x86_64-w64-mingw32-gcc -shared -o "$pe/bad/game_sidecar.dll" "$pe/stub.c" "$pe/bad.def"
+  "$python" "$root/scripts/unreal_package" --check-only "$pe/good/game_sidecar.dll" >/dev/null \
+    || { echo "test_unreal: the Win64 check refused a DLL shaped as game_sidecar.dll must be" >&2; exit 1; }
+  out="$("$python" "$root/scripts/unreal_package" --check-only "$pe/bad/game_sidecar.dll" 2>&1 || true)"
+  for want in "imports msvcrt.dll" "not in the header, e.g. grpc_init" "does not export"; do
+    grep -q "$want" <<<"$out" || { echo "test_unreal: the Win64 check missed: $want" >&2; echo "$out" >&2; exit 1; }
+  done
+  echo "   ok: the Win64 check passes the right shape and refuses the wrong one"
+  # --win64-dir puts the pair where GameSidecarLibrary.Build.cs looks (the Linux library is built above).
+  UNREAL_BUILD_DIR="$build" "$python" "$root/scripts/unreal_package" --win64-dir "$pe/good" --out "$pe/plugin" >/dev/null
+  for f in game_sidecar.dll game_sidecar.lib; do
+    test -f "$pe/plugin/Source/ThirdParty/GameSidecarLibrary/lib/Win64/$f" \
+      || { echo "test_unreal: --win64-dir did not place $f" >&2; exit 1; }
+  done
+  echo "   ok: --win64-dir places game_sidecar.dll and game_sidecar.lib"
+else
+  echo "test_unreal: Win64 library checks skipped, no x86_64-w64-mingw32-gcc (apt-get install mingw-w64)"
 fi
 echo "== unreal: all passed"

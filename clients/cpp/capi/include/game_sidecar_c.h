@@ -206,8 +206,8 @@ typedef struct game_sidecar_launch_options {
 } game_sidecar_launch_options;
 
 /* Spawns the sidecar and waits for its handshake (blocking). Returns a result
- * (free it): ok with the handshake as JSON, or the launch error. POSIX only in
- * this version; on Windows use game_sidecar_connect. */
+ * (free it): ok with the handshake as JSON, or the launch error. On Windows the
+ * sidecar runs in a Job Object that ends it when the game's process ends. */
 GAME_SIDECAR_API game_sidecar_result* game_sidecar_launch(game_sidecar_host* gs, const game_sidecar_launch_options* options);
 /* The same on the worker; `callback` gets a LAUNCHED event. Returns the handle. */
 GAME_SIDECAR_API uint64_t game_sidecar_launch_async(game_sidecar_host* gs, const game_sidecar_launch_options* options,

@@ -180,12 +180,6 @@ std::unique_ptr<game_sidecar_result> game_sidecar_host::DoLaunch(const gs_ns::Si
       return game_sidecar_c::LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "", "a sidecar is already launched or connected");
     }
   }
-#ifdef _WIN32
-  (void)options;
-  (void)client_options;
-  return game_sidecar_c::LocalError(GAME_SIDECAR_UNIMPLEMENTED, "",
-                                    "launching is POSIX-only in this version: start the sidecar and use game_sidecar_connect");
-#else
   gs_ns::LaunchError error;
   std::unique_ptr<gs_ns::SidecarProcess> launched = gs_ns::SidecarProcess::Launch(options, &error);
   if (!launched) {
@@ -221,7 +215,6 @@ std::unique_ptr<game_sidecar_result> game_sidecar_host::DoLaunch(const gs_ns::Si
   process = std::move(launched);
   client = std::move(made);
   return result;
-#endif
 }
 
 std::unique_ptr<game_sidecar_result> game_sidecar_host::DoStop() {

@@ -1,18 +1,48 @@
 /* The C ABI from plain C99 against the real sidecar (scripted model):
- *   capi_c_test <game-sidecar> <sidecar_test.toml> <fake_sidecar.sh>
- * GAME_SIDECAR_EXE in the environment overrides the first argument.
+ *   capi_c_test <game-sidecar> <sidecar_test.toml> <fake sidecar>
+ * The fake sidecar is tests/fake_sidecar.sh on POSIX, tests/wine/fake_sidecar.exe
+ * on Windows. GAME_SIDECAR_EXE in the environment overrides the first argument.
  *
  * A "game thread" loop drains the object's events; every result of a
- * non-blocking call must arrive there, through the callback of its own call. */
+ * non-blocking call must arrive there, through the callback of its own call.
+ * The same program runs on Windows (the hosted-runner workflow's win64-library
+ * job); what differs is in the three helpers below. */
+#ifndef _WIN32
 #define _POSIX_C_SOURCE 200809L /* kill, pthread_self */
-#include <pthread.h>
-#include <signal.h>
+#endif
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "game_sidecar_c.h"
+
+#ifdef _WIN32
+#include <windows.h>
+typedef DWORD thread_id;
+static thread_id this_thread(void) { return GetCurrentThreadId(); }
+static int same_thread(thread_id a, thread_id b) { return a == b; }
+/* What a crash looks like to the launcher: the process ends at once, no clean-up. */
+static int kill_hard(int pid) {
+  HANDLE h = OpenProcess(PROCESS_TERMINATE, FALSE, (DWORD)pid);
+  BOOL ok;
+  if (h == NULL) return -1;
+  ok = TerminateProcess(h, 137);
+  CloseHandle(h);
+  return ok ? 0 : -1;
+}
+/* How the exit event reports it: Windows has no signals, the code is the one given above. */
+#define KILLED_EXIT_JSON "{\"exitCode\":137,\"signal\":null,"
+#else
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+typedef pthread_t thread_id;
+static thread_id this_thread(void) { return pthread_self(); }
+static int same_thread(thread_id a, thread_id b) { return pthread_equal(a, b); }
+static int kill_hard(int pid) { return kill((pid_t)pid, SIGKILL); }
+#define KILLED_EXIT_JSON "{\"exitCode\":null,\"signal\":9,"
+#endif
 
 static int failures = 0;
 #define CHECK(cond)                                                          \
@@ -309,7 +339,7 @@ static void test_real_sidecar(const char* exe, const char* config) {
 
 /* What the lifecycle callback saw (STATUS and EXIT events). */
 typedef struct life_log {
-  pthread_t game_thread;
+  thread_id game_thread;
   int wrong_thread;   /* a callback ran on another thread than the draining one */
   int wrong_kind;
   int exits;
@@ -323,7 +353,7 @@ typedef struct life_log {
 
 static void on_life(const game_sidecar_event* e, void* user_data) {
   life_log* log = (life_log*)user_data;
-  if (!pthread_equal(pthread_self(), log->game_thread)) log->wrong_thread++;
+  if (!same_thread(this_thread(), log->game_thread)) log->wrong_thread++;
   if (getenv("CAPI_TEST_VERBOSE") != NULL) fprintf(stderr, "life: kind %d status %d %s\n", e->kind, e->status, e->event_json);
   if (e->kind == GAME_SIDECAR_EVENT_EXIT) {
     log->exits++;
@@ -354,7 +384,7 @@ static void test_exit_and_restart(const char* exe, const char* config) {
   memset(&o, 0, sizeof o);
   memset(&life, 0, sizeof life);
   memset(&stopped, 0, sizeof stopped);
-  life.game_thread = pthread_self();
+  life.game_thread = this_thread();
   o.struct_size = sizeof o;
   o.executable = exe;
   o.args = args;
@@ -369,11 +399,11 @@ static void test_exit_and_restart(const char* exe, const char* config) {
   CHECK(game_sidecar_get_status(gs) == GAME_SIDECAR_STATUS_READY);
   pid1 = game_sidecar_pid(gs);
   CHECK(pid1 > 0);
-  CHECK(kill((pid_t)pid1, SIGKILL) == 0);
+  CHECK(kill_hard(pid1) == 0);
   CHECK(pump_until(gs, &life.ready_seen));
   CHECK(life.wrong_thread == 0 && life.wrong_kind == 0);
   CHECK(life.exits == 1 && life.requested_exits == 0);
-  CHECK(strstr(life.last_exit, "\"signal\":9") != NULL && strstr(life.last_exit, "\"exitCode\":null") != NULL);
+  CHECK(strstr(life.last_exit, KILLED_EXIT_JSON) != NULL);
   CHECK(strstr(life.last_exit, "\"hung\":false") != NULL && strstr(life.last_exit, "\"description\":\"") != NULL);
   CHECK(strstr(life.last_exit, "\"stderrTail\":") != NULL);
   CHECK(life.status_count == 2 && life.statuses[0] == GAME_SIDECAR_STATUS_RESTARTING &&
@@ -394,7 +424,7 @@ static void test_exit_and_restart(const char* exe, const char* config) {
   /* No policy: a game built before the restart fields passes the older size. */
   gs = game_sidecar_create();
   memset(&life, 0, sizeof life);
-  life.game_thread = pthread_self();
+  life.game_thread = this_thread();
   o.struct_size = offsetof(game_sidecar_launch_options, restart_max);
   o.restart_max = 99; /* beyond struct_size: must not be read */
   game_sidecar_set_lifecycle_callback(gs, on_life, &life);
@@ -402,11 +432,11 @@ static void test_exit_and_restart(const char* exe, const char* config) {
   CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
   game_sidecar_result_free(r);
   pid1 = game_sidecar_pid(gs);
-  CHECK(kill((pid_t)pid1, SIGKILL) == 0);
+  CHECK(kill_hard(pid1) == 0);
   CHECK(pump_until(gs, &life.final_seen));
   CHECK(life.exits == 1 && life.requested_exits == 0 && life.wrong_thread == 0 && life.wrong_kind == 0);
   CHECK(life.status_count == 1 && life.statuses[0] == GAME_SIDECAR_STATUS_FAILED);
-  CHECK(strstr(life.last_exit, "\"signal\":9") != NULL);
+  CHECK(strstr(life.last_exit, KILLED_EXIT_JSON) != NULL);
   CHECK(game_sidecar_get_status(gs) == GAME_SIDECAR_STATUS_FAILED);
   r = game_sidecar_call(gs, "GetInfo", NULL);
   CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_UNAVAILABLE && strcmp(game_sidecar_result_reason(r), "SIDECAR_GONE") == 0);
@@ -417,7 +447,7 @@ static void test_exit_and_restart(const char* exe, const char* config) {
 int main(int argc, char** argv) {
   const char* exe = getenv("GAME_SIDECAR_EXE");
   if (argc < 4) {
-    fprintf(stderr, "usage: %s <game-sidecar> <config.toml> <fake_sidecar.sh>\n", argv[0]);
+    fprintf(stderr, "usage: %s <game-sidecar> <config.toml> <fake sidecar>\n", argv[0]);
     return 2;
   }
   if (exe == NULL || *exe == '\0') exe = argv[1];
