@@ -47,10 +47,11 @@ public:
 
 	// Restart after an exit the game did not ask for: at most MaxRestarts within
 	// RestartWindowMs, the n-th after RestartBackoffInitialMs * 2^(n-1) (at most
-	// RestartBackoffMaxMs). 0: no restart (State Failed, OnExited tells why).
-	// Sessions survive a restart only with a StateFolder.
+	// RestartBackoffMaxMs). 0 (the default: opt in, as in every client and the
+	// Unity host): no restart (State Failed, OnExited tells why). 3 is a good
+	// value. Sessions survive a restart only with a StateFolder.
 	UPROPERTY(Config, EditAnywhere, Category = "Recovery", meta = (ClampMin = "0"))
-	int32 MaxRestarts = 3;
+	int32 MaxRestarts = 0;
 	UPROPERTY(Config, EditAnywhere, Category = "Recovery", meta = (ClampMin = "0"))
 	int32 RestartWindowMs = 60000;
 	UPROPERTY(Config, EditAnywhere, Category = "Recovery", meta = (ClampMin = "0"))
