@@ -54,11 +54,13 @@ class Link:
         self.gone = False
         #: The game called Shutdown through this link: the exit that follows was asked for.
         self.shutdown_requested = False
+        #: Set with `gone` by the supervisor: a restart policy will relaunch the process.
+        self.will_restart = False
         self._callables: dict[tuple[str, str], Any] = {}
 
     def gone_error(self, detail: str = "") -> SidecarGone:
         exit = self.exit.result() if self.exit is not None and self.exit.done() else None
-        return SidecarGone(self.endpoint, exit, detail)
+        return SidecarGone(self.endpoint, exit, detail, will_restart=self.will_restart)
 
     def multicallable(self, kind: str, method: str, kwargs: dict[str, Any]) -> Any:
         key = (kind, method)

@@ -102,8 +102,11 @@ RETRYABLE_REASONS = frozenset(
 
 
 def is_retryable(error: grpc.aio.AioRpcError | grpc.RpcError) -> bool:
-    """True when the failed request may succeed if sent again unchanged (`RETRYABLE_REASONS`).
-    A `SidecarGone` is not: with a `RestartPolicy`, wait for the status READY, then retry."""
+    """True when the failed request may succeed if sent again unchanged (`RETRYABLE_REASONS`,
+    after a backoff). A `SidecarGone` is when its `will_restart` is: wait for the status
+    READY, then send it again (C#'s `IsRetryable`, C++'s `Status::retryable()`)."""
+    if isinstance(error, SidecarGone):
+        return error.will_restart
     return error_reason(error) in RETRYABLE_REASONS
 
 

@@ -85,13 +85,17 @@ class SidecarGone(grpc.aio.AioRpcError):  # type: ignore[misc]  # grpc: no stubs
     SIDECAR_GONE (`error_reason(e) == "SIDECAR_GONE"`), so handlers written for gRPC
     errors see it too; it is distinct from PROVIDER_UNAVAILABLE, which the sidecar
     sends about a model. `exit` is None only while the exit is being recorded.
+    `will_restart`: a RestartPolicy is relaunching it (wait for READY, then call
+    again); False when the game stopped it, without a policy, or once the policy
+    is used up (status FAILED). C#'s `SidecarGoneException.WillRestart`.
     """
 
     reason = SIDECAR_GONE
 
-    def __init__(self, endpoint: str, exit: SidecarExit | None, detail: str = "") -> None:
+    def __init__(self, endpoint: str, exit: SidecarExit | None, detail: str = "", will_restart: bool = False) -> None:
         self.endpoint = endpoint
         self.exit = exit
+        self.will_restart = will_restart
         what = exit.describe() if exit is not None else "the process is gone"
         message = f"sidecar at {endpoint} is gone: {what}" + (f" ({detail})" if detail else "")
         super().__init__(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),

@@ -187,6 +187,7 @@ class SidecarProcess:
     async def _gone(self, child: Child, exit: SidecarExit) -> None:
         """Within milliseconds of the exit: every call on its channel ends with SidecarGone."""
         link = self.client._link
+        link.will_restart = self._policy is not None and not exit.requested
         link.gone = True
         if link.exit is not None and not link.exit.done():
             link.exit.set_result(exit)
@@ -255,6 +256,7 @@ class SidecarProcess:
                               lost=tuple(lost), resumed=tuple(resumed), resent=tuple(resent))
 
     def _finish(self, status: SidecarStatus, exit: SidecarExit) -> None:
+        self.client._link.will_restart = False  # stopped, or the policy is used up: it stays gone
         self._set_status(status)
         if not self.exited.done():
             self.exited.set_result(exit)

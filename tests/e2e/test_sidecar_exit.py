@@ -45,7 +45,7 @@ async def test_kill_9_during_a_delta_stream_ends_it_with_sidecar_gone(tmp_path: 
         await asyncio.wait_for(reader, GONE_WAIT_S)
     assert error_reason(err.value) == "SIDECAR_GONE" and err.value.code() == grpc.StatusCode.UNAVAILABLE
     assert err.value.endpoint == address and address in str(err.value)
-    assert err.value.exit is not None
+    assert err.value.exit is not None and not err.value.will_restart  # no policy: it stays gone
     assert_killed(err.value.exit)
 
     exit = await asyncio.wait_for(sidecar.wait_exit(), GONE_WAIT_S)

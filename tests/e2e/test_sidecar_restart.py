@@ -37,6 +37,7 @@ from sidecar.client import (
     SidecarProcess,
     SidecarStatus,
     TrackedSession,
+    is_retryable,
 )
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
@@ -133,6 +134,8 @@ async def test_calls_while_restarting_fail_at_once_and_stop_ends_the_wait(tmp_pa
     with pytest.raises(SidecarGone) as err:
         await sidecar.client.get_info()
     assert err.value.exit == exits[0] and "no call is made" in str(err.value)
+    assert err.value.will_restart, "a policy is relaunching it: the game may call again once READY"
+    assert is_retryable(err.value)
     with pytest.raises(SidecarGone):
         sidecar.client.sessions.StreamDeltas()  # the raw stubs too, at the call itself
     # stop() during the backoff ends it: nothing more is launched.
@@ -158,6 +161,8 @@ async def test_a_used_up_policy_fails_with_the_last_exit(tmp_path: Path) -> None
     with pytest.raises(SidecarGone) as err:
         await sidecar.client.get_info()
     assert err.value.exit == last
+    assert not err.value.will_restart, "the policy is used up: it stays gone"
+    assert not is_retryable(err.value)
     await no_process(second)
     assert leftovers(tmp_path) == []
 

@@ -55,7 +55,9 @@ Status GoneStatus(const std::shared_ptr<const SidecarExit>& exit, const std::str
     s.metadata["requested"] = exit->requested ? "true" : "false";
     s.metadata["hung"] = exit->hung ? "true" : "false";
   }
+  s.metadata["will_restart"] = restarting ? "true" : "false";
   s.sidecar_exit = exit;
+  s.sidecar_will_restart = restarting;
   return s;
 }
 

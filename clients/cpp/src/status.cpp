@@ -19,6 +19,13 @@ sidecar::v1::ErrorReason Status::reason_code() const {
   return value;
 }
 
+bool Status::retryable() const {
+  if (sidecar_gone()) return sidecar_will_restart;
+  // The same set as sidecar/client.py's RETRYABLE_REASONS and C#'s IsRetryableReason.
+  return reason == "QUEUE_FULL" || reason == "PROVIDER_TIMEOUT" || reason == "PROVIDER_RATE_LIMITED" ||
+         reason == "PROVIDER_UNAVAILABLE" || reason == "STORAGE_FULL";
+}
+
 std::string Status::ToString() const {
   std::string out = StatusCodeName(code);
   if (!reason.empty()) out += "/" + reason;

@@ -396,6 +396,8 @@ TEST(SidecarRestart, UnacknowledgedBatchIsAppliedExactlyOnce) {
   ASSERT_EQ(kill(s.process->pid(), SIGSTOP), 0);
   st = tracked->Apply({Fact("counted", 1)}, nullptr, "lost-ack");
   EXPECT_TRUE(st.sidecar_gone()) << st.ToString();
+  EXPECT_TRUE(st.sidecar_will_restart) << st.ToString();  // the policy relaunches it
+  EXPECT_EQ(st.metadata["will_restart"], "true");
   ASSERT_TRUE(events.WaitRestarts(1));
   {
     std::lock_guard<std::mutex> lock(events.mu);
@@ -461,6 +463,8 @@ TEST(SidecarRestart, ExhaustedPolicyFailsWithTheLastExit) {
                                                          SidecarStatus::kFailed}));
   Status st = s.client->GetInfo({}, nullptr);
   EXPECT_TRUE(st.sidecar_gone()) << st.ToString();
+  EXPECT_FALSE(st.sidecar_will_restart);  // the policy is used up: it stays gone
+  EXPECT_EQ(st.metadata["will_restart"], "false");
   EXPECT_EQ(st.message.find("restarting"), std::string::npos) << st.message;
   EXPECT_FALSE(Alive(first));
   EXPECT_FALSE(Alive(second));

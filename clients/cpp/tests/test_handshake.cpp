@@ -130,6 +130,19 @@ TEST(StatusDecoding, InStreamErrorDetail) {
 
 // The client's codes are gRPC's numbers, so wire integers convert directly;
 // anything outside the range is UNKNOWN rather than an invalid enum value.
+TEST(StatusCodes, RetryableReasonsMatchTheOtherClients) {
+  using game_sidecar::Status;
+  using game_sidecar::StatusCode;
+  for (const char* r : {"QUEUE_FULL", "PROVIDER_TIMEOUT", "PROVIDER_RATE_LIMITED", "PROVIDER_UNAVAILABLE", "STORAGE_FULL"})
+    EXPECT_TRUE(Status::Local(StatusCode::kUnavailable, r, "").retryable()) << r;
+  for (const char* r : {"", "STALE_REVISION", "SHUTTING_DOWN", "RUN_CANCELLED", "INVALID_DELTA", "INTERNAL", "PROVIDER_ERROR"})
+    EXPECT_FALSE(Status::Local(StatusCode::kUnavailable, r, "").retryable()) << r;
+  Status gone = Status::Local(StatusCode::kUnavailable, "SIDECAR_GONE", "");
+  EXPECT_FALSE(gone.retryable());  // stays gone
+  gone.sidecar_will_restart = true;
+  EXPECT_TRUE(gone.retryable());   // once READY again
+}
+
 TEST(StatusCodes, MatchGrpcNumbersAndNames) {
   EXPECT_EQ(game_sidecar::StatusCodeFromInt(0), StatusCode::kOk);
   EXPECT_EQ(game_sidecar::StatusCodeFromInt(16), StatusCode::kUnauthenticated);

@@ -55,6 +55,11 @@ struct Status {
   // For reason "SIDECAR_GONE" (the process exited or stopped answering; set by
   // this client, never sent by the sidecar): how it ended. Null otherwise.
   std::shared_ptr<const SidecarExit> sidecar_exit;
+  // For "SIDECAR_GONE": a restart policy is relaunching the process (wait for
+  // SidecarStatus::kReady, then call again). False when the game stopped it,
+  // without a policy, or once the policy is used up (kFailed). Python's
+  // SidecarGone.will_restart, C#'s SidecarGoneException.WillRestart.
+  bool sidecar_will_restart = false;
 
   bool ok() const { return code == StatusCode::kOk; }
   // The sidecar process is gone: code kUnavailable, reason "SIDECAR_GONE", with sidecar_exit set.
@@ -62,6 +67,11 @@ struct Status {
   // `reason` as the proto enum (sidecar::v1::ERROR_REASON_STALE_REVISION...), for
   // a switch; ERROR_REASON_UNSPECIFIED when empty or newer than this client.
   sidecar::v1::ErrorReason reason_code() const;
+  // True when the failed request may succeed if sent again unchanged: reason
+  // QUEUE_FULL, PROVIDER_TIMEOUT, PROVIDER_RATE_LIMITED, PROVIDER_UNAVAILABLE or
+  // STORAGE_FULL (back off first), or SIDECAR_GONE with sidecar_will_restart (once
+  // the status is kReady again). Python's is_retryable, C#'s IsRetryable.
+  bool retryable() const;
   // "ABORTED/STALE_REVISION: base revision 3 is stale (current 4)".
   std::string ToString() const;
 
