@@ -23,6 +23,11 @@ Prints one JSON object:
   10 perceived entities, fed a word per chunk (`_words`) or 3 characters per
   chunk (`_3chars`, every alias split); `_listed` also lists every perceived
   entity's name as an alias to match (display-name mode's cost).
+- alias_table_ms_1000_names_cold / _warm: building the table a run's dealiasers
+  share (AliasTable) over 1,000 display names, with the regex compiled anew (a
+  session's first run with these names) or found in re's cache; a run builds it
+  once, in its prompt's worker thread (it used to be built two or three times per
+  run on the event loop).
 
 Usage: .venv/bin/python scripts/bench_projection.py [--entities 10000] [--rounds 400] [--per-room 20]
 """
@@ -32,6 +37,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import re
 import statistics
 import sys
 import time
@@ -43,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sidecar.config import StateLimits  # noqa: E402
 from sidecar.llm.guard import check_outgoing  # noqa: E402
 from sidecar.projection import Projection  # noqa: E402
-from sidecar.projection.dealias import Dealiaser  # noqa: E402
+from sidecar.projection.dealias import AliasTable, Dealiaser  # noqa: E402
 from sidecar.projection.idmatch import IdMatcher, matcher_for  # noqa: E402
 from sidecar.state import ops as o  # noqa: E402
 from sidecar.state.apply import apply_ops  # noqa: E402
@@ -197,6 +203,19 @@ def main() -> None:
         "dealias_us_per_chunk_p50_3chars": dealias_us(p, threes, [], args.rounds),
         "dealias_us_per_chunk_p50_3chars_listed": dealias_us(p, threes, names, args.rounds),
     }
+    thousand = [e.name for e in s.world.entities.values() if e.name][:1000]
+    cold_t, warm_t = [], []
+    for _ in range(max(5, args.rounds // 40)):
+        re.purge()  # cold: the regex compiled anew, as for a session's first run with these names
+        t0 = time.perf_counter()
+        AliasTable(thousand)
+        cold_t.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        AliasTable(thousand)  # warm: re's cache holds the pattern (the same names again)
+        warm_t.append(time.perf_counter() - t0)
+    dealias["alias_table_ms_1000_names_cold"] = ms(cold_t, 0.5)
+    dealias["alias_table_ms_1000_names_warm"] = ms(warm_t, 0.5)
+    dealias["alias_table_names"] = len(set(thousand))
 
     ids = list(Projection(s, "").engine_ids)
     t0 = time.perf_counter()

@@ -182,7 +182,10 @@ class ContextEngine:
         if not preview:
             # A run remembers what its prompt held (also when a preview built it first).
             self._remember(session, spec.actor_id, held, entry)
-        return Prepared(session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
+        prepared = Prepared(session, spec, proj, _copy(entry.prompt), entry.shown, count, budget, framing)
+        if not preview:
+            prepared.prepare_names()  # here, off the event loop: the run's text is dealiased with it
+        return prepared
 
     def _inputs(self, session: Session, spec: RunSpec, proj: Projection, cidx: ContextIndex) -> LayoutInputs:
         """What the layout needs from the caches, looked up once per build."""

@@ -30,7 +30,7 @@ from sidecar.context.contract import (
 )
 from sidecar.context.history import new_entry
 from sidecar.projection import AliasRejected, Projection
-from sidecar.projection.dealias import Dealiaser
+from sidecar.projection.dealias import AliasTable, Dealiaser
 from sidecar.projection.idmatch import Mask
 from sidecar.projection.session_index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
@@ -70,6 +70,7 @@ class Prepared:
         self._accepted: dict[str, Accepted] = {}
         #: The revision the prompt saw: orders the recorded entries among world events.
         self._revision = session.revision
+        self._names: AliasTable | None = None
 
     # What sidecar.context.retry rebuilds a smaller prompt from.
     @property
@@ -130,11 +131,17 @@ class Prepared:
                 out.append(text)
         return tuple(out)
 
+    def prepare_names(self) -> AliasTable:
+        """The alias table every dealiaser of this prompt shares. The context engine
+        builds it with the prompt (in the run's worker thread); later calls reuse it."""
+        if self._names is None:
+            proj = self._proj
+            # Kind aliases are recognised by their shape; display-name aliases are listed.
+            self._names = AliasTable(proj.alias(e.id) for e in proj.visible_entities())
+        return self._names
+
     def dealiaser(self) -> Dealiaser:
-        proj = self._proj
-        # Kind aliases are recognised by their shape; display-name aliases are listed.
-        literals = [proj.alias(e.id) for e in proj.visible_entities()]
-        return Dealiaser(proj.display, literals)
+        return Dealiaser(self._proj.display, table=self.prepare_names())
 
     def _mentions(self, text: str) -> tuple[str, ...]:
         """Engine IDs of the aliases the reply names: only aliases this prompt showed,
