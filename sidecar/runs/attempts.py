@@ -12,6 +12,7 @@ is cut short.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -139,12 +140,18 @@ async def run_attempts(
     emit: Callable[[RunEventValue], None],
     progress: Progress,
     room: Callable[[], Awaitable[None]] | None = None,
+    offload: Callable[[Callable[[], list[dict[str, str]]]], Awaitable[list[dict[str, str]]]] | None = None,
 ) -> str:
     """Run attempts until one is accepted; returns the accepted reply.
 
     `room` is awaited after each piece of reply: it returns once the game has read
     enough of what was emitted (backpressure: while it waits, nothing more is read
     from the model, so a slow reader holds a bounded amount of text).
+
+    `offload(work)` runs a decision's retry prompt (which may rebuild the prompt
+    smaller: seconds over a big world) off the event loop, as the first prompt was
+    built (the scheduler passes a worker thread inside the session's gate); None
+    runs it here.
 
     Raises InvalidChoice after `plan.attempts` rejections, or the mapped
     provider error. Emits Text, AttemptRejected, ActionChosen, NotesChanged
@@ -214,7 +221,8 @@ async def run_attempts(
                 metadata={"attempts": str(attempt), "last_reason": verdict.reason[:200]},
             )
         # Only when another attempt follows: the last rejection ends as INVALID_CHOICE.
-        messages = retry_messages(context, prepared, verdict)
+        next_messages = functools.partial(retry_messages, context, prepared, verdict)
+        messages = await offload(next_messages) if offload is not None else next_messages()
         emit(AttemptRejected(attempt, verdict.reason))
         request = msgspec.structs.replace(request, messages=messages)
     raise AssertionError("unreachable")

@@ -286,6 +286,7 @@ class RunScheduler:
                 emit=emit_after_started,
                 progress=progress,
                 room=handle.room,
+                offload=lambda work: self.gate.read(spec.session_id, lambda: asyncio.to_thread(work)),
             )
         finally:
             flush_started()

@@ -30,3 +30,31 @@ async def test_a_run_builds_its_alias_table_once_off_the_loop(make_rig, monkeypa
         assert out.error is None and out.text
         assert len(built) == 1, built  # shared by the stream, the recorded reply and ReadTranscript's text
         assert built[0] != threading.main_thread().name  # the loop runs on the main thread here
+
+
+async def test_a_decisions_retry_prompt_is_built_off_the_loop_inside_the_gate(make_rig, monkeypatch) -> None:
+    """The retry prompt may rebuild the whole prompt smaller (seconds over a big world):
+    it runs in a worker thread, as the first prompt does, while the session's gate keeps
+    writers out (the session is read live)."""
+    from sidecar.config import RunsConfig
+    from sidecar.context.contract import ActionOption, DecisionInput
+    from sidecar.errors import InvalidChoice
+    from sidecar.runs import attempts
+
+    rig = make_rig(runs=RunsConfig(decision_attempts=2))
+    await rig.session(actors=1)
+    where: list[tuple[str, tuple[int, int]]] = []
+    real = attempts.retry_messages
+
+    def recording(context, prepared, rejected):  # type: ignore[no-untyped-def]
+        where.append((threading.current_thread().name, rig.app.gate.busy("s1")))
+        return real(context, prepared, rejected)
+
+    monkeypatch.setattr(attempts, "retry_messages", recording)
+    decision = DecisionInput(situation="Nothing happens. #garbage",
+                             options=(ActionOption("a", "Wait"), ActionOption("b", "Leave")))
+    out = await drain(rig.submit(actor_id="actor-000", run_input=decision))
+    assert isinstance(out.error, InvalidChoice)
+    assert len(where) == 1  # one retry between the two attempts
+    thread, (readers, _writers) = where[0]
+    assert thread != threading.main_thread().name and readers == 1
