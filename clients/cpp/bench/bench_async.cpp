@@ -62,9 +62,11 @@ SidecarOptions Options(const char* exe, const char* config) {
   return o;
 }
 
+// Batch i of a new session: on top of revision i (the async ones rely on the queue's order).
 v1::ApplyDeltasRequest Batch(const std::string& session, int i) {
   v1::ApplyDeltasRequest req;
   req.set_session_id(session);
+  req.set_base_revision(i);
   for (int k = 0; k < 5; ++k) {
     v1::DeltaOp* op = req.add_ops();
     op->mutable_set_scene_fact()->set_key("fact-" + std::to_string(k));

@@ -61,11 +61,12 @@ class CallQueueCore {
       return 0;
     }
     uint64_t id = next_id_++;
+    (ready ? ready_ : tasks_).push_back({id, std::move(call)});
+    lock.unlock();
+    // Outside the lock: the woken thread does not block on it at once.
     if (ready) {
-      ready_.push_back({id, std::move(call)});
       ready_cv_.notify_all();
     } else {
-      tasks_.push_back({id, std::move(call)});
       work_cv_.notify_one();
     }
     return id;
