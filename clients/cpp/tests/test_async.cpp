@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
 #include <future>
 #include <map>
 #include <memory>
@@ -401,4 +402,100 @@ TEST(AsyncCalls, DestroyingTheQueueWithCallsPendingDropsThem) {
     // -q: 0 when found, even if some /proc entry vanished meanwhile (2 otherwise).
     return std::system(("grep -qsa " + marker + " /proc/[0-9]*/environ").c_str()) != 0;
   }, kGenerous));
+}
+
+// The rest of the unary calls through one queue, submitted all at once and
+// relying on its order: a world over one message (ReplaceState and
+// ImportSession in pieces), export, import, state, prompt preview, transcript,
+// a cancel of no run, a tracked session's resync, close, and a Shutdown.
+TEST(AsyncCalls, EveryOtherUnaryCallThroughTheQueue) {
+  const std::string config = testing::TempDir() + "/async_chunked_sidecar.toml";
+  {
+    std::ifstream base(testing_support::TestsDir() + "/sidecar_test.toml");
+    std::ofstream out(config);
+    out << base.rdbuf() << "\n[state]\nmax_request_bytes = 1048576\nmax_snapshot_bytes = 8000000\n";
+  }
+  auto s = e2e::Launch(testing_support::RealOptions(config));
+  ASSERT_TRUE(s.process);
+  CallQueue queue;
+  std::vector<std::string> log;  // which callbacks ran, in order
+  auto ok = [&log](const std::string& what) {
+    return [&log, what](Status st, auto) {
+      EXPECT_TRUE(st.ok()) << what << ": " << st.ToString();
+      log.push_back(what);
+    };
+  };
+
+  v1::ReplaceStateRequest replace;
+  replace.set_session_id("big");
+  for (int i = 0; i < 150; ++i) {  // 2.2 MB: over the 1 MiB message limit
+    auto* e = replace.mutable_snapshot()->add_entities();
+    e->set_id("e" + std::to_string(i));
+    e->set_kind(v1::ENTITY_KIND_CHARACTER);
+    e->set_description(std::string(15000, static_cast<char>('a' + i % 26)));
+  }
+  ASSERT_GT(replace.ByteSizeLong(), 2u * 1048576u);
+  s.client->OpenSessionAsync(queue, OpenRequest("big"), ok("open"));
+  s.client->ReplaceStateAsync(queue, replace, ok("replace"));
+  std::string blob;
+  s.client->ExportSessionAsync(queue, "big", [&](Status st, v1::ExportSessionResponse r) {
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    log.push_back("export");
+    blob = r.blob();
+    v1::ImportSessionRequest import;
+    import.set_session_id("big-copy");
+    import.set_blob(blob);
+    s.client->ImportSessionAsync(queue, import, ok("import"));
+    v1::GetStateRequest get;
+    get.set_session_id("big-copy");
+    s.client->GetStateAsync(queue, get, [&](Status got, v1::GetStateResponse state) {
+      ASSERT_TRUE(got.ok()) << got.ToString();
+      log.push_back("state");
+      ASSERT_EQ(state.snapshot().entities_size(), 150);
+      EXPECT_EQ(state.snapshot().entities(149).description(), replace.snapshot().entities(149).description());
+    });
+    s.client->CloseSessionAsync(queue, "big-copy", ok("close"));
+  });
+  v1::PreviewPromptRequest preview;
+  preview.mutable_run()->set_session_id("big");
+  preview.mutable_run()->mutable_narrate()->set_text("The gate opens.");
+  s.client->PreviewPromptAsync(queue, preview, [&](Status st, v1::PreviewPromptResponse r) {
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_GT(r.messages_size(), 0);
+    log.push_back("preview");
+  });
+  v1::ReadTranscriptRequest transcript;
+  transcript.set_session_id("big");
+  s.client->ReadTranscriptAsync(queue, transcript, ok("transcript"));
+  s.client->CancelRunAsync(queue, "no-such-run", [&](Status st) {
+    EXPECT_EQ(st.reason, "RUN_NOT_FOUND") << st.ToString();
+    log.push_back("cancel");
+  });
+  ASSERT_TRUE(DrainUntil(queue, [&] { return log.size() == 9; }));
+  EXPECT_EQ(log, (std::vector<std::string>{"open", "replace", "export", "preview", "transcript", "cancel", "import",
+                                           "state", "close"}));
+  ASSERT_GT(blob.size(), 1048576u);  // the import went in pieces too
+
+  // A tracked session's resync, then the shutdown the game asked for.
+  Status st;
+  auto tracked = TrackedSession::Open(*s.client, OpenRequest("small"), &st);
+  ASSERT_TRUE(tracked) << st.ToString();
+  v1::ReplaceStateRequest small;
+  *small.mutable_snapshot()->add_entities() = replace.snapshot().entities(0);
+  bool resynced = false;
+  tracked->ReplaceStateAsync(queue, small, [&](Status r, v1::ReplaceStateResponse resp) {
+    EXPECT_TRUE(r.ok()) << r.ToString();
+    EXPECT_EQ(resp.revision(), 1);
+    resynced = true;
+  });
+  bool shut = false;
+  s.client->ShutdownAsync(queue, "async test", [&](Status r) {
+    EXPECT_TRUE(r.ok()) << r.ToString();
+    shut = true;
+  });
+  ASSERT_TRUE(DrainUntil(queue, [&] { return resynced && shut; }));
+  EXPECT_EQ(tracked->revision(), 1);
+  game_sidecar::SidecarExit exit;
+  ASSERT_TRUE(s.process->wait_exit(kGenerous, &exit));
+  EXPECT_TRUE(exit.requested) << exit.describe();
 }
