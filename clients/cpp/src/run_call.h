@@ -32,6 +32,8 @@ class RunCall final : public grpc::ClientReadReactor<v1::RunResponse> {
   Status Wait();
   bool WaitFor(std::chrono::milliseconds timeout, Status* final_status);
   bool Done() const;
+  // For CancelOnServerAsync, which must not hold the call itself.
+  const std::shared_ptr<Connection>& connection() const { return connection_; }
 
   // grpc::ClientReadReactor. gRPC never runs two of them at once for one call,
   // and OnDone comes after the last OnReadDone has returned.

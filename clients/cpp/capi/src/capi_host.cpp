@@ -1,5 +1,5 @@
-// The game_sidecar object: its worker thread, the event queue and its drain,
-// and the process (launch, connect, stop). The drain is the only place C
+// The game_sidecar object: its CallQueue (the worker and the one event queue
+// the drain empties) and the process (launch, connect, stop). The drain is the only place C
 // callbacks run, so a game touches its objects only on the thread it drains from.
 #include <chrono>
 #include <cstddef>
@@ -11,35 +11,14 @@
 using game_sidecar_c::PendingEvent;
 namespace gs_ns = game_sidecar;
 
-game_sidecar_host::game_sidecar_host() {
-  worker = std::thread([this] {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(tasks_mu);
-        tasks_cv.wait(lock, [this] { return quitting || !tasks.empty(); });
-        if (quitting) return;  // queued work is dropped: the object is going away
-        task = std::move(tasks.front());
-        tasks.pop_front();
-      }
-      task();
-    }
-  });
-}
+game_sidecar_host::game_sidecar_host() = default;
 
 game_sidecar_host::~game_sidecar_host() {
-  {
-    std::lock_guard<std::mutex> lock(tasks_mu);
-    quitting = true;
-  }
-  tasks_cv.notify_all();
-  worker.join();
-  {
-    std::lock_guard<std::mutex> lock(tasks_mu);
-    tasks.clear();  // destroys any run handles parked there for release
-  }
-  // Runs first (each destructor cancels and waits for its last callback), so
-  // nothing posts into `events` once the process and client are gone.
+  // Queued work and undelivered events are dropped without their callbacks;
+  // the call in flight ends first (it uses this object).
+  calls.Close();
+  // Runs next (each destructor cancels and waits for its last callback, whose
+  // event the closed queue drops), then the process and client.
   std::map<uint64_t, game_sidecar_c::RunRecord> ending;
   {
     std::lock_guard<std::mutex> lock(sidecar_mu);
@@ -53,11 +32,7 @@ game_sidecar_host::~game_sidecar_host() {
 }
 
 void game_sidecar_host::Post(PendingEvent event) {
-  {
-    std::lock_guard<std::mutex> lock(events_mu);
-    events.push_back(std::move(event));
-  }
-  events_cv.notify_all();
+  calls.Post([this, event = std::move(event)]() mutable { Deliver(event); });
 }
 
 void game_sidecar_host::PostLifecycle(PendingEvent event) {
@@ -70,13 +45,7 @@ void game_sidecar_host::PostLifecycle(PendingEvent event) {
   Post(std::move(event));
 }
 
-void game_sidecar_host::Submit(std::function<void()> task) {
-  {
-    std::lock_guard<std::mutex> lock(tasks_mu);
-    tasks.push_back(std::move(task));
-  }
-  tasks_cv.notify_one();
-}
+void game_sidecar_host::Submit(std::function<void()> task) { calls.Run(std::move(task)); }
 
 std::shared_ptr<gs_ns::SidecarClient> game_sidecar_host::Client() {
   std::lock_guard<std::mutex> lock(sidecar_mu);
@@ -236,6 +205,43 @@ std::unique_ptr<game_sidecar_result> game_sidecar_host::DoStop() {
   return result;
 }
 
+void game_sidecar_host::Deliver(PendingEvent& e) {
+  for (size_t i = 0; i < e.mentions.size(); ++i) e.mentions[i].entity_id = e.mention_ids[i].c_str();
+  game_sidecar_event view{};
+  view.kind = e.kind;
+  view.handle = e.handle;
+  view.result = e.result.get();
+  view.run_kind = e.run_kind;
+  view.run_id = e.run_id.c_str();
+  view.seq = e.seq;
+  view.text = e.text.c_str();
+  view.sentence_end = e.sentence_end ? 1 : 0;
+  view.mentions = e.mentions.empty() ? nullptr : e.mentions.data();
+  view.mention_count = e.mentions.size();
+  view.action_id = e.action_id.c_str();
+  view.event_json = e.event_json.c_str();
+  view.status = e.status;
+  if (e.callback) e.callback(&view, e.user_data);
+  if (!e.final_run_event) return;
+  // The handle's destructor waits for the run's last callback to return
+  // (microseconds here, but still a wait): it happens on the worker.
+  std::unique_ptr<gs_ns::RunHandle> done;
+  {
+    std::lock_guard<std::mutex> lock(sidecar_mu);
+    auto it = runs.find(e.handle);
+    if (it != runs.end()) {
+      done = std::move(it->second.handle);
+      runs.erase(it);
+    }
+  }
+  if (done) {
+    // After kFinished the stream's own end may still be to come: the
+    // destructor cancels it (the run reports nothing more) and waits for it.
+    std::shared_ptr<gs_ns::RunHandle> parked(done.release());
+    Submit([parked]() mutable { parked.reset(); });
+  }
+}
+
 extern "C" {
 
 int game_sidecar_abi_version(void) { return GAME_SIDECAR_C_ABI_VERSION; }
@@ -351,63 +357,13 @@ uint64_t game_sidecar_stop_async(game_sidecar_host* gs, game_sidecar_callback ca
 }
 
 size_t game_sidecar_drain(game_sidecar_host* gs, size_t max) {
-  // Take a bounded slice under the lock, then run callbacks without it, so a
-  // callback may start calls (which post) and a drain never chases new events.
-  std::deque<PendingEvent> batch;
-  {
-    std::lock_guard<std::mutex> lock(gs->events_mu);
-    size_t n = (max == 0 || max > gs->events.size()) ? gs->events.size() : max;
-    for (size_t i = 0; i < n; ++i) {
-      batch.push_back(std::move(gs->events.front()));
-      gs->events.pop_front();
-    }
-  }
-  for (PendingEvent& e : batch) {
-    for (size_t i = 0; i < e.mentions.size(); ++i) e.mentions[i].entity_id = e.mention_ids[i].c_str();
-    game_sidecar_event view{};
-    view.kind = e.kind;
-    view.handle = e.handle;
-    view.result = e.result.get();
-    view.run_kind = e.run_kind;
-    view.run_id = e.run_id.c_str();
-    view.seq = e.seq;
-    view.text = e.text.c_str();
-    view.sentence_end = e.sentence_end ? 1 : 0;
-    view.mentions = e.mentions.empty() ? nullptr : e.mentions.data();
-    view.mention_count = e.mentions.size();
-    view.action_id = e.action_id.c_str();
-    view.event_json = e.event_json.c_str();
-    view.status = e.status;
-    if (e.callback) e.callback(&view, e.user_data);
-    if (e.final_run_event) {
-      // The handle's destructor waits for the run's last callback to return
-      // (microseconds here, but still a wait): it happens on the worker.
-      std::unique_ptr<gs_ns::RunHandle> done;
-      {
-        std::lock_guard<std::mutex> lock(gs->sidecar_mu);
-        auto it = gs->runs.find(e.handle);
-        if (it != gs->runs.end()) {
-          done = std::move(it->second.handle);
-          gs->runs.erase(it);
-        }
-      }
-      if (done) {
-        // After kFinished the stream's own end may still be to come: the
-        // destructor cancels it (the run reports nothing more) and waits for it.
-        std::shared_ptr<gs_ns::RunHandle> parked(done.release());
-        gs->Submit([parked]() mutable { parked.reset(); });
-      }
-    }
-  }
-  return batch.size();
+  // The queue takes a bounded slice and runs the callbacks without its lock,
+  // so a callback may start calls (which post) and a drain never chases new events.
+  return gs->calls.Drain(max == 0 ? SIZE_MAX : max);
 }
 
 int game_sidecar_wait_event(game_sidecar_host* gs, int32_t timeout_ms) {
-  std::unique_lock<std::mutex> lock(gs->events_mu);
-  return gs->events_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms),
-                                [gs] { return !gs->events.empty(); })
-             ? 1
-             : 0;
+  return gs->calls.WaitReady(std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms)) ? 1 : 0;
 }
 
 }  // extern "C"

@@ -3,17 +3,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "game_sidecar/call_queue.h"
 #include "game_sidecar/sidecar_client.h"
 #include "game_sidecar_c.h"
 
@@ -75,18 +73,23 @@ PendingEvent FromRunUpdate(const game_sidecar::RunUpdate& update);
 
 }  // namespace game_sidecar_c
 
-// The object behind game_sidecar_host*: a sidecar, its client, an event queue
-// drained by the game thread, and one worker thread that runs the *_async work
-// in submission order.
+// The object behind game_sidecar_host*: a sidecar, its client, and a
+// game_sidecar::CallQueue that is both the worker running the *_async work in
+// submission order and the one queue of events the game thread drains (call
+// results, run events, log lines, lifecycle events, in the order they came).
 struct game_sidecar_host {
   game_sidecar_host();
   ~game_sidecar_host();
 
   uint64_t NextHandle() { return next_handle.fetch_add(1); }
+  // Queues an event for the next drain (from any thread).
   void Post(game_sidecar_c::PendingEvent event);
   // Queues a STATUS or EXIT event for the lifecycle callback (dropped when none is set).
   void PostLifecycle(game_sidecar_c::PendingEvent event);
+  // Runs `task` on the worker after everything submitted before it.
   void Submit(std::function<void()> task);
+  // Hands one event to its callback (inside game_sidecar_drain).
+  void Deliver(game_sidecar_c::PendingEvent& event);
   std::shared_ptr<game_sidecar::SidecarClient> Client();
   // Blocking bodies shared by the blocking and *_async forms.
   std::unique_ptr<game_sidecar_result> DoLaunch(const game_sidecar::SidecarOptions& options,
@@ -95,19 +98,11 @@ struct game_sidecar_host {
   void StartRunOnWorker(uint64_t handle, sidecar::v1::RunRequest request, game_sidecar_callback callback,
                         void* user_data);
 
+  // First member: constructed first, destroyed last, so whatever posts into
+  // it (runs, the process's supervisor and log reader) has ended before it goes.
+  game_sidecar::CallQueue calls;
+
   std::atomic<uint64_t> next_handle{1};
-
-  // Events for the drain.
-  std::mutex events_mu;
-  std::condition_variable events_cv;
-  std::deque<game_sidecar_c::PendingEvent> events;
-
-  // The worker.
-  std::mutex tasks_mu;
-  std::condition_variable tasks_cv;
-  std::deque<std::function<void()>> tasks;
-  bool quitting = false;
-  std::thread worker;
 
   // The sidecar. The client is shared so a blocking call on another thread
   // keeps it alive across a concurrent stop.

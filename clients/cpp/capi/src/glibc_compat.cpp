@@ -38,6 +38,9 @@ int __wrap_pthread_create(pthread_t* t, const pthread_attr_t* a, void* (*f)(void
 int gs_old_pthread_join(pthread_t, void**);
 GS_OLD(gs_old_pthread_join, "pthread_join@GLIBC_2.2.5");
 int __wrap_pthread_join(pthread_t t, void** r) { return gs_old_pthread_join(t, r); }
+int gs_old_pthread_detach(pthread_t);
+GS_OLD(gs_old_pthread_detach, "pthread_detach@GLIBC_2.2.5");
+int __wrap_pthread_detach(pthread_t t) { return gs_old_pthread_detach(t); }
 int gs_old_pthread_once(pthread_once_t*, void (*)(void));
 GS_OLD(gs_old_pthread_once, "pthread_once@GLIBC_2.2.5");
 int __wrap_pthread_once(pthread_once_t* o, void (*f)(void)) { return gs_old_pthread_once(o, f); }

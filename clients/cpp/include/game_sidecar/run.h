@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "game_sidecar/call_queue.h"
 #include "game_sidecar/status.h"
 #include "game_sidecar/v1/agent_service.pb.h"
 
@@ -114,6 +115,9 @@ class RunHandle {
   // then ends with the sidecar's CANCELLED status. NOT_FOUND / RUN_NOT_FOUND
   // when the run is no longer running.
   Status CancelOnServer();
+  // The same without blocking (call_queue.h): `done` gets the CancelRun status
+  // inside a later queue.Drain(). The handle may be destroyed first.
+  CallHandle CancelOnServerAsync(CallQueue& queue, std::function<void(Status status)> done);
   // Blocks until the stream has ended and its last callback returned; returns
   // the final status (OK after kFinished). Any number of threads may wait;
   // never from inside the run's own callback.

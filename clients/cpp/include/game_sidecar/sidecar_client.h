@@ -1,9 +1,12 @@
 // SidecarClient: the RPCs a game needs, each with `authorization: Bearer <token>`
 // attached, each reporting a Status (code + stable reason) instead of throwing.
 //
-// Blocking calls: call them off the game thread (a worker or task graph), or
-// accept the short stall of a local call. Runs stream on gRPC's callback
-// threads; see run.h for handing their events to the game thread.
+// Each unary call comes in two forms. The blocking one (GetInfo) waits for the
+// answer: for tools, tests and worker threads. The non-blocking one
+// (GetInfoAsync) returns at once; the call runs on a CallQueue's worker, in
+// the order submitted to that queue, and its outcome reaches `done` only
+// inside that queue's Drain(), on the game thread (call_queue.h). Runs stream
+// on gRPC's callback threads; see run.h for handing their events to the game thread.
 //
 // No gRPC type appears here: the channel and stubs live behind a shared
 // connection that the client, its runs and its delta streams co-own.
@@ -11,9 +14,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "game_sidecar/call_queue.h"
 #include "game_sidecar/delta_stream.h"
 #include "game_sidecar/run.h"
 #include "game_sidecar/sidecar_process.h"
@@ -43,6 +48,12 @@ struct ClientOptions {
   // Largest message accepted (ExportSession blobs, GetState snapshots).
   int max_receive_bytes = 64 * 1024 * 1024;
 };
+
+// The callbacks of the non-blocking forms: the call's status and, when it is
+// ok, its response (a default one otherwise). Run inside CallQueue::Drain.
+template <class Response>
+using ResponseCallback = std::function<void(Status status, Response response)>;
+using StatusCallback = std::function<void(Status status)>;
 
 // Safe to use from several threads at once. Copying is not allowed; moving is
 // (a moved-from client may only be destroyed or assigned to).
@@ -106,8 +117,44 @@ class SidecarClient {
   Status PreviewPrompt(const v1::PreviewPromptRequest& request, v1::PreviewPromptResponse* response);
   Status ReadTranscript(const v1::ReadTranscriptRequest& request, v1::ReadTranscriptResponse* response);
 
+  // The non-blocking forms of every unary call above (see call_queue.h). Each
+  // returns at once; the call runs on `queue`'s worker after every call
+  // submitted to `queue` before it (two ApplyDeltasAsync are applied in the
+  // order submitted), and `done` gets its outcome inside a later
+  // queue.Drain(), on the draining thread, never earlier and never elsewhere.
+  // The call holds the client's connection, so the client may be destroyed
+  // first; a supervised client's call ends with SIDECAR_GONE when the process
+  // exits or is declared hung, like the blocking form. `done` may be empty.
+  CallHandle GetInfoAsync(CallQueue& queue, v1::GetInfoRequest request, ResponseCallback<v1::GetInfoResponse> done);
+  CallHandle ShutdownAsync(CallQueue& queue, std::string reason, StatusCallback done);
+  CallHandle OpenSessionAsync(CallQueue& queue, v1::OpenSessionRequest request,
+                              ResponseCallback<v1::OpenSessionResponse> done);
+  CallHandle CloseSessionAsync(CallQueue& queue, std::string session_id, ResponseCallback<v1::CloseSessionResponse> done);
+  CallHandle ApplyDeltasAsync(CallQueue& queue, v1::ApplyDeltasRequest request,
+                              ResponseCallback<v1::ApplyDeltasResponse> done);
+  // Chunked above kChunkBytes, like ReplaceState.
+  CallHandle ReplaceStateAsync(CallQueue& queue, v1::ReplaceStateRequest request,
+                               ResponseCallback<v1::ReplaceStateResponse> done);
+  CallHandle GetStateAsync(CallQueue& queue, v1::GetStateRequest request, ResponseCallback<v1::GetStateResponse> done);
+  CallHandle ExportSessionAsync(CallQueue& queue, std::string session_id,
+                                ResponseCallback<v1::ExportSessionResponse> done);
+  // Chunked above kChunkBytes, like ImportSession.
+  CallHandle ImportSessionAsync(CallQueue& queue, v1::ImportSessionRequest request,
+                                ResponseCallback<v1::ImportSessionResponse> done);
+  CallHandle CancelRunAsync(CallQueue& queue, std::string run_id, StatusCallback done);
+  CallHandle PreviewPromptAsync(CallQueue& queue, v1::PreviewPromptRequest request,
+                                ResponseCallback<v1::PreviewPromptResponse> done);
+  CallHandle ReadTranscriptAsync(CallQueue& queue, v1::ReadTranscriptRequest request,
+                                 ResponseCallback<v1::ReadTranscriptResponse> done);
+
  private:
   friend class TrackedSession;
+  friend class RunHandle;
+  // A client on an existing connection: what a queued call runs with.
+  explicit SidecarClient(std::shared_ptr<internal::Connection> connection);
+  // Runs `call(client, &response)` on `queue`'s worker with a client on this connection.
+  template <class Response, class Call>
+  CallHandle Async(CallQueue& queue, Call call, ResponseCallback<Response> done);
   std::shared_ptr<internal::Connection> connection_;
 };
 

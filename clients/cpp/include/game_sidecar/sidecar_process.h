@@ -31,6 +31,7 @@
 #include <atomic>
 #include <optional>
 
+#include "game_sidecar/call_queue.h"
 #include "game_sidecar/handshake.h"
 #include "game_sidecar/sidecar_exit.h"
 
@@ -133,6 +134,13 @@ class SidecarProcess {
   // Spawns the sidecar and waits for its handshake. Returns nullptr and fills
   // `error` on failure; a failed launch leaves no process behind.
   static std::unique_ptr<SidecarProcess> Launch(SidecarOptions options, LaunchError* error);
+  // Launch without blocking (call_queue.h): the spawn and the handshake wait
+  // run on `queue`'s worker, in order with the calls submitted before it, and
+  // `done` gets the process (or nullptr and the error) inside a later
+  // queue.Drain(). A process no callback received (the call was cancelled, the
+  // queue destroyed) is stopped on the worker.
+  static CallHandle LaunchAsync(SidecarOptions options, CallQueue& queue,
+                                std::function<void(std::unique_ptr<SidecarProcess> process, LaunchError error)> done);
 
   // Stops the sidecar (see Stop) if it still runs.
   ~SidecarProcess();
@@ -175,6 +183,14 @@ class SidecarProcess {
   // reports truthfully: kGone when it had already ended by itself. Idempotent:
   // later calls return the first result. Blocks; not from a callback.
   ExitInfo Stop();
+  // Stop without blocking (call_queue.h): takes the process, so nothing on
+  // the game's side can use it while it stops, runs Stop() and then its
+  // destructor on `queue`'s worker (in order with the calls submitted before
+  // it), and hands the ExitInfo to `done` inside a later queue.Drain(). A
+  // hung sidecar is killed there; the game thread never waits for it.
+  // Clients made from the process keep failing with SIDECAR_GONE.
+  static CallHandle StopAsync(std::unique_ptr<SidecarProcess> process, CallQueue& queue,
+                              std::function<void(ExitInfo exit)> done);
 
  private:
   friend class SidecarClient;

@@ -32,6 +32,11 @@ class TrackedSession {
   // (prefix: "<session_id>-<8 random hex digits>" when empty). nullptr with *status on failure.
   static std::unique_ptr<TrackedSession> Open(SidecarClient& client, const v1::OpenSessionRequest& request,
                                               Status* status, std::string delta_prefix = "");
+  // Open without blocking (call_queue.h): `done` gets the status and the
+  // session (nullptr on failure) inside a later queue.Drain().
+  static CallHandle OpenAsync(SidecarClient& client, CallQueue& queue, v1::OpenSessionRequest request,
+                              std::function<void(Status status, std::unique_ptr<TrackedSession> session)> done,
+                              std::string delta_prefix = "");
   ~TrackedSession();
   TrackedSession(const TrackedSession&) = delete;
   TrackedSession& operator=(const TrackedSession&) = delete;
@@ -61,10 +66,19 @@ class TrackedSession {
   // process's supervisor thread after a restart, else the Apply caller's).
   // RestartOutcome::sessions reports the same for a restart.
   void on_pending(std::function<void(const ResumedSession&)> callback);
+  // Apply without blocking: runs on `queue`'s worker in submission order, so
+  // batches submitted one after the other go on top of each other's
+  // revision; `done` gets the outcome inside a later queue.Drain(). A pending
+  // batch settled by this call is reported to on_pending on the worker. The
+  // TrackedSession may be destroyed first.
+  CallHandle ApplyAsync(CallQueue& queue, std::vector<v1::DeltaOp> ops, ResponseCallback<v1::ApplyDeltasResponse> done,
+                        std::string delta_id = "");
 
   // Replaces the whole state (the resync after a restart that lost the
   // session); the revision follows. Drops a pending batch (the snapshot wins).
   Status ReplaceState(v1::ReplaceStateRequest request, v1::ReplaceStateResponse* response = nullptr);
+  CallHandle ReplaceStateAsync(CallQueue& queue, v1::ReplaceStateRequest request,
+                               ResponseCallback<v1::ReplaceStateResponse> done);
 
  private:
   explicit TrackedSession(std::shared_ptr<internal::TrackerState> state);
