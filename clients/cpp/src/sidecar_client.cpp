@@ -6,6 +6,7 @@
 #include "connection.h"
 #include "delta_call.h"
 #include "run_call.h"
+#include "world_upload.h"
 
 namespace game_sidecar {
 namespace {
@@ -71,15 +72,7 @@ Status SidecarClient::ApplyDeltas(const v1::ApplyDeltasRequest& request, v1::App
 }
 
 Status SidecarClient::ReplaceState(const v1::ReplaceStateRequest& request, v1::ReplaceStateResponse* response) {
-  if (request.ByteSizeLong() <= kChunkBytes) {
-    return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ReplaceState, request, response);
-  }
-  // Over the server's per-message limit a world goes in pieces (ReplaceStateChunked).
-  v1::ReplaceStateChunkedResponse chunked;
-  Status st = connection_->Upload(&internal::Link::sessions, &v1::SessionService::Stub::ReplaceStateChunked,
-                                  request.SerializeAsString(), kChunkBytes, &chunked);
-  if (st.ok() && response != nullptr) response->set_revision(chunked.revision());
-  return st;
+  return internal::ReplaceWorld(*connection_, request, response);
 }
 
 Status SidecarClient::GetState(const v1::GetStateRequest& request, v1::GetStateResponse* response) {
@@ -93,17 +86,7 @@ Status SidecarClient::ExportSession(const std::string& session_id, v1::ExportSes
 }
 
 Status SidecarClient::ImportSession(const v1::ImportSessionRequest& request, v1::ImportSessionResponse* response) {
-  if (request.ByteSizeLong() <= kChunkBytes) {
-    return connection_->Unary(&internal::Link::sessions, &v1::SessionService::Stub::ImportSession, request, response);
-  }
-  v1::ImportSessionChunkedResponse chunked;
-  Status st = connection_->Upload(&internal::Link::sessions, &v1::SessionService::Stub::ImportSessionChunked,
-                                  request.SerializeAsString(), kChunkBytes, &chunked);
-  if (st.ok() && response != nullptr) {
-    response->set_session_id(chunked.session_id());
-    response->set_revision(chunked.revision());
-  }
-  return st;
+  return internal::ImportWorld(*connection_, request, response);
 }
 
 std::unique_ptr<DeltaStream> SidecarClient::StreamDeltas() {
@@ -137,4 +120,35 @@ Status SidecarClient::ReadTranscript(const v1::ReadTranscriptRequest& request,
   return connection_->Unary(&internal::Link::agent, &v1::AgentService::Stub::ReadTranscript, request, response);
 }
 
+namespace internal {
+
+Status ReplaceWorld(Connection& connection, const v1::ReplaceStateRequest& request,
+                    v1::ReplaceStateResponse* response) {
+  if (request.ByteSizeLong() <= SidecarClient::kChunkBytes) {
+    return connection.Unary(&Link::sessions, &v1::SessionService::Stub::ReplaceState, request, response);
+  }
+  // Over the server's per-message limit a world goes in pieces (ReplaceStateChunked).
+  v1::ReplaceStateChunkedResponse chunked;
+  Status st = connection.Upload(&Link::sessions, &v1::SessionService::Stub::ReplaceStateChunked,
+                                request.SerializeAsString(), SidecarClient::kChunkBytes, &chunked);
+  if (st.ok() && response != nullptr) response->set_revision(chunked.revision());
+  return st;
+}
+
+Status ImportWorld(Connection& connection, const v1::ImportSessionRequest& request,
+                   v1::ImportSessionResponse* response) {
+  if (request.ByteSizeLong() <= SidecarClient::kChunkBytes) {
+    return connection.Unary(&Link::sessions, &v1::SessionService::Stub::ImportSession, request, response);
+  }
+  v1::ImportSessionChunkedResponse chunked;
+  Status st = connection.Upload(&Link::sessions, &v1::SessionService::Stub::ImportSessionChunked,
+                                request.SerializeAsString(), SidecarClient::kChunkBytes, &chunked);
+  if (st.ok() && response != nullptr) {
+    response->set_session_id(chunked.session_id());
+    response->set_revision(chunked.revision());
+  }
+  return st;
+}
+
+}  // namespace internal
 }  // namespace game_sidecar

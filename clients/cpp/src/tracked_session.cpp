@@ -6,6 +6,7 @@
 #include <random>
 
 #include "tracker_state.h"
+#include "world_upload.h"
 
 namespace game_sidecar {
 namespace internal {
@@ -149,7 +150,7 @@ Status TrackerState::ReplaceState(v1::ReplaceStateRequest request, v1::ReplaceSt
   request.set_session_id(open_.session_id());
   v1::ReplaceStateResponse scratch;
   if (response == nullptr) response = &scratch;
-  Status st = connection_->Unary(&Link::sessions, &v1::SessionService::Stub::ReplaceState, request, response);
+  Status st = ReplaceWorld(*connection_, request, response);  // in pieces when the world is big
   if (st.ok()) {
     Acknowledge(response->revision());
     std::lock_guard<std::mutex> lock(mu_);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "e2e_support.h"
+#include "game_sidecar/tracked_session.h"
 
 using e2e::Launch;
 using e2e::v1::DeltaOp;
@@ -353,6 +354,20 @@ TEST(RealSidecar, AWorldOverOneMessageGoesInPieces) {
   EXPECT_EQ(imported.session_id(), "big-copy");
   EXPECT_EQ(imported.revision(), 1);
   same_world("big-copy");
+
+  // A tracker's resync (ReplaceState after a lost session) is no smaller: in pieces too.
+  e2e::v1::OpenSessionRequest tracked_open;
+  tracked_open.set_session_id("big-tracked");
+  game_sidecar::Status opened_st;
+  auto tracked = game_sidecar::TrackedSession::Open(*s.client, tracked_open, &opened_st);
+  ASSERT_TRUE(tracked) << opened_st.ToString();
+  replace.set_session_id("ignored: the tracker names its session");
+  e2e::v1::ReplaceStateResponse tracked_replaced;
+  st = tracked->ReplaceState(replace, &tracked_replaced);
+  ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << s.process->StderrTail();
+  EXPECT_EQ(tracked_replaced.revision(), 1);
+  EXPECT_EQ(tracked->revision(), 1);
+  same_world("big-tracked");
 
   // A refusal comes back through the pieces too, with the sidecar's reason, and changes nothing.
   replace.set_session_id("no-such-session");

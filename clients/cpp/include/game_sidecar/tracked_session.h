@@ -76,6 +76,7 @@ class TrackedSession {
 
   // Replaces the whole state (the resync after a restart that lost the
   // session); the revision follows. Drops a pending batch (the snapshot wins).
+  // A world over SidecarClient::kChunkBytes goes in pieces, as through the client.
   Status ReplaceState(v1::ReplaceStateRequest request, v1::ReplaceStateResponse* response = nullptr);
   CallHandle ReplaceStateAsync(CallQueue& queue, v1::ReplaceStateRequest request,
                                ResponseCallback<v1::ReplaceStateResponse> done);
