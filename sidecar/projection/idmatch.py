@@ -35,21 +35,30 @@ The matching rule (docs/privacy.md):
   for the guard also the generic words and the project's own fixed words) is
   none: `pc_1` inside the alias `npc_1` is the alias, not the ID.
 - Replacement is one pass: text the projection wrote is never searched again.
+
+Here are the matcher and its cache, and every public name of the rule: the
+folding is in sidecar/projection/idfold.py, the rule's judgements (searchable
+IDs, the edge rule, `Mask`) in idrule.py, the automaton and regex in idbackends.py.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import TypeAlias
 
-try:  # optional accelerator; the regex backend below is the fallback
-    import ahocorasick as _ac
-except ImportError:  # pragma: no cover - depends on the environment
-    _ac = None
+from sidecar.projection.idbackends import BACKEND, AcPart, RegexPart
+from sidecar.projection.idfold import back, fold, folded, invisible_only
+from sidecar.projection.idrule import (
+    MIN_ID_LENGTH,
+    MIN_NUMBER_ID_LENGTH,
+    MIN_WORD_ID_LENGTH,
+    Mask,
+    pick,
+    searchable,
+    searchable_key,
+)
 
 __all__ = [
     "MIN_ID_LENGTH",
@@ -63,191 +72,7 @@ __all__ = [
     "searchable",
 ]
 
-#: Shortest ID searched for in text (see the module docstring).
-MIN_ID_LENGTH = 4
-#: Shortest all-letter ID searched for ("Goblin" is a word; "Mordekaiser" is a name).
-MIN_WORD_ID_LENGTH = 8
-#: Shortest all-digit ID (or tick) searched for ("1999" is a year; "2147483647" an ID).
-MIN_NUMBER_ID_LENGTH = 6
-
-#: Backend used for new matchers: "ac" (pyahocorasick) when importable, else "regex".
-BACKEND = "ac" if _ac is not None else "regex"
-
-_END = ""  # trie key marking "an ID ends here"
-
-#: Characters that render as nothing (Unicode's default-ignorable code points): a copy
-#: of an ID with one inside reads as the ID, so folding leaves them out.
-_INVISIBLE_RANGES = (
-    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
-    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
-    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-)  # fmt: skip
-_INVISIBLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _INVISIBLE_RANGES) + "]")
-#: The same for a text with no character beyond the BMP (a search twice as fast).
-_INVISIBLE_IN_BMP = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _INVISIBLE_RANGES if b < 0x10000) + "]")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-
 _SPACE = re.compile(r"\s")
-
-
-def fold(text: str) -> str:
-    """The form IDs are compared in: NFKC, case folded, invisible characters left out."""
-    return _folded(text)[0]
-
-
-def invisible_only(text: str) -> bool:
-    """Whether `text` holds nothing visible (only whitespace and invisible characters)."""
-    return not _INVISIBLE.sub("", text).strip()
-
-
-#: A folded text and, when it is not the original character for character, where each
-#: of its characters came from: (start, end) in the original per folded character.
-_Folded: TypeAlias = tuple[str, list[int] | None, list[int] | None]
-
-
-def _folded(text: str) -> _Folded:
-    # Fast paths first: a prompt is mostly ASCII, or at least NFKC with no invisible
-    # character and a case folding that maps each character to one character.
-    if text.isascii():
-        return text.lower(), None, None
-    bmp = len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text)
-    if (_INVISIBLE_IN_BMP if bmp else _INVISIBLE).search(text) is None and unicodedata.is_normalized("NFKC", text):
-        low = text.casefold()
-        if len(low) == len(text):
-            return low, None, None
-    return _fold_runs(text)
-
-
-def _fold_runs(text: str) -> _Folded:
-    """Folding with a map back: ASCII stretches lowered whole, each stretch of other
-    characters one cluster (a character and the combining marks after it) at a time."""
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    pos = 0
-    for m in _NON_ASCII.finditer(text):
-        start, end = m.span()
-        if start > pos and unicodedata.combining(text[start]):
-            start -= 1  # a combining mark belongs to the (ASCII) character before it
-        out.append(text[pos:start].lower())
-        starts.extend(range(pos, start))
-        ends.extend(range(pos + 1, start + 1))
-        _fold_clusters(text, start, end, out, starts, ends)
-        pos = end
-    out.append(text[pos:].lower())
-    starts.extend(range(pos, len(text)))
-    ends.extend(range(pos + 1, len(text) + 1))
-    return "".join(out), starts, ends
-
-
-def _fold_clusters(text: str, i: int, n: int, out: list[str], starts: list[int], ends: list[int]) -> None:
-    while i < n:
-        if _INVISIBLE.match(text, i):
-            i += 1
-            continue
-        j = i + 1
-        while j < n and (unicodedata.combining(text[j]) or _INVISIBLE.match(text, j)):
-            j += 1
-        cluster = _INVISIBLE.sub("", text[i:j])
-        key = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", cluster).casefold())
-        out.append(key)
-        starts.extend([i] * len(key))
-        ends.extend([j] * len(key))
-        i = j
-
-
-def searchable(ident: str) -> bool:
-    """Whether `ident` is distinctive enough to be searched for in text (judged folded)."""
-    return _searchable_key(fold(ident))
-
-
-def _searchable_key(key: str) -> bool:
-    if len(key) < MIN_ID_LENGTH:
-        return False
-    if key.isalpha():
-        return len(key) >= MIN_WORD_ID_LENGTH
-    if key.isdigit():
-        return len(key) >= MIN_NUMBER_ID_LENGTH
-    return True
-
-
-def _bounded(text: str, start: int, end: int, inside: set[int] | None) -> bool:
-    """The edge rule: an all-letter ID may not touch a letter, an all-digit one a digit,
-    unless that neighbour belongs to another occurrence (`inside`)."""
-    ident = text[start:end]
-    if ident.isalpha():
-        test = str.isalpha
-    elif ident.isdigit():
-        test = str.isdigit
-    else:
-        return True
-    if start > 0 and test(text[start - 1]) and (inside is None or start - 1 not in inside):
-        return False
-    return not (end < len(text) and test(text[end]) and (inside is None or end not in inside))
-
-
-class Mask:
-    """Texts inside which an ID occurrence is none (aliases, the project's own words).
-
-    Matched exactly, as written: the projection writes an alias verbatim. Cheap to
-    make (the lengths it needs are worked out on first use, which is only ever after
-    an ID was found) and to join (`plus`)."""
-
-    __slots__ = ("texts", "_lengths", "_more")
-
-    def __init__(self, texts: Iterable[str] = ()) -> None:
-        self.texts: frozenset[str] = texts if isinstance(texts, frozenset) else frozenset(texts)
-        self._lengths: list[int] | None = None
-        self._more: tuple[Mask, ...] = ()
-
-    def plus(self, other: Mask) -> Mask:
-        """A mask of both masks' texts (each keeps what it worked out)."""
-        out = Mask()
-        out._more = (self, other)
-        return out
-
-    def covers(self, text: str, start: int, end: int) -> bool:
-        """Whether some text of the mask occurs in `text` around [start, end)."""
-        if any(m.covers(text, start, end) for m in self._more):
-            return True
-        texts = self.texts
-        if not texts:
-            return False
-        if self._lengths is None:
-            self._lengths = sorted({len(t) for t in texts})
-        span = end - start
-        for length in self._lengths:
-            if length < span:
-                continue
-            for pos in range(max(0, end - length), min(start, len(text) - length) + 1):
-                if text[pos : pos + length] in texts:
-                    return True
-        return False
-
-
-class _AcPart:
-    """All occurrences (overlapping too) of a set of folded IDs, by Aho-Corasick."""
-
-    def __init__(self, keys: Iterable[str]) -> None:
-        self._a = _ac.Automaton()
-        for key in keys:
-            self._a.add_word(key, len(key))
-        self._a.make_automaton()
-
-    def hits(self, text: str) -> list[tuple[int, int]]:
-        return [(last - length + 1, last + 1) for last, length in self._a.iter(text)]
-
-
-class _RegexPart:
-    """Occurrences of a set of folded IDs, by a trie-shaped regex: the longest at each
-    place an occurrence starts (overlaps included, so both backends see the same)."""
-
-    def __init__(self, keys: Iterable[str]) -> None:
-        self._re = _compile(frozenset(keys))
-
-    def hits(self, text: str) -> list[tuple[int, int]]:
-        return [(m.start(), m.start() + len(m.group(1))) for m in self._re.finditer(text)]
 
 
 class IdMatcher:
@@ -257,7 +82,7 @@ class IdMatcher:
 
     def __init__(self, ids: Iterable[str], *, backend: str | None = None) -> None:
         self.ids: frozenset[str] = frozenset()
-        #: _Folded ID -> the IDs that fold to it (usually one).
+        #: Folded ID -> the IDs that fold to it (usually one).
         self._keys: dict[str, tuple[str, ...]] = {}
         #: Whether an ID holds whitespace (then one could span a seam at a space).
         self._spaced = False
@@ -278,7 +103,7 @@ class IdMatcher:
         added: list[str] = []
         for ident in ids:
             key = ident.lower() if ident.isascii() else fold(ident)  # (fold's fast path, inlined: ~10k IDs)
-            if not _searchable_key(key) or ident in known:
+            if not searchable_key(key) or ident in known:
                 continue
             got = keys.get(key)
             if got is None:
@@ -294,8 +119,8 @@ class IdMatcher:
             self._spaced = self._spaced or _SPACE.search("".join(new)) is not None
         return new
 
-    def _part(self, keys: Iterable[str]) -> _AcPart | _RegexPart:
-        return _AcPart(keys) if self.backend == "ac" else _RegexPart(keys)
+    def _part(self, keys: Iterable[str]) -> AcPart | RegexPart:
+        return AcPart(keys) if self.backend == "ac" else RegexPart(keys)
 
     def extended(self, more: Iterable[str]) -> IdMatcher:
         """A matcher for these IDs plus `more`, reusing this one's bulk when the
@@ -339,7 +164,7 @@ class IdMatcher:
         """`spans`, each with the folded ID found there."""
         if not self._parts or not text or text in self._clean:
             return []
-        folded_text, starts, ends = _folded(text)
+        folded_text, starts, ends = folded(text)
         raw = self._raw(folded_text)
         if not raw:
             # Only a text with no ID's text at all is remembered: whether one is masked
@@ -351,21 +176,21 @@ class IdMatcher:
             self._clean.add(text)
             return []
         if mask is not None:
-            raw = [h for h in raw if not mask.covers(text, *_back(h, starts, ends))]
+            raw = [h for h in raw if not mask.covers(text, *back(h, starts, ends))]
         raw.sort(key=lambda h: (h[0], h[0] - h[1]))  # leftmost, then longest
-        chosen = _pick(folded_text, raw, None)
+        chosen = pick(folded_text, raw, None)
         if len(chosen) < len(raw):
             # A candidate left out may touch a letter only because that letter belongs to
             # a chosen occurrence ("/Game/AGoblinoid"): look again with those as neighbours.
             for _ in range(_MAX_PASSES):
                 inside = {i for s, e in chosen for i in range(s, e)}
-                again = _pick(folded_text, raw, inside)
+                again = pick(folded_text, raw, inside)
                 if again == chosen:
                     break
                 chosen = again
         out: list[tuple[int, int, str]] = []
         for hit in chosen:
-            start, end = _back(hit, starts, ends)
+            start, end = back(hit, starts, ends)
             if out and start < out[-1][1]:
                 continue  # two IDs in one folded character ("ß" is "ss"): the first has it
             out.append((start, end, folded_text[hit[0] : hit[1]]))
@@ -444,24 +269,6 @@ def _apart(text: str, start: int, end: int) -> bool:
     return (start == 0 or text[start - 1].isspace()) and (end == len(text) or text[end].isspace())
 
 
-def _back(hit: tuple[int, int], starts: list[int] | None, ends: list[int] | None) -> tuple[int, int]:
-    """A span of the folded text as the span of the original it came from."""
-    if starts is None or ends is None:
-        return hit
-    return starts[hit[0]], ends[hit[1] - 1]
-
-
-def _pick(folded: str, raw: list[tuple[int, int]], inside: set[int] | None) -> list[tuple[int, int]]:
-    """Leftmost-longest occurrences that obey the edge rule, without overlaps."""
-    out: list[tuple[int, int]] = []
-    taken_to = -1
-    for start, end in raw:
-        if start >= taken_to and _bounded(folded, start, end, inside):
-            out.append((start, end))
-            taken_to = end
-    return out
-
-
 #: Rounds of the edge rule's second look, and of the seam check after a replacement.
 _MAX_PASSES = 4
 #: Clean-text memo entries, and their characters, per matcher before it starts over
@@ -490,51 +297,3 @@ def matcher_for(ids: frozenset[str], previous: IdMatcher | None = None) -> IdMat
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return matcher
-
-
-_LETTER = "[^\\W\\d_]"
-
-
-def _compile(keys: frozenset[str]) -> re.Pattern[str]:
-    """A zero-width search at every position (a lookahead), so overlapping occurrences
-    are all seen, as Aho-Corasick sees them; group 1 is the longest ID starting there.
-    The edge rule is applied afterwards, on the same candidates as the automaton's."""
-    pattern = _trie_pattern(sorted(keys)) if keys else "(?!)"
-    return re.compile(f"(?=({pattern}))")
-
-
-#: A character trie: each key is the next character (or _END), each value the subtree.
-_Trie: TypeAlias = dict[str, "_Trie"]
-
-
-def _trie_pattern(ids: list[str]) -> str:
-    trie: _Trie = {}
-    for ident in ids:
-        node = trie
-        for ch in ident:
-            node = node.setdefault(ch, {})
-        node[_END] = {}
-    return _branches(trie)
-
-
-def _branches(node: _Trie) -> str:
-    """Pattern for the subtree `node`: a nested alternation along the trie."""
-    alternatives: list[str] = []
-    for ch in sorted(k for k in node if k != _END):
-        child = node[ch]
-        # Follow single-child chains iteratively: long IDs (GUIDs, paths) are mostly
-        # chains, and this keeps group nesting (and recursion) to the branching points.
-        literal = [ch]
-        while len(child) == 1 and _END not in child:
-            (nxt,) = child
-            literal.append(nxt)
-            child = child[nxt]
-        alternatives.append(re.escape("".join(literal)) + _branches(child))
-    if _END in node:
-        # Last, so a longer ID ("BP_Goblin_C_12") wins over its prefix ("BP_Goblin_C_1").
-        alternatives.append("")
-    if not alternatives:
-        return ""
-    if len(alternatives) == 1:
-        return alternatives[0]
-    return "(?:" + "|".join(alternatives) + ")"
