@@ -8,6 +8,9 @@ live session is held to: the world as one snapshot batch (`validate_batch`),
 every number in the range its wire type and the journal can carry (revisions
 within `MAX_REVISION`), history no newer than the session, collections within
 their limits, and an alias table that is one-to-one. One failure is InvalidBlob naming it.
+
+`session_from_blob` is ImportSession's whole step before the store takes the
+session: decode, check, rename to the target session, give every entity an alias.
 """
 
 from __future__ import annotations
@@ -18,14 +21,33 @@ from collections.abc import Iterable, Mapping
 import msgspec
 
 from sidecar.config import StateLimits
-from sidecar.errors import InvalidBlob, SidecarError
+from sidecar.errors import InvalidBlob, InvalidRequest, SidecarError
+from sidecar.state import codec
+from sidecar.state.aliases import assign_alias
 from sidecar.state.model import MAX_REVISION, Session, World
 from sidecar.state.ops import world_to_ops
 from sidecar.state.validate import validate_batch
+from sidecar.state.write_checks import check_id
 
-__all__ = ["check_blob_session"]
+__all__ = ["check_blob_session", "session_from_blob"]
 
 _INT64_MAX = 2**63 - 1
+
+
+def session_from_blob(blob: bytes, session_id: str, limits: StateLimits) -> Session:
+    """The session a save blob holds, for ImportSession into `session_id` (or the
+    blob's own ID): decoded, checked, renamed, with an alias for every entity."""
+    imported = codec.import_blob(blob)
+    target = session_id or imported.id
+    if not target:
+        raise InvalidRequest("the blob names no session and session_id is empty")
+    check_id(target, limits)
+    # Whole, before anything is journaled or replaced: a bad blob changes nothing.
+    check_blob_session(imported, limits)
+    imported.id = target
+    for entity in imported.world.entities.values():
+        assign_alias(imported.aliases, entity, imported.options.alias_mode)
+    return imported
 
 
 def check_blob_session(session: Session, limits: StateLimits) -> None:
