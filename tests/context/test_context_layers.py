@@ -20,6 +20,7 @@ STAGES = [
     "layout",
     "input_parts",
     "budget",
+    "fitted",
     "parts",
     "persona_slots",
     "selection_caches",
