@@ -1,7 +1,9 @@
 """One model call on any transport (sidecar/llm/routes.py): the first-token
 timeout, the relay of text, usage and cost, every failure mapped to a
 SidecarError, and the upstream closed at once however the call ends. Every
-transport yields `Chunk`s, so all of this is one code path.
+transport yields `Chunk`s, so all of this is one code path. What is sent, and
+through which send point, is sidecar/llm/send_points.py (its names are
+importable from here too).
 
 A call is opened in two steps so its caller can tell the two kinds of failure
 apart: `open_call` fails before the first token (a caller may retry or fall
@@ -13,17 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from sidecar import runtrace
-from sidecar.config import ModelProfile
 from sidecar.errors import ProviderTimeout, SidecarError
-from sidecar.llm.cache_marks import mark_stable_prefix
 from sidecar.llm.faults import map_exception
 from sidecar.llm.routes import Route
-from sidecar.llm.types import Chunk, Completion, Limits, ModelRequest, TextPiece
+from sidecar.llm.send_points import GUARD_THREAD_CHARS, DirectModel, Send, request_body, run_check, send_point
+from sidecar.llm.types import Chunk, Completion, ModelRequest, TextPiece
 
 __all__ = [
     "ModelCall",
@@ -35,88 +35,10 @@ __all__ = [
     "MAX_PIECE_CHARS",
     "output_ceiling",
     "run_check",
+    "GUARD_THREAD_CHARS",
 ]
 
 log = logging.getLogger("sidecar.llm")
-
-#: Sends a request body on one transport (the leak guard runs inside, on exactly
-#: what leaves) and returns its stream of Chunks, which has `aclose()`.
-Send = Callable[[dict[str, Any]], Awaitable[Any]]
-
-
-class DirectModel(Protocol):
-    """A model called in process (the embedded and the scripted one)."""
-
-    def astreaming(self, model: str, messages: list[Any], params: dict[str, Any]) -> AsyncIterator[Chunk]: ...
-
-
-#: Characters of message text past which the leak guard runs in a worker thread: it
-#: reads every string of the request once, about a millisecond per 100 KB, and a
-#: heavy prompt's check must not hold the loop. Below it the thread hop would cost more.
-GUARD_THREAD_CHARS = 32_768
-
-
-async def run_check(check: Callable[[Mapping[str, Any]], None], body: Mapping[str, Any]) -> None:
-    """The leak guard on `body`, on the loop or, for a big body, in a worker thread."""
-    messages = body.get("messages") or ()
-    size = sum(len(m["content"]) for m in messages if isinstance(m, dict) and isinstance(m.get("content"), str))
-    if size > GUARD_THREAD_CHARS:
-        await asyncio.to_thread(check, body)
-    else:
-        check(body)
-
-
-def send_point(
-    route: Route, check: Callable[[Mapping[str, Any]], None], *, http: Any, litellm: Any, direct: DirectModel
-) -> Send:
-    """Where a request leaves, by route; each transport has its one send point and
-    returns a stream of Chunks with `aclose()`. The leak guard `check` sees exactly
-    what is sent: the HTTP body on sse, the whole request otherwise. `http` (the sse
-    transport's client) and `litellm` (the module) are needed only on their routes."""
-    if route.kind == "sse":
-        from sidecar.llm.sse import open_sse
-
-        async def via_sse(body: dict[str, Any]) -> Any:
-            return await open_sse(http, route, body, check=check)
-
-        return via_sse
-    if route.kind == "litellm":
-        from sidecar.llm.via_litellm import open_litellm
-
-        async def via_litellm(body: dict[str, Any]) -> Any:
-            await run_check(check, body)
-            return await open_litellm(litellm, body)
-
-        return via_litellm
-
-    async def in_process(body: dict[str, Any]) -> Any:
-        await run_check(check, body)
-        return direct.astreaming(body["model"], body["messages"], body)
-
-    return in_process
-
-
-def request_body(
-    profile: ModelProfile, messages: list[dict[str, str]], limits: Limits, *, mark_cache: bool = False
-) -> dict[str, Any]:
-    """The call, transport-neutral (litellm's kwargs; the other transports read their part).
-    `mark_cache`: the stable prefix's end carries `cache_control` (litellm routes only)."""
-    kwargs: dict[str, Any] = {
-        "model": profile.model,
-        "messages": mark_stable_prefix(messages) if mark_cache else messages,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "temperature": profile.temperature if limits.temperature is None else limits.temperature,
-        "max_tokens": limits.max_output_tokens or profile.max_output_tokens,
-        "timeout": limits.total_timeout_s or profile.total_timeout_s,
-    }
-    if limits.stop:
-        kwargs["stop"] = list(limits.stop)
-    if profile.api_base:
-        kwargs["api_base"] = profile.api_base
-    if profile.api_key_env:
-        kwargs["api_key"] = os.environ.get(profile.api_key_env, "")
-    return kwargs
 
 
 #: Characters of reply text in one TextPiece. A provider may send a chunk of any size

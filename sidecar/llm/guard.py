@@ -9,7 +9,7 @@ the request is never sent. Finding one is a bug: it is logged with where it
 was (message index and role, or the field's name), never the ID.
 
 Each transport calls it on the very object it is about to send
-(`sidecar.llm.call.send_point` for litellm's and the in-process models',
+(`sidecar.llm.send_points.send_point` for litellm's and the in-process models',
 `sidecar.llm.sse` for the SSE body).
 
 What counts as an occurrence is the rule of `sidecar.projection.idmatch`
