@@ -6,7 +6,7 @@ and demo) uses to start a sidecar and talk to it.
         info = await client.get_info()
 
 The launcher (`SidecarProcess` in sidecar/supervisor.py; the launch errors and
-`Handshake` in sidecar/launcher.py; the exit types in sidecar/exits.py) is
+`Handshake` in sidecar/handshake.py; the exit types in sidecar/exits.py) is
 re-exported here; this module holds the client: the bearer token on every
 call, the same operations as the C# and C++ clients, and `error_reason` for the
 stable reason of a failed call.
