@@ -9,7 +9,8 @@ The launcher (`SidecarProcess` in sidecar/supervisor.py; the launch errors and
 `Handshake` in sidecar/handshake.py; the exit types in sidecar/exits.py) is
 re-exported here; this module holds the client: the bearer token on every
 call, the same operations as the C# and C++ clients, and `error_reason` for the
-stable reason of a failed call.
+stable reason of a failed call (the token interceptors and `error_reason` are in
+sidecar/call_metadata.py, re-exported).
 
 The client's stubs sit on a swappable channel (sidecar/channel.py): when the
 process exits every call fails with `SidecarGone`, and a supervised restart
@@ -21,11 +22,12 @@ channel under the same client and stubs. `track()` gives a `TrackedSession`
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypedDict, TypeVar, Unpack
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import TypedDict, TypeVar, Unpack
 
 import grpc
 
+from sidecar.call_metadata import RETRYABLE_REASONS, auth_interceptors, error_reason, is_retryable
 from sidecar.channel import KEEPALIVE_OPTIONS, Link, SwappableChannel, endpoint_of
 from sidecar.exits import ResentBatch, RestartOutcome, RestartPolicy, SidecarExit, SidecarGone, SidecarStatus
 from sidecar.launcher import (
@@ -83,83 +85,6 @@ def _pieces(data: bytes, piece: type[_Piece]) -> Iterable[_Piece]:
     view = memoryview(data)
     for start in range(0, len(data), CHUNK_BYTES):
         yield piece(data=bytes(view[start : start + CHUNK_BYTES]))
-
-
-def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str:
-    """The stable reason of a sidecar error status, e.g. "STALE_REVISION" ("" if none)."""
-    for key, value in error.trailing_metadata() or ():
-        if key == "sidecar-reason":
-            return str(value)
-    return ""
-
-
-#: Reasons whose request may succeed if sent again unchanged, after a wait (the C#
-#: client's `SidecarException.IsRetryable` uses the same list). STALE_REVISION is not
-#: among them (the same base fails again: catch up first), nor SHUTTING_DOWN.
-RETRYABLE_REASONS = frozenset(
-    {"QUEUE_FULL", "PROVIDER_TIMEOUT", "PROVIDER_RATE_LIMITED", "PROVIDER_UNAVAILABLE", "STORAGE_FULL"}
-)
-
-
-def is_retryable(error: grpc.aio.AioRpcError | grpc.RpcError) -> bool:
-    """True when the failed request may succeed if sent again unchanged (`RETRYABLE_REASONS`,
-    after a backoff). A `SidecarGone` is when its `will_restart` is: wait for the status
-    READY, then send it again (C#'s `IsRetryable`, C++'s `Status::retryable()`)."""
-    if isinstance(error, SidecarGone):
-        return error.will_restart
-    return error_reason(error) in RETRYABLE_REASONS
-
-
-class _Auth:
-    """Adds `authorization: Bearer <token>` to every call (plain metadata: call
-    credentials are dropped on insecure channels)."""
-
-    def __init__(self, token: str) -> None:
-        self._pair = ("authorization", f"Bearer {token}")
-
-    def _details(self, d: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        metadata = grpc.aio.Metadata(*(tuple(d.metadata) if d.metadata else ()), self._pair)
-        return grpc.aio.ClientCallDetails(d.method, d.timeout, metadata, d.credentials, d.wait_for_ready)
-
-
-#: What an interceptor hands the call on to (grpc's own types are Any to mypy).
-_Continuation = Callable[[grpc.aio.ClientCallDetails, Any], Awaitable[Any]]
-
-
-# grpc.aio sorts a channel's interceptors by the first interceptor type each one
-# is an instance of, so each call shape needs its own object. The bases are Any
-# to mypy (grpc ships no type stubs), hence the ignores.
-class _AuthUnaryUnary(_Auth, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
-    async def intercept_unary_unary(
-        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: object
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request)
-
-
-class _AuthUnaryStream(_Auth, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
-    async def intercept_unary_stream(
-        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request: object
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request)
-
-
-class _AuthStreamUnary(_Auth, grpc.aio.StreamUnaryClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
-    async def intercept_stream_unary(
-        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: object
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request_iterator)
-
-
-class _AuthStreamStream(_Auth, grpc.aio.StreamStreamClientInterceptor):  # type: ignore[misc]  # grpc: no stubs
-    async def intercept_stream_stream(
-        self, continuation: _Continuation, client_call_details: grpc.aio.ClientCallDetails, request_iterator: object
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request_iterator)
-
-
-def auth_interceptors(token: str) -> list[grpc.aio.ClientInterceptor]:
-    """Client interceptors that attach the sidecar token to calls of every shape."""
-    return [cls(token) for cls in (_AuthUnaryUnary, _AuthUnaryStream, _AuthStreamUnary, _AuthStreamStream)]
 
 
 def _link(target: str, token: str | None) -> Link:
