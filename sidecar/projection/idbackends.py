@@ -52,9 +52,6 @@ class RegexPart:
         return [(m.start(), m.start() + len(m.group(1))) for m in self._re.finditer(text)]
 
 
-_LETTER = "[^\\W\\d_]"
-
-
 def _compile(keys: frozenset[str]) -> re.Pattern[str]:
     """A zero-width search at every position (a lookahead), so overlapping occurrences
     are all seen, as Aho-Corasick sees them; group 1 is the longest ID starting there.
