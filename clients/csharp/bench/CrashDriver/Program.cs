@@ -6,7 +6,15 @@
 //   {"client":"csharp","kills","acked_ops_lost","ops_applied_twice","recover_ms_p50","recover_ms_max",
 //    "hang_detect_ms_max","rss_mb_growth","fds_growth", ...extra figures}
 //
-//   CrashDriver --sidecar EXE --kills N --hangs N --seed S [--config TOML]
+//   CrashDriver --sidecar EXE --kills N --hangs N --seed S [--config TOML] [--warm-kills W]
+//
+// rss/fds are measured from after W warm-up kills (default 80, before the N measured ones) to the
+// end: CoreCLR's tiered JIT recompiles a method after 30 calls and, with its profile-guided
+// optimization, again after 60, and the code of a restart runs once per restart, so the process
+// keeps compiling code (and opens two descriptors per assembly the optimized code references)
+// until about the 65th restart. RSS is read after an aggressive collection and malloc_trim
+// (Footprint.cs says why; the JSON has the figure before the trim too). The
+// figures and how they were found: docs/benchmarks.md, "Crash recovery".
 using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
@@ -34,7 +42,7 @@ namespace GameSidecar.CrashDriver
         public static async Task<int> Main(string[] args)
         {
             string? exe = null, config = null;
-            int kills = 50, hangs = 10, seed = 1;
+            int kills = 50, hangs = 10, seed = 1, warmKills = 80;
             for (var i = 0; i + 1 < args.Length; i += 2)
             {
                 switch (args[i])
@@ -44,6 +52,7 @@ namespace GameSidecar.CrashDriver
                     case "--hangs": hangs = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
                     case "--seed": seed = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
                     case "--config": config = args[i + 1]; break;
+                    case "--warm-kills": warmKills = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
                     default:
                         Console.Error.WriteLine($"unknown argument {args[i]}");
                         return 64;
@@ -51,7 +60,7 @@ namespace GameSidecar.CrashDriver
             }
             if (exe == null)
             {
-                Console.Error.WriteLine("usage: CrashDriver --sidecar EXE --kills N --hangs N --seed S [--config TOML]");
+                Console.Error.WriteLine("usage: CrashDriver --sidecar EXE --kills N --hangs N --seed S [--config TOML] [--warm-kills W]");
                 return 64;
             }
             config ??= FindConfig();
@@ -59,7 +68,7 @@ namespace GameSidecar.CrashDriver
             Directory.CreateDirectory(stateDir);
             try
             {
-                var result = await new Bench(exe, config, stateDir, kills, hangs, seed).RunAsync().ConfigureAwait(false);
+                var result = await new Bench(exe, config, stateDir, kills, hangs, seed, warmKills).RunAsync().ConfigureAwait(false);
                 Console.WriteLine(result);
                 return 0;
             }
@@ -93,12 +102,13 @@ namespace GameSidecar.CrashDriver
         private sealed class Bench
         {
             private readonly string _exe, _config, _stateDir;
-            private readonly int _kills, _hangs;
+            private readonly int _kills, _hangs, _warmKills;
             private readonly Random _random;
-            private readonly List<double> _recoverMs = new List<double>();
-            private readonly List<double> _goneMs = new List<double>();
-            private readonly List<double> _hangMs = new List<double>();
-            private readonly HashSet<long> _acked = new HashSet<long>();
+            // Sized up front: the driver's own bookkeeping must not grow the footprint that is measured.
+            private readonly List<double> _recoverMs = new List<double>(1024);
+            private readonly List<double> _goneMs = new List<double>(1024);
+            private readonly List<double> _hangMs = new List<double>(1024);
+            private readonly HashSet<long> _acked = new HashSet<long>(1 << 16);
             private readonly Stopwatch _clock = Stopwatch.StartNew();
             private int _restarts;
             private long _killedAt = -1; // clock ticks of the last kill not yet recovered from
@@ -110,13 +120,14 @@ namespace GameSidecar.CrashDriver
             private volatile string _where = "";
             private int _runsOk, _runsGone, _resentReplayed, _resentApplied, _errors;
 
-            public Bench(string exe, string config, string stateDir, int kills, int hangs, int seed)
+            public Bench(string exe, string config, string stateDir, int kills, int hangs, int seed, int warmKills)
             {
                 _exe = exe;
                 _config = config;
                 _stateDir = stateDir;
                 _kills = kills;
                 _hangs = hangs;
+                _warmKills = warmKills;
                 _random = new Random(seed);
             }
 
@@ -129,7 +140,7 @@ namespace GameSidecar.CrashDriver
                     Executable = _exe,
                     Arguments = new List<string> { "serve", "--config", _config, "--state-dir", _stateDir },
                     HandshakeTimeout = TimeSpan.FromSeconds(60),
-                    RestartPolicy = new RestartPolicy { MaxRestarts = _kills + _hangs + 1, Window = TimeSpan.FromHours(1) },
+                    RestartPolicy = new RestartPolicy { MaxRestarts = _warmKills + _kills + _hangs + 1, Window = TimeSpan.FromHours(1) },
                 };
                 await using var reference = await SidecarProcess.LaunchAsync(new SidecarProcessOptions
                 {
@@ -152,19 +163,28 @@ namespace GameSidecar.CrashDriver
                 var game = Task.Run(() => GameLoopAsync(sidecar, client, session, mirror));
                 // Warm up (JIT, first connections) before the baseline of memory and descriptors.
                 await Task.Delay(1000).ConfigureAwait(false);
-                // The baseline comes after a few restarts of both kinds: the first ones load code
-                // (and symbols for the first stack trace) and grow pools once.
-                var warmKills = Math.Min(3, _kills);
+                // The baseline comes after restarts of both kinds that take the runtime to its steady
+                // state (the header says why 80 kills); they count in the recovery figures.
                 var warmHangs = Math.Min(1, _hangs);
-                for (var k = 0; k < warmKills; k++) await KillOnceAsync(sidecar).ConfigureAwait(false);
+                for (var k = 0; k < _warmKills; k++) await KillOnceAsync(sidecar).ConfigureAwait(false);
                 for (var h = 0; h < warmHangs; h++) await HangOnceAsync(sidecar).ConfigureAwait(false);
-                var (rss0, fds0, heap0, ch0) = Usage();
-                for (var k = warmKills; k < _kills; k++) await KillOnceAsync(sidecar).ConfigureAwait(false);
+                // .NET opens its own descriptors for stdout and stderr on first use: before the baseline.
+                Console.Out.Flush();
+                Console.Error.Flush();
+                var before = Footprint.Take("baseline");
+                if (Footprint.Tracing) Console.Error.WriteLine(before.Describe("baseline", null));
+                Footprint.TraceAssemblyLoads();
+                for (var k = 0; k < _kills; k++)
+                {
+                    await KillOnceAsync(sidecar).ConfigureAwait(false);
+                    if (Footprint.Tracing) Console.Error.WriteLine(Footprint.Take().Describe("kill " + (k + 1), before));
+                }
                 for (var h = warmHangs; h < _hangs; h++) await HangOnceAsync(sidecar).ConfigureAwait(false);
                 await Task.Delay(300).ConfigureAwait(false);
                 _done = true;
                 await game.ConfigureAwait(false);
-                var (rss1, fds1, heap1, ch1) = Usage();
+                var after = Footprint.Take("end");
+                if (Footprint.Tracing) Console.Error.WriteLine(after.Describe("end", before));
 
                 var got = await client.GetStateAsync(new GetStateRequest { SessionId = SessionId }).ConfigureAwait(false);
                 var want = await reference.Client.GetStateAsync(new GetStateRequest { SessionId = SessionId }).ConfigureAwait(false);
@@ -188,10 +208,17 @@ namespace GameSidecar.CrashDriver
                     $"\"recover_ms_p50\": {F(Percentile(recover, 0.5))}",
                     $"\"recover_ms_max\": {F(recover.Count == 0 ? double.NaN : recover.Max())}",
                     $"\"hang_detect_ms_max\": {F(_hangMs.Count == 0 ? double.NaN : _hangMs.Max())}",
-                    $"\"rss_mb_growth\": {F((rss1 - rss0) / 1024.0)}",
-                    $"\"fds_growth\": {fds1 - fds0}",
-                    $"\"heap_mb_growth\": {F((heap1 - heap0) / 1048576.0)}",
-                    $"\"pipe_socket_fds_growth\": {ch1 - ch0}",
+                    $"\"warm_kills\": {_warmKills}",
+                    $"\"rss_mb_growth\": {F((after.RssKb - before.RssKb) / 1024.0)}",
+                    $"\"fds_growth\": {after.Fds - before.Fds}",
+                    $"\"rss_untrimmed_mb_growth\": {F((after.UntrimmedRssKb - before.UntrimmedRssKb) / 1024.0)}",
+                    $"\"anon_mb_growth\": {F((after.AnonKb - before.AnonKb) / 1024.0)}",
+                    $"\"files_mb_growth\": {F((after.FileKb - before.FileKb) / 1024.0)}",
+                    $"\"heap_mb_growth\": {F((after.HeapKb - before.HeapKb) / 1024.0)}",
+                    $"\"jit_code_mb_growth\": {F((after.CodeKb - before.CodeKb) / 1024.0)}",
+                    $"\"jit_methods_growth\": {after.JitMethods - before.JitMethods}",
+                    $"\"gc_committed_mb\": {F(after.GcCommittedKb / 1024.0)}",
+                    $"\"pipe_socket_fds_growth\": {after.PipesSockets - before.PipesSockets}",
                     $"\"hangs\": {_hangMs.Count}",
                     $"\"gone_ms_p50\": {F(Percentile(gone, 0.5))}",
                     $"\"gone_ms_max\": {F(gone.Count == 0 ? double.NaN : gone.Max())}",
@@ -346,36 +373,6 @@ namespace GameSidecar.CrashDriver
 
             private static double Percentile(List<double> sorted, double p) =>
                 sorted.Count == 0 ? double.NaN : sorted[Math.Min(sorted.Count - 1, (int)Math.Floor(p * sorted.Count))];
-
-            /// <summary>This process's resident memory (KiB) and open descriptors, after a full collection.</summary>
-            private static (long RssKb, int Fds, long Heap, int Channels) Usage()
-            {
-                GC.Collect();
-                GC.WaitForPendingFinalizers();
-                GC.Collect();
-                long rss = 0;
-                foreach (var line in File.ReadLines("/proc/self/status"))
-                {
-                    if (!line.StartsWith("VmRSS:", StringComparison.Ordinal)) continue;
-                    rss = long.Parse(line.Substring(6).Trim().Split(' ')[0], CultureInfo.InvariantCulture);
-                }
-                var fds = Directory.GetFileSystemEntries("/proc/self/fd");
-                if (Environment.GetEnvironmentVariable("CRASH_DRIVER_FDS") == "1")
-                {
-                    // What the descriptors are, for finding a leak.
-                    var kinds = fds.Select(fd => { try { return new FileInfo(fd).LinkTarget ?? "?"; } catch (IOException) { return "?"; } })
-                        .Select(t => t.Contains(':') ? t.Substring(0, t.IndexOf(':')) : t)
-                        .GroupBy(t => t).Select(g => g.Key + "=" + g.Count());
-                    Console.Error.WriteLine("fds: " + string.Join(" ", kinds));
-                }
-                // Pipes and sockets are what a restart opens (the process's stdio, the channel): a leak shows there.
-                var channels = fds.Count(fd =>
-                {
-                    try { var t = new FileInfo(fd).LinkTarget ?? ""; return t.StartsWith("pipe:") || t.StartsWith("socket:"); }
-                    catch (IOException) { return false; }
-                });
-                return (rss, fds.Length, GC.GetTotalMemory(forceFullCollection: true), channels);
-            }
         }
     }
 }

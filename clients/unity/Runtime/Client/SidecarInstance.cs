@@ -54,6 +54,8 @@ namespace GameSidecar.Client
         /// <summary>Called synchronously when the exit is noticed, before <see cref="Exit"/> resolves.</summary>
         public Action<SidecarExit>? OnExit { get; set; }
         public string StderrTail() => _tail.Text();
+        /// <summary>The runtime's process object (for the tests that check it is released after an exit).</summary>
+        internal Process Process => _process;
 
         /// <summary>Has the process ended? Asks the OS (a non-blocking wait), and notes the exit if so.</summary>
         public bool PollExited()

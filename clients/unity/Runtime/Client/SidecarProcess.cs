@@ -59,6 +59,10 @@ namespace GameSidecar.Client
         /// <summary>The last stderr lines of the current process, newline-joined.</summary>
         public string StderrTail() => _instance.StderrTail();
 
+        // For the tests that check a restart leaves the old process's objects to the collector.
+        internal SidecarInstance CurrentInstance => _instance;
+        internal LivenessMonitor? Liveness => _liveness;
+
         /// <summary>Starting, Ready, Restarting, Stopped or Failed.</summary>
         public SidecarStatus Status
         {
