@@ -35,7 +35,10 @@ whole loop itself, with its client's own SidecarProcess / TrackedSession:
 Then print ONE line of JSON (last line of stdout) with at least:
   {"client": "python"|"csharp"|"cpp", "kills": int, "acked_ops_lost": int,
    "ops_applied_twice": int, "recover_ms_p50": float, "recover_ms_max": float,
-   "hang_detect_ms_max": float, "rss_mb_growth": float, "fds_growth": int}
+   "hang_detect_ms_max": float, "rss_mb_growth": float, "fds_growth": int,
+   "rss_mb_samples": [float, ...]}
+(rss_mb_samples: the RSS after each measured kill, the baseline first; the
+orchestrator turns them into "rss_mb_trend", the verdict's figure: see rss_trend)
 (extra fields are allowed: here gone_ms_p50/max, from the kill to the
 SIDECAR_GONE error of the batch in flight; ready_ms_p50, from the kill to
 READY; state_matches_reference;
@@ -50,9 +53,12 @@ aggressive collection and malloc_trim, which return the GC's free regions and
 the JIT's freed scratch memory (its JSON has the RSS before the trim, the heap,
 JIT code and the GC's committed size too). docs/benchmarks.md, "Crash recovery:
 where the C# driver's memory went", has the figures. Targets: 0 lost, 0 twice,
-p50 <= 1000 ms, max <= 3000 ms, hang detected within 5000 ms, no growth (the
-verdict allows 1 MB of RSS: malloc's arenas move by that much with the workload
-alone).
+p50 <= 1000 ms, max <= 3000 ms, hang detected within 5000 ms, no growth: no
+descriptor more, and an RSS trend (rss_mb_trend, the least-squares slope of the
+samples times the measured kills) of at most 1 MB; rss_mb_growth, the last
+sample less the first, is printed too (malloc's arenas and a GC's free regions
+move it by a megabyte or more either way, so a verdict on two readings was a
+coin toss for the C# driver).
 """
 
 from __future__ import annotations
@@ -93,7 +99,7 @@ BENCH_POLICY = RestartPolicy(max_restarts=1000, window_s=3600.0, backoff_initial
 WARM_KILLS = 5
 MAX_REVISIONS = 2_000_000
 TARGETS = {"acked_ops_lost": 0, "ops_applied_twice": 0, "recover_ms_p50": 1000, "recover_ms_max": 3000,
-           "hang_detect_ms_max": 5000, "rss_mb_growth": 1.0, "fds_growth": 0}
+           "hang_detect_ms_max": 5000, "rss_mb_trend": 1.0, "fds_growth": 0}
 
 
 def batch(k: int) -> list[pb.DeltaOp]:
@@ -128,6 +134,8 @@ class PythonDriver:
         self.hung_seen = asyncio.Event()
         self.acked_more = asyncio.Event()
         self.done = False
+        #: RSS (MB) after each kill from the baseline on: the trend the verdict reads.
+        self.rss_samples: list[float] = []
 
     async def launch(self, args: list[str], restart: RestartPolicy | None) -> SidecarProcess:
         return await SidecarProcess.launch(["--config", str(self.config), *args], command=[self.exe, "serve"],
@@ -154,6 +162,8 @@ class PythonDriver:
             await asyncio.wait_for(self.recovered.wait(), 60.0)
             if n + 1 == WARM_KILLS:
                 baseline = footprint()
+            if n + 1 >= WARM_KILLS:
+                self.rss_samples.append(footprint()[0])
         for _ in range(self.hangs):
             await ready.wait()
             await asyncio.sleep(self.rng.uniform(0.05, 0.5))
@@ -250,6 +260,7 @@ class PythonDriver:
             "gone_ms_max": round(max(self.gone_ms), 1) if self.gone_ms else None,
             "state_matches_reference": state.revision == reference.revision and state.snapshot == reference.snapshot,
             "acked_batches": len(acked), "hangs": len(hang_ms),
+            "rss_mb_samples": [round(v, 2) for v in self.rss_samples],
         }
 
 
@@ -266,6 +277,24 @@ def run_driver(command: list[str], args: argparse.Namespace) -> dict[str, object
         return {"client": command[0], "error": f"exit {done.returncode}: {done.stderr[-2000:]}"}
     result: dict[str, object] = json.loads(lines[-1])
     return result
+
+
+def rss_trend(result: dict[str, object]) -> float | None:
+    """RSS growth across the measured kills as a trend: the least-squares slope of the
+    driver's per-kill samples times the kills between the first and the last. A leak
+    grows by the same amount each restart, so the slope finds it whatever the noise;
+    two readings alone swing by a megabyte or more as malloc's arenas and a GC's free
+    regions move (docs/benchmarks.md, "Crash recovery: where the C# driver's memory
+    went"). Without samples (an older driver): rss_mb_growth."""
+    samples = result.get("rss_mb_samples")
+    if isinstance(samples, list) and len(samples) >= 3 and all(isinstance(v, int | float) for v in samples):
+        n = len(samples)
+        mean_x, mean_y = (n - 1) / 2, statistics.fmean(samples)
+        slope = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(samples)) / sum(
+            (i - mean_x) ** 2 for i in range(n))
+        return round(slope * (n - 1), 2)
+    growth = result.get("rss_mb_growth")
+    return float(growth) if isinstance(growth, int | float) else None
 
 
 def verdict(result: dict[str, object]) -> str:
@@ -299,6 +328,9 @@ def main() -> int:
     failed = False
     for name, command in drivers:
         result = run_driver(command, args)
+        result["rss_mb_trend"] = rss_trend(result)
+        samples = result.pop("rss_mb_samples", None)  # the trend stands for them on the line
+        result["rss_samples"] = len(samples) if isinstance(samples, list) else 0
         print(json.dumps(result), flush=True)
         text = verdict(result)
         failed |= text != "all targets met"

@@ -229,6 +229,10 @@ int main(int argc, char** argv) {
   auto pause = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 500)(rng))); };
   auto baseline = Footprint();
   std::vector<double> hang_ms;
+  // RSS after each kill from the baseline on: the orchestrator's trend (a leak is a slope;
+  // two readings alone also catch malloc's arenas moving). Reserved: no growth of its own.
+  std::vector<double> rss_samples;
+  rss_samples.reserve(static_cast<size_t>(kills) + 1);
   for (int n = 0; n < kills; ++n) {
     d.WaitRestarted();
     pause();
@@ -245,6 +249,7 @@ int main(int argc, char** argv) {
       d.ready_ms.push_back(Ms(d.ready_at - d.killed_at));
     }
     if (n + 1 == kWarmKills) baseline = Footprint();
+    if (n + 1 >= kWarmKills) rss_samples.push_back(Footprint().first);
     std::fprintf(stderr, "kill %d: ready again after %.0f ms, first batch acknowledged after %.0f ms\n", n + 1,
                  d.ready_ms.back(), d.recover_ms.back());
   }
@@ -314,17 +319,23 @@ int main(int argc, char** argv) {
                  state.snapshot().SerializeAsString() == reference.snapshot().SerializeAsString();
   std::system(("rm -rf '" + work + "'").c_str());
 
+  std::string samples;
+  for (double v : rss_samples) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.2f", samples.empty() ? "" : ", ", v);
+    samples += buf;
+  }
   std::printf(
       "{\"client\": \"cpp\", \"kills\": %zu, \"acked_ops_lost\": %lld, \"ops_applied_twice\": %lld, "
       "\"recover_ms_p50\": %.1f, \"recover_ms_max\": %.1f, \"hang_detect_ms_max\": %.1f, "
       "\"rss_mb_growth\": %.2f, \"fds_growth\": %d, \"ready_ms_p50\": %.1f, \"gone_ms_p50\": %.1f, \"gone_ms_max\": %.1f, "
-      "\"state_matches_reference\": %s, \"acked_batches\": %zu, \"hangs\": %zu}\n",
+      "\"state_matches_reference\": %s, \"acked_batches\": %zu, \"hangs\": %zu, \"rss_mb_samples\": [%s]}\n",
       d.recover_ms.size(), static_cast<long long>(lost * kOpsPerBatch), static_cast<long long>(twice * kOpsPerBatch),
       Median(d.recover_ms), d.recover_ms.empty() ? 0.0 : *std::max_element(d.recover_ms.begin(), d.recover_ms.end()),
       hang_ms.empty() ? 0.0 : *std::max_element(hang_ms.begin(), hang_ms.end()), end.first - baseline.first,
       end.second - baseline.second, Median(d.ready_ms), Median(d.gone_ms),
       d.gone_ms.empty() ? 0.0 : *std::max_element(d.gone_ms.begin(), d.gone_ms.end()), matches ? "true" : "false",
-      d.acked.size(), hang_ms.size());
+      d.acked.size(), hang_ms.size(), samples.c_str());
   std::fflush(stdout);
   return 0;
 }

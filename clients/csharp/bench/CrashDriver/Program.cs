@@ -4,7 +4,8 @@
 // then SIGSTOPs it (N hangs), and checks the world against a reference sidecar that received
 // every acknowledged batch and never crashed. Prints one JSON object on stdout:
 //   {"client":"csharp","kills","acked_ops_lost","ops_applied_twice","recover_ms_p50","recover_ms_max",
-//    "hang_detect_ms_max","rss_mb_growth","fds_growth", ...extra figures}
+//    "hang_detect_ms_max","rss_mb_growth","fds_growth","rss_mb_samples" (RSS after each measured kill,
+//    the baseline first: the orchestrator's trend), ...extra figures}
 //
 //   CrashDriver --sidecar EXE --kills N --hangs N --seed S [--config TOML] [--warm-kills W]
 //
@@ -108,6 +109,8 @@ namespace GameSidecar.CrashDriver
             private readonly List<double> _recoverMs = new List<double>(1024);
             private readonly List<double> _goneMs = new List<double>(1024);
             private readonly List<double> _hangMs = new List<double>(1024);
+            // RSS after each measured kill, the baseline first: the orchestrator's trend (its verdict).
+            private readonly List<double> _rssSamples = new List<double>(1024);
             private readonly HashSet<long> _acked = new HashSet<long>(1 << 16);
             private readonly Stopwatch _clock = Stopwatch.StartNew();
             private int _restarts;
@@ -174,10 +177,13 @@ namespace GameSidecar.CrashDriver
                 var before = Footprint.Take("baseline");
                 if (Footprint.Tracing) Console.Error.WriteLine(before.Describe("baseline", null));
                 Footprint.TraceAssemblyLoads();
+                _rssSamples.Add(before.RssKb / 1024.0);
                 for (var k = 0; k < _kills; k++)
                 {
                     await KillOnceAsync(sidecar).ConfigureAwait(false);
-                    if (Footprint.Tracing) Console.Error.WriteLine(Footprint.Take().Describe("kill " + (k + 1), before));
+                    var now = Footprint.Take();
+                    _rssSamples.Add(now.RssKb / 1024.0);
+                    if (Footprint.Tracing) Console.Error.WriteLine(now.Describe("kill " + (k + 1), before));
                 }
                 for (var h = warmHangs; h < _hangs; h++) await HangOnceAsync(sidecar).ConfigureAwait(false);
                 await Task.Delay(300).ConfigureAwait(false);
@@ -210,6 +216,7 @@ namespace GameSidecar.CrashDriver
                     $"\"hang_detect_ms_max\": {F(_hangMs.Count == 0 ? double.NaN : _hangMs.Max())}",
                     $"\"warm_kills\": {_warmKills}",
                     $"\"rss_mb_growth\": {F((after.RssKb - before.RssKb) / 1024.0)}",
+                    $"\"rss_mb_samples\": [{string.Join(", ", _rssSamples.Select(v => v.ToString("0.00", CultureInfo.InvariantCulture)))}]",
                     $"\"fds_growth\": {after.Fds - before.Fds}",
                     $"\"rss_untrimmed_mb_growth\": {F((after.UntrimmedRssKb - before.UntrimmedRssKb) / 1024.0)}",
                     $"\"anon_mb_growth\": {F((after.AnonKb - before.AnonKb) / 1024.0)}",
