@@ -35,6 +35,12 @@ KEEPALIVE_OPTIONS: list[tuple[str, int]] = [
 #: How long a call that failed UNAVAILABLE waits to learn whether the process is
 #: gone (a hung one is declared so within this bound by the liveness check).
 GONE_WAIT_S = 5.0
+#: What a broken transport looks like without the sidecar's reason: UNAVAILABLE, or
+#: INTERNAL "Internal error from Core" when grpc.aio's own write on a stream loses
+#: the race with the connection closing (grpc/grpc#36066, open upstream). Either is
+#: SidecarGone once the process is known to have exited; the sidecar's own errors
+#: always carry a `sidecar-reason`.
+_TRANSPORT_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL})
 
 
 def endpoint_of(target: str) -> str:
@@ -84,7 +90,7 @@ class Link:
         if not isinstance(exc, grpc.aio.AioRpcError):
             return original
         reason = dict(exc.trailing_metadata() or ()).get("sidecar-reason")
-        if exc.code() == grpc.StatusCode.UNAVAILABLE and not reason and self.exit is not None:
+        if exc.code() in _TRANSPORT_CODES and not reason and self.exit is not None:
             # The transport broke: the exit is usually seen within milliseconds (or,
             # for a hung process, once the liveness check kills it).
             try:
