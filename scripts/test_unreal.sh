@@ -85,8 +85,8 @@ echo "== the Win64 library's checks (PE tables)"
 # game_sidecar.dll itself is built by MSVC on a hosted runner (no gRPC for
 # Windows here); what is tested here is the check that job and --win64-dir run:
 # two DLLs made by the real mingw-w64 linker, one shaped as the library must be
-# (the header's 39 exports, KERNEL32 only), one as it must never be (a C runtime
-# DLL imported, a gRPC symbol exported, a function missing).
+# (the header's 39 exports, KERNEL32 only), one as it must never be (the C++
+# runtime's DLL imported, a gRPC symbol exported, a function missing).
 if command -v x86_64-w64-mingw32-gcc >/dev/null; then
   pe="$build/pe-check"
   rm -rf "$pe" && mkdir -p "$pe/good" "$pe/bad"
@@ -103,11 +103,15 @@ PY
     'DWORD stub(void) { return GetCurrentProcessId(); }' > "$pe/stub.c"
   x86_64-w64-mingw32-gcc -shared -nostdlib -Wl,-e,stub_entry -o "$pe/good/game_sidecar.dll" "$pe/stub.c" "$pe/good.def" \
     -lkernel32 -Wl,--out-implib,"$pe/good/game_sidecar.lib"
-  x86_64-w64-mingw32-gcc -shared -o "$pe/bad/game_sidecar.dll" "$pe/stub.c" "$pe/bad.def"
+  # C++ linked without -static: it imports libstdc++-6.dll, as a mingw build without the
+  # capi CMake's static link would.
+  printf '%s\n' '#include <string>' \
+    'extern "C" unsigned long stub(void) { static std::string s("x"); return (unsigned long)s.size(); }' > "$pe/bad.cpp"
+  x86_64-w64-mingw32-g++ -shared -o "$pe/bad/game_sidecar.dll" "$pe/bad.cpp" "$pe/bad.def"
   "$python" "$root/scripts/unreal_package" --check-only "$pe/good/game_sidecar.dll" >/dev/null \
     || { echo "test_unreal: the Win64 check refused a DLL shaped as game_sidecar.dll must be" >&2; exit 1; }
   out="$("$python" "$root/scripts/unreal_package" --check-only "$pe/bad/game_sidecar.dll" 2>&1 || true)"
-  for want in "imports msvcrt.dll" "not in the header, e.g. grpc_init" "does not export"; do
+  for want in "imports libstdc++-6.dll" "not in the header, e.g. grpc_init" "does not export"; do
     grep -q "$want" <<<"$out" || { echo "test_unreal: the Win64 check missed: $want" >&2; echo "$out" >&2; exit 1; }
   done
   echo "   ok: the Win64 check passes the right shape and refuses the wrong one"
