@@ -288,11 +288,8 @@ def rss_trend(result: dict[str, object]) -> float | None:
     went"). Without samples (an older driver): rss_mb_growth."""
     samples = result.get("rss_mb_samples")
     if isinstance(samples, list) and len(samples) >= 3 and all(isinstance(v, int | float) for v in samples):
-        n = len(samples)
-        mean_x, mean_y = (n - 1) / 2, statistics.fmean(samples)
-        slope = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(samples)) / sum(
-            (i - mean_x) ** 2 for i in range(n))
-        return round(slope * (n - 1), 2)
+        slope = statistics.linear_regression(range(len(samples)), samples).slope
+        return round(slope * (len(samples) - 1), 2)
     growth = result.get("rss_mb_growth")
     return float(growth) if isinstance(growth, int | float) else None
 

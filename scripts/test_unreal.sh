@@ -90,9 +90,14 @@ echo "== the Win64 library's checks (PE tables)"
 if command -v x86_64-w64-mingw32-gcc >/dev/null; then
   pe="$build/pe-check"
   rm -rf "$pe" && mkdir -p "$pe/good" "$pe/bad"
-  "$python" - "$root/clients/cpp/capi/include/game_sidecar_c.h" "$pe" <<'PY'
-import re, sys
-names = sorted(set(re.findall(r"GAME_SIDECAR_API[^;(]*?\b(game_sidecar_\w+)\s*\(", open(sys.argv[1]).read(), re.S)))
+  # The header's functions as unreal_package itself reads them (its header_functions).
+  "$python" - "$root/scripts/unreal_package" "$pe" <<'PY'
+import importlib.util, sys
+from importlib.machinery import SourceFileLoader
+loader = SourceFileLoader("unreal_package", sys.argv[1])
+package = importlib.util.module_from_spec(importlib.util.spec_from_loader("unreal_package", loader))
+loader.exec_module(package)
+names = sorted(package.header_functions(package.HEADER))
 with open(f"{sys.argv[2]}/good.def", "w") as f:
     f.write("LIBRARY game_sidecar.dll\nEXPORTS\n" + "".join(f"  {n}=stub\n" for n in names))
 with open(f"{sys.argv[2]}/bad.def", "w") as f:

@@ -77,6 +77,7 @@ class Dealiaser:
         self._lookup = lookup
         self._cache: dict[str, tuple[str, str] | None] = {}
         self._table = table if table is not None else AliasTable(literal_aliases)
+        # Bound here as well: read per character of every piece (_hold_from, _could_start).
         self._starts = self._table.starts
         self._pattern = self._table.pattern
         self._longest = self._table.longest
