@@ -26,12 +26,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked local_model need the embedded model's weights; without them
-    they are skipped, with the reason in pytest's summary (-rs)."""
+    they are skipped, with the reason in pytest's summary (-rs), unless
+    GAME_SIDECAR_REQUIRE_WEIGHTS is set (CI), which makes their absence an error."""
     from sidecar.llm.weights import find_local_model
 
     status = find_local_model()
     if status.ready:
         return
+    if os.environ.get("GAME_SIDECAR_REQUIRE_WEIGHTS") and any(i.get_closest_marker("local_model") for i in items):
+        # CI sets it: the real model's tests must run there, never skip.
+        raise pytest.UsageError(f"GAME_SIDECAR_REQUIRE_WEIGHTS is set but the embedded model is missing: {status.problem}")
     skip = pytest.mark.skip(reason=f"needs the embedded model, not installed here: {status.problem}")
     for item in items:
         if item.get_closest_marker("local_model"):
