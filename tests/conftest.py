@@ -35,7 +35,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     if os.environ.get("GAME_SIDECAR_REQUIRE_WEIGHTS") and any(i.get_closest_marker("local_model") for i in items):
         # CI sets it: the real model's tests must run there, never skip.
-        raise pytest.UsageError(f"GAME_SIDECAR_REQUIRE_WEIGHTS is set but the embedded model is missing: {status.problem}")
+        raise pytest.UsageError(
+            f"GAME_SIDECAR_REQUIRE_WEIGHTS is set, but the embedded model is missing: {status.problem}"
+        )
     skip = pytest.mark.skip(reason=f"needs the embedded model, not installed here: {status.problem}")
     for item in items:
         if item.get_closest_marker("local_model"):
