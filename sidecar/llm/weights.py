@@ -88,7 +88,7 @@ def find_local_model(config_path: str = "", env: Mapping[str, str] | None = None
         gguf = _first_gguf(exe_dir / MODELS_DIR) if exe_dir else None
         if gguf is not None:
             found = ("folder", str(gguf))
-        elif exe_dir is None and importlib.util.find_spec(WEIGHTS_PACKAGE) is not None:  # not frozen
+        elif importlib.util.find_spec(WEIGHTS_PACKAGE) is not None:
             found = ("package", WEIGHTS_PACKAGE)
         else:
             problem = f"the embedded model's weights are not installed: {HOW_TO_GET}"

@@ -64,7 +64,7 @@ def without_weights_package(cmd: SidecarCommand) -> SidecarCommand:
         return cmd
     hide = (f"import runpy, sys; sys.modules[{WEIGHTS_PACKAGE!r}] = None; "
             "runpy.run_module('sidecar', run_name='__main__', alter_sys=True)")
-    return SidecarCommand(cmd.name, [cmd.serve[0], "-c", hide, *cmd.serve[cmd.serve.index("sidecar") + 1:]], cmd.env)
+    return SidecarCommand(cmd.name, [cmd.serve[0], "-c", hide, "serve"], cmd.env)
 
 
 def require_frozen(exe: Path = FROZEN_EXE, build: str = "scripts/package") -> Path:
