@@ -131,6 +131,13 @@ class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     #: Name of the environment variable that holds the API key ("" = none).
     api_key_env: str = ""
     temperature: float = 0.7
+    #: The embedded model's other sampling settings (providers ignore them; docs/runs.md):
+    #: tokens below `min_p` times the likeliest token's probability are never drawn, only
+    #: the `top_k` likeliest are considered, and a token among the last 64 drawn has its
+    #: odds divided by `repeat_penalty` (the guard against a reply repeating itself).
+    min_p: float = 0.1
+    top_k: int = 40
+    repeat_penalty: float = 1.15
     #: Default output limit per run.
     max_output_tokens: int = 256
     #: Context window in tokens; 0 = litellm's model info on the litellm transport,
@@ -266,7 +273,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
             self.profiles[LOCAL_PROFILE_NAME] = ModelProfile(
                 model="local/gemma3-270m",
                 context_window=self.local_model.context_tokens,
-                temperature=0.8,
+                temperature=0.7,
                 max_output_tokens=160,
             )
         if not MIN_LOCAL_CONTEXT <= self.local_model.context_tokens <= MAX_LOCAL_CONTEXT:

@@ -176,6 +176,9 @@ async def open_call(
     profile, limits = request.target.profile, request.limits
     timeout = limits.first_token_timeout_s or profile.first_token_timeout_s
     body = request_body(profile, request.messages, limits, mark_cache=request.target.route.mark_cache)
+    if request.target.route.kind == "local":  # held to its shape by a grammar (sidecar/llm/local.py)
+        body.update(reply_shape=request.shape, min_p=profile.min_p, top_k=profile.top_k)
+        body.update(repeat_penalty=profile.repeat_penalty)
     try:
         upstream, first = await _first(send, body, timeout, profile.model)
     except Exception as exc:  # (cancellation is a BaseException: it passes untouched)

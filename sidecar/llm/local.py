@@ -22,8 +22,10 @@ from typing import Any
 from sidecar.config import LocalModelConfig
 from sidecar.errors import ModelNotInstalled, ModelUnavailable
 from sidecar.llm.cpu_level import check_llama_cpu
+from sidecar.llm.document import render_document
+from sidecar.llm.grammars import grammar_for, stop_for
 from sidecar.llm.prompt_cache import PromptStateCache
-from sidecar.llm.types import Chunk
+from sidecar.llm.types import Chunk, Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 
 __all__ = ["LocalLLM", "format_prompt", "llama_settings", "new_prompt_cache", "STOP"]
@@ -60,6 +62,17 @@ DEFAULT_N_CTX = LocalModelConfig().context_tokens
 def llama_settings(n_ctx: int = DEFAULT_N_CTX) -> dict[str, Any]:
     """Constructor arguments for llama_cpp.Llama (the benchmark uses the same)."""
     return {"n_ctx": n_ctx, "n_threads": max(1, os.cpu_count() or 1), "verbose": False}
+
+
+def sampling_of(params: dict[str, Any]) -> Sampling:
+    """The request's sampling settings (the profile's, sidecar.llm.call)."""
+    base = Sampling()
+    return Sampling(
+        temperature=float(params.get("temperature", base.temperature)),
+        top_k=int(params.get("top_k", base.top_k)),
+        min_p=float(params.get("min_p", base.min_p)),
+        repeat_penalty=float(params.get("repeat_penalty", base.repeat_penalty)),
+    )
 
 
 def format_prompt(messages: list[dict[str, str]]) -> str:
@@ -121,7 +134,7 @@ class LocalLLM:
             try:
                 check_llama_cpu()  # an illegal instruction would take the whole sidecar down
                 try:
-                    import llama_cpp
+                    from sidecar.llm.sampling import VoiceLlama  # llama_cpp.Llama, our sampler
                 except ImportError as exc:  # found but broken (e.g. a missing shared library)
                     raise ModelNotInstalled(f"llama-cpp-python cannot be imported: {exc}") from exc
             except ModelNotInstalled as exc:
@@ -131,7 +144,7 @@ class LocalLLM:
                 raise
             try:
                 with _LLAMA_INIT_LOCK:
-                    llm = llama_cpp.Llama(path, **llama_settings(self._n_ctx))
+                    llm = VoiceLlama(path, **llama_settings(self._n_ctx))
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
             llm.set_cache(new_prompt_cache())  # type: ignore[arg-type]  # duck-typed: see prompt_cache.py
@@ -175,13 +188,16 @@ class LocalLLM:
                 except KeyError:
                     pass
             user_stop = params.get("stop") or []
-            stops = list(STOP) + ([user_stop] if isinstance(user_stop, str) else list(user_stop))
+            shape = params.get("reply_shape")
+            stops = list(STOP) if shape is None else stop_for(shape)
+            stops += [user_stop] if isinstance(user_stop, str) else list(user_stop)
+            llm.next_sampling = sampling_of(params)
+            llm.next_grammar = None if shape is None else grammar_for(shape)
             stream = llm.create_completion(
                 tokens,
                 max_tokens=int(params.get("max_tokens") or 256),
-                temperature=float(params.get("temperature", 0.8)),
-                repeat_penalty=1.1,
                 stop=stops,
+                seed=int(params["seed"]) if params.get("seed") is not None else None,
                 stream=True,
             )
             completion, finish = 0, "stop"
@@ -192,8 +208,11 @@ class LocalLLM:
                         return
                     choice = chunk["choices"][0]
                     completion += 1
-                    if choice["text"]:
-                        put(Chunk(choice["text"]))
+                    text = choice["text"]
+                    if completion == 1 and shape is not None:
+                        text = text.lstrip(" ")  # the space after the cue's colon
+                    if text:
+                        put(Chunk(text))
                     finish = choice.get("finish_reason") or finish
             finally:
                 stream.close()
@@ -218,7 +237,9 @@ class LocalLLM:
             except RuntimeError:  # the loop is gone (shutdown): nobody is listening
                 stop.set()
 
-        job = self._worker.submit(self._generate, format_prompt(messages), params, stop, put)
+        shape = params.get("reply_shape")
+        prompt = format_prompt(messages) if shape is None else render_document(messages, shape)
+        job = self._worker.submit(self._generate, prompt, params, stop, put)
         try:
             while True:
                 item = await queue.get()

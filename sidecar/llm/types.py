@@ -13,7 +13,7 @@ from sidecar.llm.routes import Route
 from sidecar.projection.idmatch import Mask
 from sidecar.state.model import Moment
 
-__all__ = ["Limits", "ModelTarget", "ModelRequest", "TextPiece", "Completion", "Chunk"]
+__all__ = ["Sampling", "ReplyShape", "Limits", "ModelTarget", "ModelRequest", "TextPiece", "Completion", "Chunk"]
 
 
 class Limits(msgspec.Struct, frozen=True):
@@ -25,6 +25,30 @@ class Limits(msgspec.Struct, frozen=True):
     #: Seconds for the whole call, already the smaller of the request's and the gRPC deadline.
     total_timeout_s: float = 0.0
     stop: tuple[str, ...] = ()
+
+
+class Sampling(msgspec.Struct, frozen=True):
+    """How the embedded model draws each token (a profile's settings: docs/runs.md)."""
+
+    temperature: float = 0.7
+    top_k: int = 40
+    top_p: float = 1.0
+    min_p: float = 0.1
+    repeat_penalty: float = 1.15
+    #: Tokens the repeat penalty looks back over.
+    repeat_last_n: int = 64
+
+
+class ReplyShape(msgspec.Struct, frozen=True):
+    """What a reply must look like, for a model that is held to it by a grammar
+    (the embedded model: sidecar/llm/grammars.py); providers get the chat's own words.
+
+    "prose": one to three sentences (narrate, describe, continue); "line": one spoken
+    line of the actor (dialogue); "decision": one of `n_options` numbered options, with
+    a line and notes."""
+
+    kind: str = "prose"
+    n_options: int = 0
 
 
 class ModelTarget(msgspec.Struct, frozen=True):
@@ -49,6 +73,8 @@ class ModelRequest(msgspec.Struct, frozen=True):
     guard_moment: Moment | None = None
     #: The session's issued aliases: an engine ID's text inside one is not a leak.
     aliases: Mask | None = None
+    #: The reply's shape (None: free text, as before).
+    shape: ReplyShape | None = None
 
 
 class TextPiece(msgspec.Struct):

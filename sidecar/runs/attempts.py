@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from sidecar import runtrace
-from sidecar.context.contract import Accepted
+from sidecar.context.contract import Accepted, DecisionInput, DialogueInput, RunInput
 from sidecar.context.prepared import Prepared
 from sidecar.context.retry import retry_messages
 from sidecar.errors import InvalidChoice, PrivacyLeakBlocked, SidecarError
 from sidecar.llm.coalesce import MAX_CHUNK_CHARS, Coalescer, TextChunk
 from sidecar.llm.faults import is_retryable
-from sidecar.llm.types import Completion, ModelRequest, ModelTarget, TextPiece
+from sidecar.llm.types import Completion, ModelRequest, ModelTarget, ReplyShape, TextPiece
 from sidecar.projection.dealias import Dealiaser, Mention, Piece
 from sidecar.runs.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport
 from sidecar.runs.plan import RunPlan
@@ -130,6 +130,15 @@ def bounded_pieces(piece: Piece, max_chars: int) -> list[Piece]:
     return out
 
 
+def reply_shape(inp: RunInput) -> ReplyShape:
+    """What the reply to `inp` must look like (a grammar holds the embedded model to it)."""
+    if isinstance(inp, DecisionInput):
+        return ReplyShape("decision", len(inp.options))
+    if isinstance(inp, DialogueInput):
+        return ReplyShape("line")
+    return ReplyShape("prose")
+
+
 async def run_attempts(
     plan: RunPlan,
     prepared: Prepared,
@@ -170,6 +179,7 @@ async def run_attempts(
         prepared.engine_ids,
         prepared.guard_moment,
         prepared.aliases,
+        reply_shape(plan.spec.input),
     )
     for attempt in range(1, plan.attempts + 1):
         progress.attempt = attempt

@@ -95,7 +95,8 @@ async def test_streams_chunks_and_usage_without_litellm(gateway) -> None:
     assert (done.prompt_tokens, done.completion_tokens, done.cached_tokens) == (prompt_tokens, 5, 0)
     assert done.cost_usd == 0.0 and done.profile == "local" and done.model == "local/gemma3-270m"
     call = llama.calls[0]
-    assert call["max_tokens"] == 40 and call["temperature"] == 0.8  # the local profile's default
+    assert call["max_tokens"] == 40 and llama.next_sampling.temperature == 0.7  # the local profile's default
+    assert llama.next_grammar is None  # a request with no reply shape: free text
     assert call["stop"] == [*STOP, "END"] and call["stream"] is True
 
     again = [p async for p in gw.stream(ModelRequest(gw.target("local"), MESSAGES))]

@@ -1,0 +1,101 @@
+"""Each reply shape's grammar and document, on the real embedded model (issue 29):
+a reply that breaks its format fails here. Narrations are one to three plain
+sentences, a dialogue reply one spoken line, a decision one of the options,
+every time; no label, markup, alias handle or line break reaches the game.
+
+The format is what is held by construction; what the replies say is measured
+by scripts/bench_voice.py over the shipped scenes (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fakes.runs_rig import build_rig, drain
+from world import World
+
+from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput
+from sidecar.runs.events import ActionChosen, AttemptRejected
+
+pytest.importorskip("llama_cpp")
+pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(600)]
+
+#: What must never reach the screen: markup, handles, labels, line breaks.
+FORBIDDEN = re.compile(r'[\n#*<>\[\]{}|`_]|\b(?:Event|Narration|Reply|Scene|Input|Options?)\s*:|\bpc_1\b|\bnpc_\d')
+SENTENCE = re.compile(r"[^.!?]+(?:\.\.\.|[.!?])")
+
+
+@pytest.fixture
+async def rig():
+    rig = build_rig(model="local/gemma3-270m", context_window=4096, max_output_tokens=120)
+    await rig.session()
+    await (
+        World()
+        .entity("/Game/Maps/Forge.Forge", "location", "The Ember Forge", description="A hot smithy full of sparks.")
+        .entity("pc_1", "player", "Zoë", at="/Game/Maps/Forge.Forge", description="A young smith's apprentice.")
+        .entity("NPC_Halvard_01", "character", "Halvard", at="/Game/Maps/Forge.Forge",
+                description="The old blacksmith, loud and kind.")  # fmt: skip
+        .entity("BP_Rat_C_42", "character", "Rat", at="/Game/Maps/Forge.Forge", description="A fat grey rat.")
+        .apply_to(rig.app.store, "s1")
+    )
+    yield rig
+    await rig.runs.aclose()
+    await rig.app.gateway.aclose()
+
+
+EVENTS = [
+    ("Zoë drops a red-hot horseshoe on the floor.", ("pc_1",)),
+    ("The rat steals a crust of bread from the bench.", ("BP_Rat_C_42",)),
+    ("Halvard laughs and hands Zoë a heavier hammer.", ("NPC_Halvard_01", "pc_1")),
+    ("A bucket of water hisses as the blade is quenched.", ()),
+    ("The bellows tear and the fire dies down.", ()),
+]
+
+
+def _clean(text: str) -> None:
+    assert text and text == text.strip(), repr(text)
+    assert not FORBIDDEN.search(text), text
+
+
+async def test_narrations_are_one_to_three_plain_sentences(rig) -> None:
+    replies = []
+    for text, ids in EVENTS:
+        out = await drain(rig.submit(run_input=NarrateInput(text, ids)))
+        assert out.error is None, out.error
+        reply = out.text
+        _clean(reply)
+        assert '"' not in reply and ":" not in reply, reply
+        assert reply[-1] in ".!?" and 1 <= len(SENTENCE.findall(reply)) <= 3, reply
+        replies.append(reply)
+    assert len(set(replies)) == len(replies), replies  # no event answered with another's sentence
+
+
+async def test_a_dialogue_reply_is_one_spoken_line(rig) -> None:
+    for line in ("Master, is the sword ready?", "Why is the fire so weak today?", "Can I go home early?"):
+        run = DialogueInput(text=line, speaker_id="pc_1")
+        out = await drain(rig.submit(actor_id="NPC_Halvard_01", run_input=run))
+        assert out.error is None, out.error
+        reply = out.text
+        _clean(reply)
+        assert '"' not in reply and not reply.lower().startswith("halvard says"), reply
+        assert reply[-1] in ".!?" and 1 <= len(SENTENCE.findall(reply)) <= 2, reply
+
+
+async def test_decisions_always_choose_an_option_on_the_first_attempt(rig) -> None:
+    cases = [
+        ("The rat is eating the bread.", ["Chase the rat away", "Sing", "Sleep"]),
+        ("Zoë asks for help with the bellows.", ["Help Zoë", "Ignore her"]),
+        (
+            "A customer waits at the door.",
+            ["Greet the customer", "Hide", "Throw the hammer", "Polish a blade", "Close the forge"],
+        ),
+    ]
+    for situation, labels in cases:
+        options = tuple(ActionOption(f"act_{i}", label) for i, label in enumerate(labels))
+        run = DecisionInput(situation=situation, options=options, max_attempts=1)
+        out = await drain(rig.submit(actor_id="NPC_Halvard_01", run_input=run))
+        assert out.error is None, out.error  # never INVALID_CHOICE: the grammar allows only an option
+        assert not [e for e in out.events if isinstance(e, AttemptRejected)]
+        chosen = [e.chosen for e in out.events if isinstance(e, ActionChosen)]
+        assert len(chosen) == 1 and chosen[0].action_id in {o.action_id for o in options}
+        _clean(chosen[0].message)
