@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from sidecar.llm.types import ReplyShape
 
-__all__ = ["Turn", "read_turn", "render_document", "EXAMPLES", "CUES"]
+__all__ = ["Document", "Turn", "read_turn", "render_document", "EXAMPLES", "CUES"]
 
 #: Lines of the setting and scene sections a document keeps, by their label.
 _KEEP = ("Location:", "Player:", "Present:", "Here:", "Conditions:", "Focus:", "You are ", "Situation:")
@@ -181,8 +181,17 @@ def _by_name(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return [{**m, "content": handle.sub(lambda h: names[h.group(1)], str(m.get("content", "")))} for m in messages]
 
 
-def render_document(messages: list[dict[str, str]], shape: ReplyShape) -> str:
-    """The whole prompt: the shape's examples, a blank line, this turn ending at its cue."""
+@dataclass(frozen=True)
+class Document:
+    #: The whole prompt: the shape's examples, a blank line, this turn ending at its cue.
+    text: str
+    #: This turn's lines without the examples and the cue (what a decision is scored on).
+    scene: str
+    turn: Turn
+
+
+def render_document(messages: list[dict[str, str]], shape: ReplyShape) -> Document:
+    """The document for `messages`, a reply of `shape`."""
     turn = read_turn(_by_name(messages), shape)
     lines = list(turn.facts)
     if shape.kind in ("line", "decision") and turn.me and f"You are {turn.me}" not in lines:
@@ -194,4 +203,5 @@ def render_document(messages: list[dict[str, str]], shape: ReplyShape) -> str:
         lines.append(turn.said)
     elif turn.ask:  # describe or continue: what is asked stands where an event would
         lines.append(f"Event: {turn.ask}")
-    return EXAMPLES[shape.kind] + "\n" + "\n".join(lines) + "\n" + CUES(shape, turn.me)
+    scene = "\n".join(lines)
+    return Document(EXAMPLES[shape.kind] + "\n" + scene + "\n" + CUES(shape, turn.me), scene, turn)

@@ -48,12 +48,14 @@ choice ::= """
 )
 
 
-def grammar_for(shape: ReplyShape) -> str:
-    """The grammar of a reply of `shape`."""
+def grammar_for(shape: ReplyShape, chosen: int = 0) -> str:
+    """The grammar of a reply of `shape`; a decision's with only option `chosen`
+    (1-based) when given (sidecar/llm/choose.py), else any of its options."""
     if shape.kind == "line":
         return _LINE
     if shape.kind == "decision":
-        choices = " | ".join(f'"{n}"' for n in range(1, max(1, shape.n_options) + 1))
+        numbers = [chosen] if chosen else range(1, max(1, shape.n_options) + 1)
+        choices = " | ".join(f'"{n}"' for n in numbers)
         return _DECISION.replace("{choices}", choices)
     return _PROSE
 

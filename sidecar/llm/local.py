@@ -21,8 +21,9 @@ from typing import Any
 
 from sidecar.config import LocalModelConfig
 from sidecar.errors import ModelNotInstalled, ModelUnavailable
+from sidecar.llm.choose import choose_option
 from sidecar.llm.cpu_level import check_llama_cpu
-from sidecar.llm.document import render_document
+from sidecar.llm.document import Document, render_document
 from sidecar.llm.grammars import grammar_for, stop_for
 from sidecar.llm.prompt_cache import PromptStateCache
 from sidecar.llm.types import Chunk, Sampling
@@ -175,11 +176,19 @@ class LocalLLM:
         self._worker.shutdown(wait=False, cancel_futures=False)
         concurrent.futures.wait([done], timeout=timeout_s)
 
-    def _generate(self, prompt: str, params: dict[str, Any], stop: threading.Event, put: Callable[[Any], None]) -> None:
+    def _generate(
+        self, prompt: str, params: dict[str, Any], stop: threading.Event, put: Callable[[Any], None],
+        document: Document | None = None,
+    ) -> None:  # fmt: skip
         """On the worker thread: stream tokens into `put` until done or `stop`."""
         try:
             self.preload()
             llm = self._llm
+            shape = params.get("reply_shape")
+            chosen = 0
+            if document is not None and shape is not None and shape.kind == "decision":
+                turn = document.turn
+                chosen = 1 + choose_option(llm, document.scene, turn.me, list(turn.options))
             tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
             cached = llm.longest_token_prefix(llm._input_ids.tolist(), tokens)
             if llm.cache is not None:
@@ -188,11 +197,10 @@ class LocalLLM:
                 except KeyError:
                     pass
             user_stop = params.get("stop") or []
-            shape = params.get("reply_shape")
             stops = list(STOP) if shape is None else stop_for(shape)
             stops += [user_stop] if isinstance(user_stop, str) else list(user_stop)
             llm.next_sampling = sampling_of(params)
-            llm.next_grammar = None if shape is None else grammar_for(shape)
+            llm.next_grammar = None if shape is None else grammar_for(shape, chosen)
             stream = llm.create_completion(
                 tokens,
                 max_tokens=int(params.get("max_tokens") or 256),
@@ -238,8 +246,9 @@ class LocalLLM:
                 stop.set()
 
         shape = params.get("reply_shape")
-        prompt = format_prompt(messages) if shape is None else render_document(messages, shape)
-        job = self._worker.submit(self._generate, prompt, params, stop, put)
+        document = None if shape is None else render_document(messages, shape)
+        prompt = format_prompt(messages) if document is None else document.text
+        job = self._worker.submit(self._generate, prompt, params, stop, put, document)
         try:
             while True:
                 item = await queue.get()

@@ -42,7 +42,7 @@ def _document(spec_input, actor: str = "", world: World | None = None) -> str:
     session = (world or _world()).session()
     spec = RunSpec(session_id="s1", actor_id=actor, input=spec_input, run_id="r1")
     prepared = prepare(engine(), session, spec)
-    return render_document(prepared.prompt.messages, reply_shape(spec_input))
+    return render_document(prepared.prompt.messages, reply_shape(spec_input)).text
 
 
 def test_a_narration_is_the_examples_then_the_scene_then_the_event() -> None:
@@ -68,11 +68,11 @@ def test_earlier_narrations_stay_out_and_a_characters_own_lines_stay_in() -> Non
     spec = RunSpec(session_id="s1", actor_id="", input=NarrateInput("Bram shouts."), run_id="r1")
     messages = prepare(engine(), narrated, spec).prompt.messages
     messages = [messages[0], *history, *messages[1:]]
-    doc = render_document(messages, ReplyShape("prose"))
+    doc = render_document(messages, ReplyShape("prose")).text
     assert "Event: The door bangs open." in doc and "Snow swirls" not in doc
     line = [*messages[:1], {"role": "user", "content": 'Søren says: "Hello?"'},
             {"role": "assistant", "content": "Welcome,  stranger."}, *messages[1:]]  # fmt: skip
-    spoken = render_document(line, ReplyShape("line"))
+    spoken = render_document(line, ReplyShape("line")).text
     assert "Søren says: \"Hello?\"" in spoken
 
 
