@@ -27,7 +27,7 @@ from sidecar.llm.types import ReplyShape
 __all__ = ["Document", "Turn", "read_turn", "render_document", "EXAMPLES", "CUES"]
 
 #: Lines of the setting and scene sections a document keeps, by their label.
-_KEEP = ("Location:", "Player:", "Present:", "Here:", "Conditions:", "Focus:", "You are ", "Situation:")
+_KEEP = ("Location:", "Player:", "Present:", "Here:", "Conditions:", "Focus:", "You are ")
 #: Earlier lines of the story a document keeps at most (the newest).
 MAX_EARLIER = 6
 _HANDLE = "Your handle in this game: "
@@ -53,6 +53,8 @@ class Turn:
     options: tuple[str, ...] = ()
     #: The input's instruction, for a turn that answers no line (describe, continue).
     ask: str = ""
+    #: A decision's "Situation: ..." line.
+    situation: str = ""
 
 
 def _sections(content: str) -> list[tuple[str, list[str]]]:
@@ -74,7 +76,7 @@ def read_turn(messages: list[dict[str, str]], shape: ReplyShape) -> Turn:
     """The parts of the chat a document shows."""
     facts: list[str] = []
     earlier: list[str] = []
-    said, me, ask = "", "", ""
+    said, me, ask, situation = "", "", "", ""
     options: list[str] = []
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     for i, message in enumerate(messages):
@@ -91,14 +93,14 @@ def read_turn(messages: list[dict[str, str]], shape: ReplyShape) -> Turn:
             elif header == "## Input" and i == last_user and lines:
                 ask = lines[0]
             elif header == "## Decision":
-                facts.extend(ln for ln in lines if ln.startswith("Situation:"))
+                situation = next((ln for ln in lines if ln.startswith("Situation:")), situation)
                 options.extend(m.group(2) for ln in lines if (m := _OPTION.match(ln)))
             elif header == "" and role == "user":
                 if i == last_user:
                     said = lines[0] if lines else ""
                 else:
                     earlier.extend(lines)
-    return Turn(tuple(dict.fromkeys(facts)), tuple(earlier[-MAX_EARLIER:]), said, me, tuple(options), ask)
+    return Turn(tuple(dict.fromkeys(facts)), tuple(earlier[-MAX_EARLIER:]), said, me, tuple(options), ask, situation)
 
 
 #: Worked examples per reply shape, in exactly the layout `render_document` gives the turn.
@@ -185,7 +187,8 @@ def _by_name(messages: list[dict[str, str]]) -> list[dict[str, str]]:
 class Document:
     #: The whole prompt: the shape's examples, a blank line, this turn ending at its cue.
     text: str
-    #: This turn's lines without the examples and the cue (what a decision is scored on).
+    #: This turn's lines without the examples, the options and the cue (what a decision's
+    #: options are scored after: listed there, every option would read as likely).
     scene: str
     turn: Turn
 
@@ -197,11 +200,13 @@ def render_document(messages: list[dict[str, str]], shape: ReplyShape) -> Docume
     if shape.kind in ("line", "decision") and turn.me and f"You are {turn.me}" not in lines:
         lines.append(f"You are {turn.me}")
     lines.extend(turn.earlier)
+    if turn.situation:  # last before the choice: what the choice is about
+        lines.append(turn.situation)
+    scene = "\n".join(lines)
     if shape.kind == "decision":
         lines.append("Options: " + " ".join(f"{n}. {label}" for n, label in enumerate(turn.options, 1)))
     elif turn.said:
         lines.append(turn.said)
     elif turn.ask:  # describe or continue: what is asked stands where an event would
         lines.append(f"Event: {turn.ask}")
-    scene = "\n".join(lines)
-    return Document(EXAMPLES[shape.kind] + "\n" + scene + "\n" + CUES(shape, turn.me), scene, turn)
+    return Document(EXAMPLES[shape.kind] + "\n" + "\n".join(lines) + "\n" + CUES(shape, turn.me), scene, turn)
