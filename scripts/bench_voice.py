@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import os
 import shlex
 import sys
+import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -35,6 +37,8 @@ from voice_report import Reply, markdown, pick_verbatim, summarize, table, verdi
 from voice_scenes import Scene, load_scenes  # noqa: E402
 
 from sidecar.client import SidecarClient, SidecarProcess, error_reason  # noqa: E402
+from sidecar.replay import replay  # noqa: E402
+from sidecar.runs import replay_log  # noqa: E402
 from sidecar.v1 import agent_service_pb2 as agent_pb  # noqa: E402
 from sidecar.v1 import session_service_pb2 as session_pb  # noqa: E402
 from sidecar.v1 import state_pb2, types_pb2  # noqa: E402
@@ -204,6 +208,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="display: the model reads display names (as the demo); handle: npc_1, loc_2...")
     parser.add_argument("--verbatim", type=int, default=12, help="narrations printed verbatim, good and bad")
     parser.add_argument("--json", type=Path, help="write every reply and the figures here")
+    parser.add_argument("--no-replay", action="store_true",
+                        help="skip the replay of every recorded call (replay_identical_ratio)")
     parser.add_argument("--markdown", action="store_true", help="also print a block for docs/benchmarks.md")
     parser.add_argument("--rejudge", type=Path, metavar="JSON",
                         help="no sidecar: judge the replies of an earlier --json file again with today's checks")
@@ -219,6 +225,7 @@ async def main(argv: list[str] | None = None) -> int:
     fixed = fixed_texts()
     started = time.perf_counter()
     replies: list[Reply] = []
+    replayed: tuple[int, int] | None = None
     if args.rejudge:
         earlier = json.loads(args.rejudge.read_text(encoding="utf-8"))
         by_id = {s.id: s for s in scenes}
@@ -226,10 +233,18 @@ async def main(argv: list[str] | None = None) -> int:
         for reply in replies:
             judge(reply, by_id[reply.scene], fixed)
     else:
-        async with await SidecarProcess.launch(["--config", args.config] if args.config else [], timeout=60.0) as p:
-            for scene in scenes:
-                replies += await bench_scene(p.client, scene, args, fixed)
-    summary = summarize(replies, {s.id: sum(r.scene == s.id for r in replies) for s in scenes})
+        with tempfile.TemporaryDirectory() as tmp:
+            record = os.path.join(tmp, "runs.jsonl")  # every model call, for the replay below
+            env = {**os.environ, replay_log.ENV: record}
+            launch = ["--config", args.config] if args.config else []
+            async with await SidecarProcess.launch(launch, env=env, timeout=60.0) as p:
+                for scene in scenes:
+                    replies += await bench_scene(p.client, scene, args, fixed)
+            if not args.no_replay:  # each call again, with its seed, in this process: the texts must match
+                counts: list[int] = []
+                await replay(record, config=args.config, out=io.StringIO(), counts=counts)
+                replayed = (counts[0], counts[1]) if counts else None
+    summary = summarize(replies, {s.id: sum(r.scene == s.id for r in replies) for s in scenes}, replayed)
     summary["wall_s"] = earlier["summary"].get("wall_s") if args.rejudge else round(time.perf_counter() - started, 1)
     summary["alias_mode"] = args.alias_mode
     sample = pick_verbatim(replies, args.verbatim)

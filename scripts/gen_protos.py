@@ -9,6 +9,8 @@
   immutable package imports no file without one).
 
 Usage: python scripts/gen_protos.py          # regenerate
+       python scripts/gen_protos.py --python-only  # the Python stubs alone (no .NET here: the C#
+                                                   # ones stay as they are until run with Grpc.Tools)
        python scripts/gen_protos.py --check  # exit 1 when the committed stubs differ,
                                              # or a Unity .meta is missing, stale or orphan
 
@@ -112,8 +114,9 @@ def compare(fresh: Path, target: Path, only: set[str] | None = None) -> list[str
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail when stubs are out of step")
+    parser.add_argument("--python-only", action="store_true", help="regenerate the Python stubs only")
     args = parser.parse_args()
-    tools = find_csharp_tools()
+    tools = None if args.python_only else find_csharp_tools()
     targets = [(ROOT / "sidecar" / "v1", "sidecar/v1")]
     if tools is not None:
         targets.append((ROOT / "clients" / "unity" / "Runtime" / "Generated", "C#"))
@@ -139,7 +142,7 @@ def main() -> int:
                 return 1
             print("stubs up to date")
             return 0
-        if tools is None:
+        if tools is None and not args.python_only:
             print("Grpc.Tools not found: install the .NET SDK (it restores Grpc.Tools) or set GRPC_TOOLS_DIR",
                   file=sys.stderr)
             return 1
@@ -155,6 +158,9 @@ def main() -> int:
             for p in fresh.iterdir():
                 shutil.copy2(p, target / p.name)
             print(f"wrote {target.relative_to(ROOT)}")
+        if args.python_only:
+            print("C# stubs left as they were: regenerate them where Grpc.Tools is (.NET SDK)")
+            return 0
         for line in unity_meta.sync():
             print(f"Unity .meta: fixed {line}")
     return 0

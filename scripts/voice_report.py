@@ -59,15 +59,11 @@ def _percentile(values: Sequence[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
-def replay_identical_ratio(replies: Sequence[Reply]) -> float | None:
-    """REPLAY (issue 29 item 5): the share of runs that, replayed with the seed they recorded
-    on the same session revision and input, give byte-identical text. RunRequest has no seed
-    yet, so there is nothing to replay: None, printed as "n/a (no seed yet)". When the seed
-    lands, bench_voice.py re-runs each reply with its seed and this compares the texts."""
-    return None
-
-
-def summarize(replies: Sequence[Reply], runs_per_scene: dict[str, int]) -> dict[str, object]:
+def summarize(
+    replies: Sequence[Reply], runs_per_scene: dict[str, int], replayed: tuple[int, int] | None = None
+) -> dict[str, object]:
+    """`replayed`: (identical, total) model calls that `game-sidecar replay` sent again with
+    the seed each recorded (issue 29 item 5); None when not replayed."""
     voiced = [r for r in replies if r.kind in ("narration", "dialogue")]
     decisions = [r for r in replies if r.kind == "decision"]
     checks = Counter(check for r in voiced for check in r.problems)
@@ -86,7 +82,7 @@ def summarize(replies: Sequence[Reply], runs_per_scene: dict[str, int]) -> dict[
         "decisions_valid_ratio": _ratio(sum(bool(r.action_id) and not r.error for r in decisions), len(decisions)),
         "decisions_sensible_ratio": _ratio(sum(r.action_id == r.sensible for r in decisions if r.sensible),
                                            sum(bool(r.sensible) for r in decisions)),
-        "replay_identical_ratio": replay_identical_ratio(replies),
+        "replay_identical_ratio": _ratio(*replayed) if replayed else None,
         "tokens_per_reply_median": statistics.median([r.completion_tokens for r in finished]) if finished else None,
         "first_token_ms_median": round(statistics.median(first), 1) if first else None,
         "first_token_ms_p90": _percentile(first, 0.9),
@@ -111,7 +107,7 @@ def _rows(summary: dict[str, object]) -> list[tuple[str, str]]:
         "tokens_per_reply_median", "first_token_ms_median", "first_token_ms_p90", "finish_length", "errors",
         "runs_per_scene", "wall_s",
     ) if key in summary]
-    return [(k, "n/a (no seed yet)" if k == "replay_identical_ratio" and v == "n/a" else v) for k, v in rows]
+    return [(k, "n/a (not replayed)" if k == "replay_identical_ratio" and v == "n/a" else v) for k, v in rows]
 
 
 def table(summary: dict[str, object]) -> str:

@@ -1,4 +1,5 @@
-"""Command line: `game-sidecar serve` (what a game launches) and `game-sidecar demo`."""
+"""Command line: `game-sidecar serve` (what a game launches), `game-sidecar demo` and
+`game-sidecar replay` (QA: recorded runs again, with the diff)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="do not exit on stdin EOF (for hand use with stdin from /dev/null)")
     demo = sub.add_parser("demo", help="launch a sidecar like a game would and narrate a small scene")
     demo.add_argument("--config", default=None, help="TOML config file passed to the sidecar")
+    replay = sub.add_parser("replay", help="run recorded runs again and diff the texts (QA; docs/runs.md)")
+    replay.add_argument("file", help="what a sidecar started with GAME_SIDECAR_RECORD_RUNS=FILE wrote")
+    replay.add_argument("--run-id", default="", help="replay only this run")
+    replay.add_argument("--config", default=None, help="TOML config file (the profiles the runs used)")
     return parser
 
 
@@ -65,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
+    if args.command == "replay":
+        from sidecar.replay import replay
+
+        return asyncio.run(replay(args.file, run_id=args.run_id, config=args.config))
     from sidecar.demo import run_demo
 
     return asyncio.run(run_demo(config=args.config))

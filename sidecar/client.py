@@ -121,6 +121,7 @@ class RunFields(TypedDict, total=False):
     run_id: str
     urgent: bool
     budget_tokens: int
+    seed: int
 
 
 class SidecarClient:

@@ -1,5 +1,6 @@
 """The demo: launch a sidecar the way a game does, send a small scene as
-deltas, and narrate a few events with the text streaming to the terminal."""
+deltas, narrate a few events with the text streaming to the terminal, then let
+an NPC answer the player and choose one of the game's actions."""
 
 from __future__ import annotations
 
@@ -52,6 +53,35 @@ def scene_ops() -> list[state_pb2.DeltaOp]:
     ]
 
 
+LINE = "Bram, what do you know about these goblins?"
+CHOICE = "The goblin's blade is broken and it edges toward the door."
+OPTIONS = [
+    agent_pb.ActionOption(action_id="bar_the_door", label="Bar the door so the goblin cannot escape",
+                          target_id="BP_Goblin_C_2147483647"),
+    agent_pb.ActionOption(action_id="polish_glasses", label="Polish the glasses"),
+    agent_pb.ActionOption(action_id="sing", label="Sing a drinking song"),
+]
+
+
+async def _stream(client: SidecarClient, request: agent_pb.RunRequest, out: TextIO) -> None:
+    """One run, its text streamed to `out`; a decision's choice and the run's figures after it."""
+    usage = None
+    async for event in client.run(request):
+        kind = event.WhichOneof("kind")
+        if kind == "text" and not request.HasField("decision"):  # a decision's text is its JSON
+            out.write(event.text.text)
+            out.flush()
+        elif kind == "action":
+            print(f'Bram: "{event.action.message}"\n  [chooses: {event.action.action_id}]', end="", file=out)
+        elif kind == "usage":
+            usage = event.usage
+        elif kind == "finished" and usage is not None:
+            t = event.finished.timings
+            gen_s = max((t.total_ms - t.first_token_ms) / 1000, 1e-9)
+            print(f"\n  [first token {t.first_token_ms:.0f} ms, {usage.completion_tokens} tokens, "
+                  f"{usage.completion_tokens / gen_s:.1f} tokens/s]", file=out)
+
+
 async def _default_profile_problem(client: SidecarClient) -> str:
     """Why the sidecar's default profile cannot serve a run ("" when it can)."""
     info = await client.get_info()
@@ -88,17 +118,14 @@ async def run_demo(config: str | None = None, out: TextIO = sys.stdout, err: Tex
             applied = await client.apply_deltas("demo", applied.revision, [record])
             print(f"\n> {text}", file=out)
             request = agent_pb.RunRequest(session_id="demo", narrate=agent_pb.NarrateInput(text=text, entity_ids=ids))
-            async for event in client.run(request):
-                kind = event.WhichOneof("kind")
-                if kind == "text":
-                    out.write(event.text.text)
-                    out.flush()
-                elif kind == "usage":
-                    usage = event.usage
-                elif kind == "finished":
-                    t = event.finished.timings
-                    gen_s = max((t.total_ms - t.first_token_ms) / 1000, 1e-9)
-                    print(f"\n  [first token {t.first_token_ms:.0f} ms, {usage.completion_tokens} tokens, "
-                          f"{usage.completion_tokens / gen_s:.1f} tokens/s]", file=out)
+            await _stream(client, request, out)
+        # A line of dialogue: Bram answers the player.
+        print(f'\n> Mira: "{LINE}"\nBram: ', end="", file=out)
+        said = agent_pb.DialogueInput(text=LINE, speaker_id="Player_0")
+        await _stream(client, agent_pb.RunRequest(session_id="demo", actor_id="NPC_Bram_7f3a", dialogue=said), out)
+        # A decision: Bram picks one of the game's actions, with a line to go with it.
+        print(f"\n> {CHOICE}", file=out)
+        decide = agent_pb.DecisionInput(situation=CHOICE, options=OPTIONS)
+        await _stream(client, agent_pb.RunRequest(session_id="demo", actor_id="NPC_Bram_7f3a", decision=decide), out)
         await client.close_session("demo")
     return 0

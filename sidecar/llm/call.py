@@ -179,6 +179,8 @@ async def open_call(
     if request.target.route.kind == "local":  # held to its shape by a grammar (sidecar/llm/local.py)
         body.update(reply_shape=request.shape, min_p=profile.min_p, top_k=profile.top_k)
         body.update(repeat_penalty=profile.repeat_penalty)
+        if request.seed:
+            body["seed"] = request.seed
     try:
         upstream, first = await _first(send, body, timeout, profile.model)
     except Exception as exc:  # (cancellation is a BaseException: it passes untouched)

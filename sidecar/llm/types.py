@@ -75,6 +75,8 @@ class ModelRequest(msgspec.Struct, frozen=True):
     aliases: Mask | None = None
     #: The reply's shape (None: free text, as before).
     shape: ReplyShape | None = None
+    #: The sampling seed (0: the model's own; the embedded model's replies repeat under one).
+    seed: int = 0
 
 
 class TextPiece(msgspec.Struct):

@@ -31,6 +31,7 @@ from sidecar.llm.coalesce import MAX_CHUNK_CHARS, Coalescer, TextChunk
 from sidecar.llm.faults import is_retryable
 from sidecar.llm.types import Completion, ModelRequest, ModelTarget, ReplyShape, TextPiece
 from sidecar.projection.dealias import Dealiaser, Mention, Piece
+from sidecar.runs import replay_log
 from sidecar.runs.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport
 from sidecar.runs.plan import RunPlan
 
@@ -180,6 +181,7 @@ async def run_attempts(
         prepared.guard_moment,
         prepared.aliases,
         reply_shape(plan.spec.input),
+        plan.seed,
     )
     for attempt in range(1, plan.attempts + 1):
         progress.attempt = attempt
@@ -208,6 +210,13 @@ async def run_attempts(
         if completion is not None:
             progress.add(completion)
         reply = progress.text
+        if replay_log.enabled():
+            model = completion.model if completion is not None else ""
+            revision = prepared.session.revision
+            replay_log.record(
+                request, run_id=plan.run_id, session_id=plan.spec.session_id, revision=revision,
+                attempt=attempt, model=model, text=reply,
+            )  # fmt: skip
         verdict = prepared.evaluate(reply, attempt)
         if isinstance(verdict, Accepted):
             # What the game shows names entities its way too (the session keeps the
@@ -234,7 +243,8 @@ async def run_attempts(
         next_messages = functools.partial(retry_messages, context, prepared, verdict)
         messages = await offload(next_messages) if offload is not None else next_messages()
         emit(AttemptRejected(attempt, verdict.reason))
-        request = msgspec.structs.replace(request, messages=messages)
+        # A new seed per attempt: the same one would draw the rejected reply's tokens again.
+        request = msgspec.structs.replace(request, messages=messages, seed=(plan.seed + attempt) % 2**31 or 1)
     raise AssertionError("unreachable")
 
 

@@ -27,6 +27,8 @@ class Started(msgspec.Struct, frozen=True, tag="started"):
     profile: str
     model: str
     revision: int
+    #: The sampling seed (RunRequest.seed, or the one the plan drew).
+    seed: int = 0
 
 
 class Text(msgspec.Struct, frozen=True, tag="text"):

@@ -13,6 +13,7 @@ litellm's model info, which may still be loading when the run is submitted.
 
 from __future__ import annotations
 
+import random
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -45,6 +46,8 @@ class RunOptions:
     min_revision: int = 0
     #: Seconds left on the client's deadline (None = no deadline).
     deadline_s: float | None = None
+    #: The sampling seed (0 = draw one).
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,9 @@ class RunPlan:
     limits: Limits
     urgent: bool
     min_revision: int
+    #: The sampling seed: the request's, else drawn here (RunStarted.seed reports it, so any
+    #: run can be replayed: docs/runs.md).
+    seed: int = 1
 
     @property
     def target(self) -> ModelTarget:
@@ -78,6 +84,11 @@ def resolve_profile(config: Config, session: Session, actor_id: str, requested: 
         or session.options.profile
         or config.default_profile
     )
+
+
+def draw_seed() -> int:
+    """A seed for a run that names none: 1 to 2**31 - 1 (0 means "draw one" on the wire)."""
+    return random.SystemRandom().randrange(1, 2**31)
 
 
 def new_run_id() -> str:
@@ -112,6 +123,7 @@ class RunPlanner:
             limits=options.limits,
             urgent=options.urgent,
             min_revision=options.min_revision,
+            seed=options.seed or draw_seed(),
         )
 
     def _attempts(self, spec: RunSpec) -> int:

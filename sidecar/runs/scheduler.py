@@ -260,7 +260,9 @@ class RunScheduler:
         runtrace.mark("prompt")
         prepared = handle.prepared = prompt.prepared
         spec, target = plan.spec, plan.target
-        pending = [Started(spec.session_id, spec.actor_id, target.name, target.profile.model, prompt.revision)]
+        pending = [
+            Started(spec.session_id, spec.actor_id, target.name, target.profile.model, prompt.revision, plan.seed)
+        ]
 
         def flush_started() -> None:
             if pending:

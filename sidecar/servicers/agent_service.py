@@ -54,6 +54,7 @@ def run_options_from_proto(request: pb.RunRequest, time_remaining: float | None)
         urgent=request.urgent,
         min_revision=request.min_revision,
         deadline_s=time_remaining,
+        seed=request.seed,
     )
 
 
@@ -81,6 +82,7 @@ def event_to_proto(run_id: str, seq: int, value: ev.RunEventValue) -> pb.RunResp
         started.profile = value.profile
         started.model = value.model
         started.revision = value.revision
+        started.seed = value.seed
     elif isinstance(value, ev.AttemptRejected):
         event.rejected.attempt = value.attempt
         event.rejected.reason = value.reason

@@ -80,7 +80,7 @@ class GenerationLimits(_message.Message):
     def __init__(self, max_output_tokens: _Optional[int] = ..., temperature: _Optional[float] = ..., first_token_timeout_ms: _Optional[int] = ..., total_timeout_ms: _Optional[int] = ..., stop_sequences: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RunRequest(_message.Message):
-    __slots__ = ("session_id", "actor_id", "narrate", "dialogue", "decision", "describe", "continue_story", "focus_ids", "moment", "min_revision", "profile", "limits", "run_id", "urgent", "budget_tokens")
+    __slots__ = ("session_id", "actor_id", "narrate", "dialogue", "decision", "describe", "continue_story", "focus_ids", "moment", "min_revision", "profile", "limits", "run_id", "urgent", "budget_tokens", "seed")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
     NARRATE_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +96,7 @@ class RunRequest(_message.Message):
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     URGENT_FIELD_NUMBER: _ClassVar[int]
     BUDGET_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     actor_id: str
     narrate: NarrateInput
@@ -111,21 +112,24 @@ class RunRequest(_message.Message):
     run_id: str
     urgent: bool
     budget_tokens: int
-    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., narrate: _Optional[_Union[NarrateInput, _Mapping]] = ..., dialogue: _Optional[_Union[DialogueInput, _Mapping]] = ..., decision: _Optional[_Union[DecisionInput, _Mapping]] = ..., describe: _Optional[_Union[DescribeInput, _Mapping]] = ..., continue_story: _Optional[_Union[ContinueInput, _Mapping]] = ..., focus_ids: _Optional[_Iterable[str]] = ..., moment: _Optional[_Union[_types_pb2.GameMoment, _Mapping]] = ..., min_revision: _Optional[int] = ..., profile: _Optional[str] = ..., limits: _Optional[_Union[GenerationLimits, _Mapping]] = ..., run_id: _Optional[str] = ..., urgent: _Optional[bool] = ..., budget_tokens: _Optional[int] = ...) -> None: ...
+    seed: int
+    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., narrate: _Optional[_Union[NarrateInput, _Mapping]] = ..., dialogue: _Optional[_Union[DialogueInput, _Mapping]] = ..., decision: _Optional[_Union[DecisionInput, _Mapping]] = ..., describe: _Optional[_Union[DescribeInput, _Mapping]] = ..., continue_story: _Optional[_Union[ContinueInput, _Mapping]] = ..., focus_ids: _Optional[_Iterable[str]] = ..., moment: _Optional[_Union[_types_pb2.GameMoment, _Mapping]] = ..., min_revision: _Optional[int] = ..., profile: _Optional[str] = ..., limits: _Optional[_Union[GenerationLimits, _Mapping]] = ..., run_id: _Optional[str] = ..., urgent: _Optional[bool] = ..., budget_tokens: _Optional[int] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class RunStarted(_message.Message):
-    __slots__ = ("session_id", "actor_id", "profile", "model", "revision")
+    __slots__ = ("session_id", "actor_id", "profile", "model", "revision", "seed")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     actor_id: str
     profile: str
     model: str
     revision: int
-    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., profile: _Optional[str] = ..., model: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+    seed: int
+    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., profile: _Optional[str] = ..., model: _Optional[str] = ..., revision: _Optional[int] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class TextDelta(_message.Message):
     __slots__ = ("text", "sentence_end", "attempt", "mentions")

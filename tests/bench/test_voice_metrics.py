@@ -134,7 +134,8 @@ def test_summary_counts_and_the_verbatim_sample_mixes_good_and_bad() -> None:
     assert summary["decisions_valid_ratio"] == 0.5
     assert summary["decisions_sensible_ratio"] == 0.5
     assert summary["replay_identical_ratio"] is None
-    assert "n/a (no seed yet)" in table(summary)
+    assert "n/a (not replayed)" in table(summary)
+    assert summarize(replies, {"a": 2, "b": 3}, (3, 4))["replay_identical_ratio"] == 0.75
     assert [r.clean for r in pick_verbatim(replies, 2)] == [True, False]
 
 

@@ -5,11 +5,12 @@ through its direct path (no litellm)."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
 from sidecar.client import SidecarProcess
-from sidecar.demo import EVENTS, run_demo, scene_ops
+from sidecar.demo import EVENTS, OPTIONS, run_demo, scene_ops
 from sidecar.v1 import agent_service_pb2 as agent_pb
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -36,10 +37,14 @@ async def test_embedded_model_streams_narration_with_usage() -> None:
         assert (await client.get_info()).llm_ready
 
 
-async def test_demo_narrates_every_event() -> None:
+async def test_demo_narrates_every_event_then_speaks_and_decides() -> None:
     out = io.StringIO()
     assert await run_demo(out=out) == 0
     shown = out.getvalue()
     for text, _ in EVENTS:
         assert f"> {text}" in shown
-    assert shown.count("tokens/s]") == len(EVENTS)
+    assert shown.count("tokens/s]") == len(EVENTS) + 2  # the narrations, Bram's line, his decision
+    chosen = shown.split("[chooses: ")[1].split("]")[0]
+    assert chosen in {o.action_id for o in OPTIONS}
+    # Display names on screen, never an alias handle, an engine ID or the decision's JSON.
+    assert "Mira" in shown and not re.search(r"\b(?:npc|player|loc)_\d|Player_0|NPC_Bram|\{", shown), shown
