@@ -208,6 +208,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="display: the model reads display names (as the demo); handle: npc_1, loc_2...")
     parser.add_argument("--verbatim", type=int, default=12, help="narrations printed verbatim, good and bad")
     parser.add_argument("--json", type=Path, help="write every reply and the figures here")
+    parser.add_argument("--record", type=Path, help="keep the recorded model calls here (GAME_SIDECAR_RECORD_RUNS)")
     parser.add_argument("--no-replay", action="store_true",
                         help="skip the replay of every recorded call (replay_identical_ratio)")
     parser.add_argument("--markdown", action="store_true", help="also print a block for docs/benchmarks.md")
@@ -234,7 +235,10 @@ async def main(argv: list[str] | None = None) -> int:
             judge(reply, by_id[reply.scene], fixed)
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            record = os.path.join(tmp, "runs.jsonl")  # every model call, for the replay below
+            # Every model call, for the replay below (and scripts/bench_choices.py with --record).
+            record = str(args.record) if args.record else os.path.join(tmp, "runs.jsonl")
+            if args.record:
+                args.record.unlink(missing_ok=True)
             env = {**os.environ, replay_log.ENV: record}
             launch = ["--config", args.config] if args.config else []
             async with await SidecarProcess.launch(launch, env=env, timeout=60.0) as p:

@@ -26,7 +26,7 @@ __all__ = ["choose_option", "option_words"]
 
 #: How much of an option's likelihood without the scene is taken off (1 = PMI). Half, per
 #: token: over the 24 shipped decisions it chose 17 sensibly with each of four phrasings of
-#: the cue, where whole PMI ranged 15-16 and the plain mean 12-13 (docs/benchmarks.md).
+#: the cue, where whole PMI ranged 15-16 and the plain mean 11-13 (scripts/bench_choices.py).
 PRIOR_WEIGHT = 0.5
 
 _TARGET = re.compile(r" \(target: [^()]*\)$")

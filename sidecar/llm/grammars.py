@@ -18,8 +18,9 @@ from sidecar.llm.types import ReplyShape
 __all__ = ["grammar_for", "stop_for", "SENTENCE_CHARS"]
 
 #: A sentence's characters: anything but line breaks, markup, underscores, colons,
-#: double quotes and the sentence marks (which only end one).
-SENTENCE_CHARS = r'[^\n\r#*<>\[\]{}|\\`_:"\x00-\x1f.!?]'
+#: double quotes of any kind (a quote the grammar cannot see closed was left open on
+#: screen: the model reports speech instead) and the sentence marks (which only end one).
+SENTENCE_CHARS = r'[^\n\r#*<>\[\]{}|\\`_:"“”«»\x00-\x1f.!?]'
 
 _SENTENCE = rf"""
 sentence ::= start {SENTENCE_CHARS}{{6,180}} end

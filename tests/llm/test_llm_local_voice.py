@@ -21,7 +21,7 @@ pytest.importorskip("llama_cpp")
 pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(600)]
 
 #: What must never reach the screen: markup, handles, labels, line breaks.
-FORBIDDEN = re.compile(r'[\n#*<>\[\]{}|`_]|\b(?:Event|Narration|Reply|Scene|Input|Options?)\s*:|\bpc_1\b|\bnpc_\d')
+FORBIDDEN = re.compile(r'[\n#*<>\[\]{}|`_“”]|\b(?:Event|Narration|Reply|Scene|Input|Options?)\s*:|\bpc_1\b|\bnpc_\d')
 SENTENCE = re.compile(r"[^.!?]+(?:\.\.\.|[.!?])")
 
 

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""How the embedded model should choose a decision's option (issue 29, item 2): each way
+of choosing, over the same decision prompts, against the scenes' sensible answers.
+
+Reads the model calls a benchmark run recorded (`scripts/bench_voice.py --record FILE`,
+or any sidecar started with GAME_SIDECAR_RECORD_RUNS=FILE): each decision's document is
+rebuilt from its messages exactly as the sidecar built it (sidecar/llm/document.py),
+then chosen by
+- `digit`: the model writes the option number under the grammar (the number's logits),
+- `mean`: the option's mean log-probability per token after the scene,
+- `pmi`: its log-probability after the scene less its log-probability without it,
+- `half-pmi` (the sidecar's, sidecar/llm/choose.py): less half of it, per token.
+The sensible answer is matched by the decision's situation in scenes/*.json.
+
+Usage: .venv/bin/python scripts/bench_choices.py RECORD.jsonl [--scenes scenes]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from voice_scenes import load_scenes  # noqa: E402
+
+from sidecar.llm.choose import _log_probs, _scores, option_words  # noqa: E402
+from sidecar.llm.document import render_document  # noqa: E402
+from sidecar.llm.types import ReplyShape  # noqa: E402
+from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
+
+
+def _digit(llm: Any, document: str, n: int) -> int:
+    """The option number the model finds likeliest after the cue and ' {"action": '."""
+    tokens = llm.tokenize((document + ' {"action": ').encode(), add_bos=True, special=True)
+    llm.reset()
+    llm.eval(tokens)
+    row = _log_probs(llm)
+    digits = [llm.tokenize(str(i).encode(), add_bos=False, special=False)[0] for i in range(1, n + 1)]
+    return max(range(n), key=lambda i: row[digits[i]])
+
+
+def choices(llm: Any, scene: str, me: str, labels: list[str]) -> dict[str, int]:
+    cue = f"{me} decides to"
+    words = [llm.tokenize(option_words(label).encode(), add_bos=False, special=False) for label in labels]
+    given = _scores(llm, llm.tokenize(f"{scene}\n{cue}".encode(), add_bos=True, special=False), words)
+    alone = _scores(llm, llm.tokenize(cue.encode(), add_bos=True, special=False), words)
+
+    def best(score: list[float]) -> int:
+        return max(range(len(score)), key=lambda i: score[i])
+
+    return {
+        "mean": best([g / len(w) for g, w in zip(given, words, strict=True)]),
+        "pmi": best([g - a for g, a in zip(given, alone, strict=True)]),
+        "half-pmi": best([(g - a / 2) / len(w) for g, a, w in zip(given, alone, words, strict=True)]),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("record", type=Path)
+    parser.add_argument("--scenes", type=Path, default=ROOT / "scenes")
+    args = parser.parse_args()
+    sensible = {d.situation: [o.action_id for o in d.options].index(d.sensible)
+                for s in load_scenes(args.scenes) for d in s.decisions if d.sensible}  # fmt: skip
+    import llama_cpp
+
+    path = resolve_weights(find_local_model(os.environ.get("GAME_SIDECAR_MODEL_PATH", "")))
+    llm = llama_cpp.Llama(path, n_ctx=4096, n_threads=max(1, os.cpu_count() or 1), verbose=False)
+    right: dict[str, int] = {"digit": 0, "mean": 0, "pmi": 0, "half-pmi": 0}
+    total = 0
+    for line in args.record.read_text(encoding="utf-8").splitlines():
+        call = json.loads(line)
+        shape = call.get("shape") or {}
+        if shape.get("kind") != "decision" or call["attempt"] != 1:
+            continue
+        doc = render_document(call["messages"], ReplyShape(**shape))
+        want = sensible.get(doc.turn.situation.removeprefix("Situation: "))
+        if want is None:
+            continue
+        total += 1
+        picked = choices(llm, doc.scene, doc.turn.me, list(doc.turn.options))
+        picked["digit"] = _digit(llm, doc.text, len(doc.turn.options))
+        for name, index in picked.items():
+            right[name] += index == want
+        print(f"{doc.turn.me}: want {want + 1}, " + ", ".join(f"{k} {v + 1}" for k, v in picked.items()))
+    print(f"\n{total} decisions with a sensible answer")
+    for name, n in right.items():
+        print(f"{name:9} {n}/{total} sensible ({n / max(total, 1):.3f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
