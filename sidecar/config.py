@@ -249,6 +249,12 @@ class LocalModelConfig(msgspec.Struct, forbid_unknown_fields=True):
     #: context window. 4096 holds a full 20-turn dialogue prompt (~3,000 tokens in
     #: scripts/bench_context.py) plus the reply; the KV cache grows with it (docs/runs.md).
     context_tokens: int = 4096
+    #: CPU threads llama.cpp decodes with (0 = every core the machine reports). Its threads
+    #: spin while they wait: two models on the same cores (two sidecars, or one beside
+    #: another llama.cpp) each taking every core slowed decoding about 100x (docs/runs.md).
+    threads: int = 0
+    #: Prompt tokens llama.cpp evaluates per step (its n_batch).
+    batch_tokens: int = 512
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True):
@@ -275,6 +281,15 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
                 context_window=self.local_model.context_tokens,
                 temperature=0.7,
                 max_output_tokens=160,
+            )
+        if not 0 <= self.local_model.threads <= 256:
+            raise InvalidRequest(
+                f"[local_model] threads must be 0 (every core) to 256; got {self.local_model.threads}"
+            )
+        if not 1 <= self.local_model.batch_tokens <= self.local_model.context_tokens:
+            raise InvalidRequest(
+                f"[local_model] batch_tokens must be 1 to context_tokens ({self.local_model.context_tokens}); "
+                f"got {self.local_model.batch_tokens}"
             )
         if not MIN_LOCAL_CONTEXT <= self.local_model.context_tokens <= MAX_LOCAL_CONTEXT:
             raise InvalidRequest(

@@ -46,7 +46,8 @@ class ModelGateway:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.local = LocalLLM(config.local_model.path, config.local_model.context_tokens)
+        local = config.local_model
+        self.local = LocalLLM(local.path, local.context_tokens, local.threads, local.batch_tokens)
         self.scripted = ScriptedLLM()
         self._routes: dict[str, Route] = {}
         #: Whether some profile uses the litellm transport (only then is litellm imported).

@@ -60,9 +60,11 @@ def new_prompt_cache() -> PromptStateCache:
 DEFAULT_N_CTX = LocalModelConfig().context_tokens
 
 
-def llama_settings(n_ctx: int = DEFAULT_N_CTX) -> dict[str, Any]:
-    """Constructor arguments for llama_cpp.Llama (the benchmark uses the same)."""
-    return {"n_ctx": n_ctx, "n_threads": max(1, os.cpu_count() or 1), "verbose": False}
+def llama_settings(n_ctx: int = DEFAULT_N_CTX, threads: int = 0, batch_tokens: int = 512) -> dict[str, Any]:
+    """Constructor arguments for llama_cpp.Llama (the benchmarks use the same);
+    `threads` 0 = every core."""
+    n_threads = threads or max(1, os.cpu_count() or 1)
+    return {"n_ctx": n_ctx, "n_threads": n_threads, "n_batch": batch_tokens, "verbose": False}
 
 
 def sampling_of(params: dict[str, Any]) -> Sampling:
@@ -104,9 +106,11 @@ _LLAMA_INIT_LOCK = threading.Lock()
 class LocalLLM:
     """Serves "local/<anything>": the one embedded model."""
 
-    def __init__(self, weights_setting: str = "", n_ctx: int = DEFAULT_N_CTX) -> None:
+    def __init__(
+        self, weights_setting: str = "", n_ctx: int = DEFAULT_N_CTX, threads: int = 0, batch_tokens: int = 512
+    ) -> None:
         self._weights_setting = weights_setting  # [local_model] path
-        self._n_ctx = n_ctx
+        self._settings = llama_settings(n_ctx, threads, batch_tokens)
         self._llm: Any = None
         #: Why this machine cannot run the model, once a load found out ("" = not known).
         self.refused = ""
@@ -145,7 +149,7 @@ class LocalLLM:
                 raise
             try:
                 with _LLAMA_INIT_LOCK:
-                    llm = VoiceLlama(path, **llama_settings(self._n_ctx))
+                    llm = VoiceLlama(path, **self._settings)
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
             llm.set_cache(new_prompt_cache())  # type: ignore[arg-type]  # duck-typed: see prompt_cache.py

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import threading
 
 import pytest
@@ -127,6 +128,16 @@ def test_local_context_follows_the_configured_llama_context() -> None:
     for bad in (512, 1_000_000):
         with pytest.raises(InvalidRequest, match="context_tokens"):
             Config(local_model=LocalModelConfig(context_tokens=bad))
+
+
+def test_local_threads_and_batch_reach_llama_cpp() -> None:
+    gateway = unstarted(Config(local_model=LocalModelConfig(threads=3, batch_tokens=256)))
+    assert gateway.local._settings["n_threads"] == 3 and gateway.local._settings["n_batch"] == 256
+    assert unstarted(Config()).local._settings["n_threads"] == max(1, os.cpu_count() or 1)  # 0: every core
+    with pytest.raises(InvalidRequest, match="threads must be 0"):
+        Config(local_model=LocalModelConfig(threads=-1))
+    with pytest.raises(InvalidRequest, match="batch_tokens must be 1 to context_tokens"):
+        Config(local_model=LocalModelConfig(batch_tokens=0))
 
 
 def test_start_returns_at_once_and_info_works_before_litellm() -> None:

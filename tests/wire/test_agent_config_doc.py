@@ -42,6 +42,7 @@ def test_the_local_model_example_loads_and_sets_the_local_window(tmp_path) -> No
     path.write_text(documented_toml("[local_model]"))
     config = load_config(path, env={})
     assert config.local_model.context_tokens == 4096
+    assert config.local_model.threads == 0 and config.local_model.batch_tokens == 512
     assert config.profiles["local"].context_window == config.local_model.context_tokens
 
 
