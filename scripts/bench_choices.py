@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from voice_scenes import load_scenes  # noqa: E402
 
-from sidecar.llm.choose import _log_probs, _scores, option_words  # noqa: E402
+from sidecar.llm.choose import last_log_probs, option_log_probs, option_words  # noqa: E402
 from sidecar.llm.document import render_document  # noqa: E402
 from sidecar.llm.types import ReplyShape  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
@@ -41,7 +41,7 @@ def _digit(llm: Any, document: str, n: int) -> int:
     tokens = llm.tokenize((document + ' {"action": ').encode(), add_bos=True, special=True)
     llm.reset()
     llm.eval(tokens)
-    row = _log_probs(llm)
+    row = last_log_probs(llm)
     digits = [llm.tokenize(str(i).encode(), add_bos=False, special=False)[0] for i in range(1, n + 1)]
     return max(range(n), key=lambda i: row[digits[i]])
 
@@ -49,8 +49,8 @@ def _digit(llm: Any, document: str, n: int) -> int:
 def choices(llm: Any, scene: str, me: str, labels: list[str]) -> dict[str, int]:
     cue = f"{me} decides to"
     words = [llm.tokenize(option_words(label).encode(), add_bos=False, special=False) for label in labels]
-    given = _scores(llm, llm.tokenize(f"{scene}\n{cue}".encode(), add_bos=True, special=False), words)
-    alone = _scores(llm, llm.tokenize(cue.encode(), add_bos=True, special=False), words)
+    given = option_log_probs(llm, llm.tokenize(f"{scene}\n{cue}".encode(), add_bos=True, special=False), words)
+    alone = option_log_probs(llm, llm.tokenize(cue.encode(), add_bos=True, special=False), words)
 
     def best(score: list[float]) -> int:
         return max(range(len(score)), key=lambda i: score[i])

@@ -23,7 +23,7 @@ from sidecar.errors import ProviderTimeout, SidecarError
 from sidecar.llm.faults import map_exception
 from sidecar.llm.routes import Route
 from sidecar.llm.send_points import GUARD_THREAD_CHARS, DirectModel, Send, request_body, run_check, send_point
-from sidecar.llm.types import Chunk, Completion, ModelRequest, TextPiece
+from sidecar.llm.types import Chunk, Completion, ModelRequest, Sampling, TextPiece
 
 __all__ = [
     "ModelCall",
@@ -177,8 +177,9 @@ async def open_call(
     timeout = limits.first_token_timeout_s or profile.first_token_timeout_s
     body = request_body(profile, request.messages, limits, mark_cache=request.target.route.mark_cache)
     if request.target.route.kind == "local":  # held to its shape by a grammar (sidecar/llm/local.py)
-        body.update(reply_shape=request.shape, min_p=profile.min_p, top_k=profile.top_k)
-        body.update(repeat_penalty=profile.repeat_penalty)
+        body["reply_shape"] = request.shape
+        body["sampling"] = Sampling(body["temperature"], profile.top_k, min_p=profile.min_p,
+                                    repeat_penalty=profile.repeat_penalty)  # fmt: skip
         if request.seed:
             body["seed"] = request.seed
     try:

@@ -22,7 +22,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["choose_option", "option_words"]
+__all__ = ["choose_option", "last_log_probs", "option_log_probs", "option_words"]
 
 #: How much of an option's likelihood without the scene is taken off (1 = PMI). Half, per
 #: token: over the 24 shipped decisions it chose 17 sensibly with each of four phrasings of
@@ -39,7 +39,7 @@ def option_words(label: str) -> str:
     return " " + words[:1].lower() + words[1:] + "."
 
 
-def _log_probs(llm: Any) -> Any:
+def last_log_probs(llm: Any) -> Any:
     """The log-probabilities after the last evaluated token (a numpy row)."""
     import llama_cpp  # with numpy, only once the model is loaded: not at start-up
     import numpy as np
@@ -50,19 +50,19 @@ def _log_probs(llm: Any) -> Any:
     return row - top - math.log(float(np.exp(row - top).sum()))
 
 
-def _scores(llm: Any, prefix: list[int], options: list[list[int]]) -> list[float]:
+def option_log_probs(llm: Any, prefix: list[int], options: list[list[int]]) -> list[float]:
     """log P(option | prefix) for each option: the prefix evaluated once, then each
     option's tokens one at a time from the prefix's end (each rewinds the KV to it)."""
     llm.reset()
     llm.eval(prefix)
-    first = _log_probs(llm)
+    first = last_log_probs(llm)
     out = []
     for tokens in options:
         llm.n_tokens = len(prefix)  # the next eval drops the KV past the prefix
         total = float(first[tokens[0]])
         for before, token in zip(tokens, tokens[1:], strict=False):
             llm.eval([before])
-            total += float(_log_probs(llm)[token])
+            total += float(last_log_probs(llm)[token])
         out.append(total)
     llm.n_tokens = len(prefix)
     return out
@@ -77,7 +77,7 @@ def choose_option(llm: Any, scene: str, me: str, labels: list[str]) -> int:
     given = llm.tokenize(f"{scene}\n{cue}".encode(), add_bos=True, special=False)
     alone = llm.tokenize(cue.encode(), add_bos=True, special=False)
     words = [llm.tokenize(option_words(label).encode(), add_bos=False, special=False) for label in labels]
-    given_scores, alone_scores = _scores(llm, given, words), _scores(llm, alone, words)
+    given_scores, alone_scores = option_log_probs(llm, given, words), option_log_probs(llm, alone, words)
     score = [
         (g - PRIOR_WEIGHT * a) / len(w) for g, a, w in zip(given_scores, alone_scores, words, strict=True)
     ]

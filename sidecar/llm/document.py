@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from sidecar.llm.types import ReplyShape
 
-__all__ = ["Document", "Turn", "read_turn", "render_document", "EXAMPLES", "CUES"]
+__all__ = ["Document", "Turn", "read_turn", "render_document", "EXAMPLES", "cue"]
 
 #: Lines of the setting and scene sections a document keeps, by their label.
 _KEEP = ("Location:", "Player:", "Present:", "Here:", "Conditions:", "Focus:", "You are ")
@@ -157,7 +157,7 @@ Pell decides: {"action": 2, "message": "Fresh this morning. Two coins it is.", "
 }
 
 
-def CUES(shape: ReplyShape, me: str) -> str:  # noqa: N802 - read like the table above
+def cue(shape: ReplyShape, me: str) -> str:
     """Where the answer starts (the grammar takes it from there)."""
     if shape.kind == "line":
         return f'{me or "I"} says: "'
@@ -209,4 +209,4 @@ def render_document(messages: list[dict[str, str]], shape: ReplyShape) -> Docume
         lines.append(turn.said)
     elif turn.ask:  # describe or continue: what is asked stands where an event would
         lines.append(f"Event: {turn.ask}")
-    return Document(EXAMPLES[shape.kind] + "\n" + "\n".join(lines) + "\n" + CUES(shape, turn.me), scene, turn)
+    return Document(EXAMPLES[shape.kind] + "\n" + "\n".join(lines) + "\n" + cue(shape, turn.me), scene, turn)

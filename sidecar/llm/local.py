@@ -67,17 +67,6 @@ def llama_settings(n_ctx: int = DEFAULT_N_CTX, threads: int = 0, batch_tokens: i
     return {"n_ctx": n_ctx, "n_threads": n_threads, "n_batch": batch_tokens, "verbose": False}
 
 
-def sampling_of(params: dict[str, Any]) -> Sampling:
-    """The request's sampling settings (the profile's, sidecar.llm.call)."""
-    base = Sampling()
-    return Sampling(
-        temperature=float(params.get("temperature", base.temperature)),
-        top_k=int(params.get("top_k", base.top_k)),
-        min_p=float(params.get("min_p", base.min_p)),
-        repeat_penalty=float(params.get("repeat_penalty", base.repeat_penalty)),
-    )
-
-
 def format_prompt(messages: list[dict[str, str]]) -> str:
     """Chat messages as a plain document the base model continues: the system
     text, the worked example, then each user message followed by its "Reply:".
@@ -203,7 +192,7 @@ class LocalLLM:
             user_stop = params.get("stop") or []
             stops = list(STOP) if shape is None else stop_for(shape)
             stops += [user_stop] if isinstance(user_stop, str) else list(user_stop)
-            llm.next_sampling = sampling_of(params)
+            llm.next_sampling = params.get("sampling") or Sampling()  # set by sidecar.llm.call
             llm.next_grammar = None if shape is None else grammar_for(shape, chosen)
             stream = llm.create_completion(
                 tokens,

@@ -27,14 +27,18 @@ class Limits(msgspec.Struct, frozen=True):
     stop: tuple[str, ...] = ()
 
 
+#: A profile's defaults: those of `Sampling` below (one place to change them).
+_PROFILE = ModelProfile(model="")
+
+
 class Sampling(msgspec.Struct, frozen=True):
     """How the embedded model draws each token (a profile's settings: docs/runs.md)."""
 
-    temperature: float = 0.7
-    top_k: int = 40
+    temperature: float = _PROFILE.temperature
+    top_k: int = _PROFILE.top_k
     top_p: float = 1.0
-    min_p: float = 0.1
-    repeat_penalty: float = 1.15
+    min_p: float = _PROFILE.min_p
+    repeat_penalty: float = _PROFILE.repeat_penalty
     #: Tokens the repeat penalty looks back over.
     repeat_last_n: int = 64
 

@@ -92,3 +92,12 @@ def test_texts_that_only_form_an_id_when_joined_pass() -> None:
     messages = [{"role": "user", "content": "Grubnakarrow"}, {"role": "user", "content": "tooth"},
                 {"role": "user", "content": "The Grubnakarrowtoothish banner"}]
     check_request({"messages": messages}, {"Grubnakarrowtooth"})
+
+
+def test_the_embedded_models_shape_and_sampling_are_not_game_text() -> None:
+    """Their reprs hold only the project's words ("ReplyShape", "prose", "Sampling"): a game
+    whose engine IDs are such words must still reach the embedded model."""
+    from sidecar.llm.types import ReplyShape, Sampling
+
+    body = {"messages": [], "reply_shape": ReplyShape("prose"), "sampling": Sampling()}
+    check_request(body, {"prose", "ReplyShape", "Sampling", "kind"})
