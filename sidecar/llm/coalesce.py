@@ -187,11 +187,12 @@ class Coalescer:
         else:
             self._arm(self._last_emit + self.window_s - now)
 
-    def flush(self) -> None:
-        """The stream ended: send what is held (a final full stop ends a sentence)."""
+    def flush(self, cut: bool = False) -> None:
+        """The stream ended: send what is held (a final full stop ends a sentence,
+        unless the reply was `cut` by the output limit: then its last words end none)."""
         self._cancel_timer()
         text, self._pending = self._pending, ""
-        self._send(text, ends_sentence(text, self._sent_tail))
+        self._send(text, not cut and ends_sentence(text, self._sent_tail))
 
     def discard(self) -> str:
         """Drop what is held (cancel) and return it."""

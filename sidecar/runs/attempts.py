@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from sidecar import runtrace
-from sidecar.context.contract import Accepted, DecisionInput, DialogueInput, RunInput
+from sidecar.context.contract import Accepted, DecisionInput, DialogueInput, Rejected, RunInput
 from sidecar.context.prepared import Prepared
 from sidecar.context.retry import retry_messages
 from sidecar.errors import InvalidChoice, PrivacyLeakBlocked, SidecarError
@@ -31,6 +31,7 @@ from sidecar.llm.coalesce import MAX_CHUNK_CHARS, Coalescer, TextChunk
 from sidecar.llm.faults import is_retryable
 from sidecar.llm.types import Completion, ModelRequest, ModelTarget, ReplyShape, TextPiece
 from sidecar.projection.dealias import Dealiaser, Mention, Piece
+from sidecar.prompts.decisions import SpokenStream
 from sidecar.runs import replay_log
 from sidecar.runs.events import ActionChosen, AttemptRejected, NotesChanged, RunEventValue, Text, UsageReport
 from sidecar.runs.plan import RunPlan
@@ -101,8 +102,9 @@ class _Outbox:
         for part in bounded_pieces(piece, MAX_CHUNK_CHARS):
             self._emit(Text(part.text, part.sentence_end, self._attempt, part.mentions))
 
-    def flush(self) -> None:
-        self.coalescer.flush()
+    def flush(self, cut: bool = False) -> None:
+        """The reply ended; `cut`: by the output limit, so its last words end no sentence."""
+        self.coalescer.flush(cut)
         self._hand_out(self._dealias.flush())
 
 
@@ -188,6 +190,8 @@ async def run_attempts(
         progress.parts = []
 
         outbox = _Outbox(coalesce_s, prepared.dealiaser(), emit, attempt)
+        # A decision's text on screen is what the NPC says, never its JSON (every model).
+        spoken = SpokenStream() if request.shape is not None and request.shape.kind == "decision" else None
         completion: Completion | None = None
         try:
             async for piece in model_reply(gateway, plan.chain, request):
@@ -195,7 +199,7 @@ async def run_attempts(
                     if progress.first_text_at is None:
                         progress.first_text_at = time.monotonic()
                     progress.parts.append(piece.text)
-                    outbox.coalescer.feed(piece.text)
+                    outbox.coalescer.feed(piece.text if spoken is None else spoken.feed(piece.text))
                     if room is not None:
                         await room()
                 else:
@@ -206,7 +210,7 @@ async def run_attempts(
         except BaseException:
             outbox.coalescer.discard()  # cancelled: nobody needs the held text
             raise
-        outbox.flush()
+        outbox.flush(cut=completion is not None and completion.finish_reason == "length")
         if completion is not None:
             progress.add(completion)
         reply = progress.text
@@ -218,6 +222,11 @@ async def run_attempts(
                 attempt=attempt, model=model, text=reply,
             )  # fmt: skip
         verdict = prepared.evaluate(reply, attempt)
+        if isinstance(verdict, Rejected) and progress.finish_reason == "length":
+            # The format was not the model's fault alone: say what cut it (our words).
+            limit = f" of {limits.max_output_tokens} tokens" if limits.max_output_tokens else ""
+            cut = f"the reply was cut at the output limit{limit} before it ended; keep it shorter"
+            verdict = Rejected(f"{verdict.reason} ({cut})", verdict.reply)
         if isinstance(verdict, Accepted):
             # What the game shows names entities its way too (the session keeps the
             # notes as the model wrote them: they go back into later prompts).

