@@ -116,6 +116,7 @@ async def run_one(client: SidecarClient, request: agent_pb.RunRequest, reply: Re
                 pieces.clear()  # that attempt's text is void
             elif kind == "action":
                 reply.action_id, reply.message = event.action.action_id, event.action.message
+                reply.parameters = dict(event.action.parameters)
             elif kind == "usage":
                 reply.completion_tokens = event.usage.completion_tokens
                 reply.prompt_tokens = event.usage.prompt_tokens
@@ -179,8 +180,11 @@ async def bench_scene(client: SidecarClient, scene: Scene, args: argparse.Namesp
         replies.append(_progress(reply))
     for decision in scene.decisions:
         reply = Reply(scene.id, "decision", decision.actor, decision.situation, sensible=decision.sensible)
-        options = [agent_pb.ActionOption(action_id=o.action_id, label=o.label, target_id=o.target_id)
+        options = [agent_pb.ActionOption(action_id=o.action_id, label=o.label, target_id=o.target_id,
+                                         parameters_schema=json.dumps(o.parameters) if o.parameters else "")
                    for o in decision.options]
+        reply.with_parameters = {o.action_id: sorted(dict(o.parameters.get("properties") or {}))
+                                 for o in decision.options if o.parameters}
         request = agent_pb.RunRequest(**base, actor_id=decision.actor,
                                       decision=agent_pb.DecisionInput(situation=decision.situation, options=options))
         await run_one(client, request, reply)
@@ -191,7 +195,8 @@ async def bench_scene(client: SidecarClient, scene: Scene, args: argparse.Namesp
 
 
 def _progress(reply: Reply) -> Reply:
-    chosen = f" -> {reply.action_id or '(none)'} (sensible {reply.sensible})" if reply.kind == "decision" else ""
+    given = "".join(f" {k}={v}" for k, v in sorted(reply.parameters.items()))
+    chosen = f" -> {reply.action_id or '(none)'}{given} (sensible {reply.sensible})" if reply.kind == "decision" else ""
     text = reply.text.replace("\n", "⏎")
     print(f"[{reply.scene} {reply.kind}{chosen}] {reply.total_ms:.0f} ms: {text[:160]!r} -- {verdict(reply)}",
           file=sys.stderr, flush=True)

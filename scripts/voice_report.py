@@ -39,6 +39,9 @@ class Reply:
     message: str = ""
     rejected: list[str] = field(default_factory=list)
     sensible: str = ""
+    #: The parameters the game got back, and each option's parameter names (options with some).
+    parameters: dict[str, str] = field(default_factory=dict)
+    with_parameters: dict[str, list[str]] = field(default_factory=dict)
     #: The run's error reason (INVALID_CHOICE...), "" when it finished.
     error: str = ""
     model: str = ""
@@ -80,6 +83,11 @@ def summarize(
         # What the game was shown names only what the actor perceives (a failed run's partial text too).
         "names_right_ratio": _ratio(sum(not r.wrong_names for r in replies), len(replies)),
         "decisions_valid_ratio": _ratio(sum(bool(r.action_id) and not r.error for r in decisions), len(decisions)),
+        # Of the accepted choices of an option with parameters: each of its parameters came back.
+        "decisions_with_parameters": _ratio(
+            sum(set(r.parameters) == set(r.with_parameters[r.action_id]) for r in decisions
+                if r.action_id in r.with_parameters and not r.error),
+            sum(r.action_id in r.with_parameters and not r.error for r in decisions)),
         "decisions_sensible_ratio": _ratio(sum(r.action_id == r.sensible for r in decisions if r.sensible),
                                            sum(bool(r.sensible) for r in decisions)),
         "replay_identical_ratio": _ratio(*replayed) if replayed else None,
@@ -103,9 +111,9 @@ def _show(value: object) -> str:
 def _rows(summary: dict[str, object]) -> list[tuple[str, str]]:
     rows = [(key, _show(summary[key])) for key in (
         "model", "replies", "clean_ratio", "clean_by_kind", "unclean_by_check", "names_right_ratio",
-        "decisions_valid_ratio", "decisions_sensible_ratio", "replay_identical_ratio",
-        "tokens_per_reply_median", "first_token_ms_median", "first_token_ms_p90", "finish_length", "errors",
-        "runs_per_scene", "wall_s",
+        "decisions_valid_ratio", "decisions_with_parameters", "decisions_sensible_ratio",
+        "replay_identical_ratio", "tokens_per_reply_median", "first_token_ms_median", "first_token_ms_p90",
+        "finish_length", "errors", "runs_per_scene", "wall_s",
     ) if key in summary]
     return [(k, "n/a (not replayed)" if k == "replay_identical_ratio" and v == "n/a" else v) for k, v in rows]
 

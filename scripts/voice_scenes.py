@@ -57,6 +57,8 @@ class Option:
     action_id: str
     label: str
     target_id: str = ""
+    #: The option's parameters as a JSON Schema object ({} = none; docs/runs.md, Actions with parameters).
+    parameters: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,8 @@ def _dicts(value: object) -> list[dict[str, object]]:
 
 def _decision(raw: dict[str, object]) -> Decision:
     options = tuple(
-        Option(str(o["action_id"]), str(o.get("label", "")), str(o.get("target_id", "")))
+        Option(str(o["action_id"]), str(o.get("label", "")), str(o.get("target_id", "")),
+               dict(params) if isinstance(params := o.get("parameters"), dict) else {})
         for o in _dicts(raw["options"])
     )
     return Decision(str(raw["actor"]), str(raw.get("situation", "")), options, str(raw.get("sensible", "")))

@@ -55,9 +55,15 @@ def scene_ops() -> list[state_pb2.DeltaOp]:
 
 LINE = "Bram, what do you know about these goblins?"
 CHOICE = "The goblin's blade is broken and it edges toward the door."
+#: Two of the actions take parameters (docs/runs.md, Actions with parameters): what Bram bars the
+#: door with, whom he throws mugs at (the game gets the engine ID back) and how many.
 OPTIONS = [
     agent_pb.ActionOption(action_id="bar_the_door", label="Bar the door so the goblin cannot escape",
-                          target_id="BP_Goblin_C_2147483647"),
+                          target_id="BP_Goblin_C_2147483647",
+                          parameters_schema='{"properties": {"with": {"enum": ["a bench", "the broom", "a barrel"]}}}'),
+    agent_pb.ActionOption(action_id="throw_mugs", label="Throw mugs at someone",
+                          parameters_schema='{"properties": {"at": {"type": "string", "entity": "character"}, '
+                                            '"mugs": {"type": "integer", "minimum": 1, "maximum": 3}}}'),
     agent_pb.ActionOption(action_id="polish_glasses", label="Polish the glasses"),
     agent_pb.ActionOption(action_id="sing", label="Sing a drinking song"),
 ]
@@ -72,7 +78,9 @@ async def _stream(client: SidecarClient, request: agent_pb.RunRequest, out: Text
             out.write(event.text.text)
             out.flush()
         elif kind == "action":
-            print(f"\n  [chooses: {event.action.action_id}]", end="", file=out)
+            action = event.action
+            given = ", ".join(f"{k}={v}" for k, v in sorted(action.parameters.items()))
+            print(f"\n  [chooses: {action.action_id}{f' ({given})' if given else ''}]", end="", file=out)
         elif kind == "usage":
             usage = event.usage
         elif kind == "finished" and usage is not None:

@@ -31,10 +31,31 @@ class DialogueInput(msgspec.Struct, frozen=True, tag="dialogue"):
     speaker_id: str = ""
 
 
+class ParamSpec(msgspec.Struct, frozen=True):
+    """One parameter an action takes (sidecar/context/action_params.py reads the schema)."""
+
+    name: str
+    #: "enum", "integer", "string" or "entity".
+    kind: str
+    description: str = ""
+    required: bool = True
+    #: An enum's values, as the game wrote them (integers in decimal).
+    values: tuple[str, ...] = ()
+    minimum: int = 0
+    maximum: int = 0
+    #: A string's pattern (anchored) and length bound.
+    pattern: str = ""
+    max_length: int = 80
+    #: An entity parameter's kind, or "any".
+    entity_kind: str = ""
+
+
 class ActionOption(msgspec.Struct, frozen=True):
     action_id: str
     label: str
     target_id: str = ""
+    #: What the actor fills in when it takes this action.
+    parameters: tuple[ParamSpec, ...] = ()
 
 
 class DecisionInput(msgspec.Struct, frozen=True, tag="decision"):
@@ -109,6 +130,8 @@ class Chosen(msgspec.Struct, frozen=True):
     index: int
     message: str = ""
     mentioned_ids: tuple[str, ...] = ()
+    #: The option's parameters as the game gets them: (name, value), an entity's as its engine ID.
+    parameters: tuple[tuple[str, str], ...] = ()
 
 
 class Accepted(msgspec.Struct, frozen=True):
@@ -144,6 +167,11 @@ class PreparedRun(Protocol):
 
     def dealiaser(self) -> Dealiaser:
         """A fresh streaming alias-to-display-name replacer for one reply's text."""
+        ...
+
+    def parameter_schemas(self) -> tuple[str, ...]:
+        """A decision's per-option JSON Schema of "parameters" as the model writes them
+        ("" = none; () when no option has any)."""
         ...
 
     def model_text(self, text: str) -> str:

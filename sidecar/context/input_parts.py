@@ -6,6 +6,7 @@ dialogue line that opens the volatile block and the closing `## Input` or
 
 from __future__ import annotations
 
+from sidecar.context.action_params import describe
 from sidecar.context.context_index import STOPWORDS, ContextIndex, words
 from sidecar.context.contract import (
     ContinueInput,
@@ -21,7 +22,7 @@ from sidecar.context.select import Shown, game_text
 from sidecar.projection import Projection
 from sidecar.projection.session_index import index_for
 from sidecar.prompts.escape import one_line
-from sidecar.prompts.system import DECISION_FORMAT
+from sidecar.prompts.system import DECISION_FORMAT, DECISION_FORMAT_PARAMS, PARAMETERS_MARK
 from sidecar.state.model import Session, TranscriptEntry
 
 __all__ = ["asked_ids", "focus_of", "input_part", "input_text", "named_ids", "said_part"]
@@ -120,8 +121,15 @@ def input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextIndex
         lines.append(f"Choose what {me} does. Options:")
         for i, opt in enumerate(inp.options, 1):
             target = f" (target: {shown.ref(proj, opt.target_id)})" if opt.target_id else ""
-            lines.append(f"{i}. {one_line(proj.text(opt.label)) or 'option ' + str(i)}{target}")
-        lines.append(f"End your reply with {DECISION_FORMAT}, N being the option number (1 to {len(inp.options)}).")
+            params = "; ".join(one_line(describe(proj, p)) for p in opt.parameters)
+            params = f" {PARAMETERS_MARK} {params}" if params else ""
+            lines.append(f"{i}. {one_line(proj.text(opt.label)) or 'option ' + str(i)}{target}{params}")
+        n = len(inp.options)
+        if any(o.parameters for o in inp.options):
+            lines.append(f"End your reply with {DECISION_FORMAT_PARAMS}, N being the option number (1 to {n}) "
+                         'and "parameters" the chosen option\'s parameters, if it has any.')  # fmt: skip
+        else:
+            lines.append(f"End your reply with {DECISION_FORMAT}, N being the option number (1 to {n}).")
         return Part("input", "final", "volatile", "## Decision", lines)
     if isinstance(inp, ContinueInput):
         # The last output is the history's last turn (seed 003: Continue's "last action").

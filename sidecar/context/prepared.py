@@ -12,9 +12,11 @@ when the reply carried them.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable
 
+from sidecar.context.action_params import check_parameters, model_schema
 from sidecar.context.context_index import context_index
 from sidecar.context.contract import (
     Accepted,
@@ -106,15 +108,28 @@ class Prepared:
             # The reason is our words around a quoted value: only the value is game text.
             return Rejected(self._proj.text(rej.reason, keep=FIXED_MASK), self._proj.text(reply))
         option = inp.options[parsed.index]
+        try:
+            parameters = check_parameters(self._proj, option.parameters, parsed.parameters)
+        except ReplyRejected as rej:  # e.g. an entity the actor cannot perceive: said, and retried
+            return Rejected(self._proj.text(rej.reason, keep=FIXED_MASK), self._proj.text(reply))
         chosen = Chosen(
             action_id=option.action_id,
             index=parsed.index,
             message=parsed.message,
             mentioned_ids=self._mentions(parsed.message),
+            parameters=parameters,
         )
         accepted = Accepted(action=chosen, notes=parsed.notes)
         self._accepted[reply] = accepted
         return accepted
+
+    def parameter_schemas(self) -> tuple[str, ...]:
+        """Per option of a decision, the JSON Schema of its "parameters" as the model
+        writes them ("" = none): what the embedded model's grammar holds it to."""
+        inp = self._spec.input
+        if not isinstance(inp, DecisionInput) or not any(o.parameters for o in inp.options):
+            return ()
+        return tuple(json.dumps(model_schema(self._proj, o.parameters)) if o.parameters else "" for o in inp.options)
 
     def model_text(self, text: str) -> str:
         return self._proj.text(text)

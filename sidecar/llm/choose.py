@@ -22,6 +22,8 @@ import math
 import re
 from typing import Any
 
+from sidecar.prompts.system import PARAMETERS_MARK
+
 __all__ = ["choose_option", "last_log_probs", "option_log_probs", "option_words"]
 
 #: How much of an option's likelihood without the scene is taken off (1 = PMI). Half, per
@@ -35,7 +37,7 @@ _TARGET = re.compile(r" \(target: [^()]*\)$")
 def option_words(label: str) -> str:
     """An option as it continues "<actor> decides to": its target note dropped,
     its first letter lowered ("Open the hatch" -> "open the hatch.")."""
-    words = _TARGET.sub("", label).strip().rstrip(".")
+    words = _TARGET.sub("", label.split(f" {PARAMETERS_MARK} ")[0]).strip().rstrip(".")
     return " " + words[:1].lower() + words[1:] + "."
 
 

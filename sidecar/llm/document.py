@@ -153,7 +153,17 @@ You are Pell
 Situation: Ruth asks to buy bread and holds out two coins.
 Options: 1. Hide under the stall 2. Sell her a loaf of bread 3. Shout for the guards
 Pell decides: {"action": 2, "message": "Fresh this morning. Two coins it is.", "notes": "Ruth pays fairly."}
-""",
+"""
+    # An option with parameters (sidecar/context/action_params.py), as the prompt lists them.
+    + "\nLocation: The Smithy — A hot forge full of sparks.\n"
+    "Player: Ada — A carpenter with a long list.\n"
+    "Present: Tam — A boy who sweeps the floor.\n"
+    "You are Goran\n"
+    "Situation: Ada asks for three iron nails and puts a coin on the anvil.\n"
+    'Options: 1. Send someone away — with parameters: who: one of "Ada", "Tam" '
+    "2. Sell nails — with parameters: count: a whole number from 1 to 20 3. Take a nap\n"
+    'Goran decides: {"action": 2, "parameters": {"count": 3}, "message": "Three nails, still warm from the forge.", '
+    '"notes": "Ada needs nails for her roof."}\n',
 }
 
 

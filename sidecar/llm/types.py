@@ -53,6 +53,9 @@ class ReplyShape(msgspec.Struct, frozen=True):
 
     kind: str = "prose"
     n_options: int = 0
+    #: A decision's parameters per option: the JSON Schema of the reply's "parameters"
+    #: as the model writes them (sidecar/context/action_params.model_schema), "" = none.
+    option_params: tuple[str, ...] = ()
 
 
 class ModelTarget(msgspec.Struct, frozen=True):

@@ -36,6 +36,8 @@ class Parsed:
     message: str
     #: None when the reply carried no notes (the previous notes stay).
     notes: str | None
+    #: The reply's "parameters" as written (None: none); checked by sidecar/context/action_params.py.
+    parameters: object = None
 
 
 def last_json_object(reply: str) -> dict[str, object] | None:
@@ -101,7 +103,12 @@ def parse_decision(reply: str, n_options: int) -> Parsed:
     message = obj.get("message", "")
     message = collapse_ws(message) if isinstance(message, str) else ""
     notes = obj.get("notes")
-    return Parsed(index=number - 1, message=message, notes=clean_notes(notes) if isinstance(notes, str) else None)
+    return Parsed(
+        index=number - 1,
+        message=message,
+        notes=clean_notes(notes) if isinstance(notes, str) else None,
+        parameters=obj.get("parameters"),
+    )
 
 
 #: Where a reply's "message" string starts.

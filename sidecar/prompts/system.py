@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["SYSTEM_RULES", "DECISION_FORMAT", "system_rules"]
+__all__ = ["SYSTEM_RULES", "DECISION_FORMAT", "DECISION_FORMAT_PARAMS", "PARAMETERS_MARK", "system_rules"]
 
 DECISION_FORMAT = '{"action": N, "message": "...", "notes": "..."}'
+#: The same, when an option takes parameters (sidecar/context/action_params.py).
+DECISION_FORMAT_PARAMS = '{"action": N, "parameters": {...}, "message": "...", "notes": "..."}'
+#: Between an option's label and its parameters in the `## Decision` block.
+PARAMETERS_MARK = "— with parameters:"
 
 #: Pairs of example handles tried before giving up (then the guard refuses the prompt).
 _MAX_EXAMPLE_TRIES = 64

@@ -133,10 +133,11 @@ def bounded_pieces(piece: Piece, max_chars: int) -> list[Piece]:
     return out
 
 
-def reply_shape(inp: RunInput) -> ReplyShape:
+def reply_shape(inp: RunInput, prepared: Prepared | None = None) -> ReplyShape:
     """What the reply to `inp` must look like (a grammar holds the embedded model to it)."""
     if isinstance(inp, DecisionInput):
-        return ReplyShape("decision", len(inp.options))
+        params = prepared.parameter_schemas() if prepared is not None else ()
+        return ReplyShape("decision", len(inp.options), params)
     if isinstance(inp, DialogueInput):
         return ReplyShape("line")
     return ReplyShape("prose")
@@ -182,7 +183,7 @@ async def run_attempts(
         prepared.engine_ids,
         prepared.guard_moment,
         prepared.aliases,
-        reply_shape(plan.spec.input),
+        reply_shape(plan.spec.input, prepared),
         plan.seed,
     )
     for attempt in range(1, plan.attempts + 1):

@@ -92,6 +92,7 @@ def event_to_proto(run_id: str, seq: int, value: ev.RunEventValue) -> pb.RunResp
         action.index = c.index
         action.message = c.message
         action.mentioned_ids.extend(c.mentioned_ids)
+        action.parameters.update(c.parameters)
     elif isinstance(value, ev.NotesChanged):
         event.notes.notes = value.notes
     elif isinstance(value, ev.UsageReport):

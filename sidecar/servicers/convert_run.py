@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sidecar.context.action_params import parse_schema
 from sidecar.context.contract import (
     ActionOption,
     ContinueInput,
@@ -42,11 +43,12 @@ def _input_from_proto(request: pb.RunRequest) -> RunInput:
             raise InvalidRequest("decision.options: action_id values must be unique")
         if d.max_attempts < 0:
             raise InvalidRequest("decision.max_attempts must be 0 (default) or positive")
-        return DecisionInput(
-            situation=d.situation,
-            options=tuple(ActionOption(o.action_id, o.label, o.target_id) for o in d.options),
-            max_attempts=d.max_attempts,
-        )
+        options = tuple(
+            ActionOption(o.action_id, o.label, o.target_id,
+                         parse_schema(o.parameters_schema, f"decision.options[{i}].parameters_schema"))
+            for i, o in enumerate(d.options)
+        )  # fmt: skip
+        return DecisionInput(situation=d.situation, options=options, max_attempts=d.max_attempts)
     if which == "describe":
         if not request.describe.entity_id:
             raise InvalidRequest("describe.entity_id is empty: name the entity to describe")

@@ -34,14 +34,16 @@ class DialogueInput(_message.Message):
     def __init__(self, speaker_id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class ActionOption(_message.Message):
-    __slots__ = ("action_id", "label", "target_id")
+    __slots__ = ("action_id", "label", "target_id", "parameters_schema")
     ACTION_ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     action_id: str
     label: str
     target_id: str
-    def __init__(self, action_id: _Optional[str] = ..., label: _Optional[str] = ..., target_id: _Optional[str] = ...) -> None: ...
+    parameters_schema: str
+    def __init__(self, action_id: _Optional[str] = ..., label: _Optional[str] = ..., target_id: _Optional[str] = ..., parameters_schema: _Optional[str] = ...) -> None: ...
 
 class DecisionInput(_message.Message):
     __slots__ = ("situation", "options", "max_attempts")
@@ -162,16 +164,25 @@ class AttemptRejected(_message.Message):
     def __init__(self, attempt: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ChosenAction(_message.Message):
-    __slots__ = ("action_id", "index", "message", "mentioned_ids")
+    __slots__ = ("action_id", "index", "message", "mentioned_ids", "parameters")
+    class ParametersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ACTION_ID_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     MENTIONED_IDS_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     action_id: str
     index: int
     message: str
     mentioned_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, action_id: _Optional[str] = ..., index: _Optional[int] = ..., message: _Optional[str] = ..., mentioned_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    parameters: _containers.ScalarMap[str, str]
+    def __init__(self, action_id: _Optional[str] = ..., index: _Optional[int] = ..., message: _Optional[str] = ..., mentioned_ids: _Optional[_Iterable[str]] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class NotesUpdated(_message.Message):
     __slots__ = ("notes",)

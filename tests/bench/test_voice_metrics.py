@@ -126,12 +126,17 @@ def test_summary_counts_and_the_verbatim_sample_mixes_good_and_bad() -> None:
         Reply("b", "dialogue", "NPC_Bram_7f3a", "hi", text="Out!", wrong_names=["Ólafur"]),
         Reply("b", "decision", "NPC_Bram_7f3a", "fight", action_id="strike", sensible="strike"),
         Reply("b", "decision", "NPC_Bram_7f3a", "fight", error="INVALID_CHOICE", sensible="strike"),
+        Reply("b", "decision", "NPC_Bram_7f3a", "pay", action_id="pay", parameters={"to": "pc_1"},
+              with_parameters={"pay": ["coins", "to"]}),
+        Reply("b", "decision", "NPC_Bram_7f3a", "pay", action_id="pay", parameters={"to": "pc_1", "coins": "3"},
+              with_parameters={"pay": ["coins", "to"]}),
     ]
     summary = summarize(replies, {"a": 2, "b": 3})
     assert summary["clean_ratio"] == round(2 / 3, 3)
     assert summary["unclean_by_check"] == {**dict.fromkeys(CHECKS, 0), "label": 1, "run_error": 0}
-    assert summary["names_right_ratio"] == 0.8
-    assert summary["decisions_valid_ratio"] == 0.5
+    assert summary["names_right_ratio"] == round(6 / 7, 3)
+    assert summary["decisions_valid_ratio"] == 0.75
+    assert summary["decisions_with_parameters"] == 0.5  # one came back without its "coins"
     assert summary["decisions_sensible_ratio"] == 0.5
     assert summary["replay_identical_ratio"] is None
     assert "n/a (not replayed)" in table(summary)
@@ -153,6 +158,16 @@ def test_the_shipped_scenes_meet_the_shape_rules() -> None:
     for scene in SCENES:
         for decision in scene.decisions:
             assert decision.sensible in {o.action_id for o in decision.options}
+
+
+def test_the_shipped_scenes_take_parameters_of_every_kind_and_the_sidecar_reads_them() -> None:
+    import json
+
+    from sidecar.context.action_params import parse_schema
+
+    specs = [spec for s in SCENES for d in s.decisions for o in d.options if o.parameters
+             for spec in parse_schema(json.dumps(o.parameters), f"{s.id} {o.action_id}")]  # fmt: skip
+    assert {spec.kind for spec in specs} == {"enum", "integer", "string", "entity"} and len(specs) >= 8
 
 
 def test_problems_catch_a_broken_scene(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import grpc
@@ -256,3 +257,39 @@ async def test_preview_reports_what_the_history_left_out(make_server) -> None:
     assert left == [("history", "world_event", 30 - kept)]
     assert small.left_out[0].reason
     assert "model_format" not in [s.name for s in small.sections]  # a chat API adds no prompt format
+
+
+async def test_a_decision_with_parameters_end_to_end(make_server) -> None:
+    """Over the wire: a schema outside the subset is INVALID_ARGUMENT and runs nothing;
+    a parameter naming no one the actor perceives is rejected, the reason reaches the
+    game and the next attempt; the accepted one comes back with the engine ID."""
+    from sidecar.config import ScriptConfig
+
+    schema = json.dumps({"properties": {"who": {"type": "string", "entity": "player"},
+                                        "coins": {"type": "integer", "minimum": 1, "maximum": 9}}})  # fmt: skip
+    replies = [
+        '{"action": 2, "parameters": {"who": "npc_99", "coins": 2}, "message": "Take it."}',
+        '{"action": 2, "parameters": {"who": "player_1", "coins": 2}, "message": "Take it, player_1."}',
+    ]
+    profile = ModelProfile(model="scripted/ctx", context_window=4096, script=ScriptConfig(replies=replies))
+    server = await make_server(Config(profiles={"fake": profile}, default_profile="fake"))
+    client = server.client
+    await _world(client, "w6")
+
+    def decision(parameters_schema: str) -> pb.RunRequest:
+        options = [pb.ActionOption(action_id="flee", label="Run"),
+                   pb.ActionOption(action_id="pay", label="Pay", parameters_schema=parameters_schema)]  # fmt: skip
+        return pb.RunRequest(session_id="w6", actor_id=NPC, decision=pb.DecisionInput(situation="x", options=options))
+
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        [e async for e in client.run(decision('{"properties": {"who": {"type": "string", "entity": "ghost"}}}'))]
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "decision.options[1].parameters_schema property 'who'" in refused.value.details()
+    events = [e async for e in client.run(decision(schema), timeout=30)]
+    rejected = [e.rejected for e in events if e.WhichOneof("kind") == "rejected"]
+    assert len(rejected) == 1 and rejected[0].reason.startswith('parameter "who": ')
+    action = next(e.action for e in events if e.WhichOneof("kind") == "action")
+    assert action.action_id == "pay" and dict(action.parameters) == {"who": PLAYER, "coins": "2"}
+    assert action.message == "Take it, Aria."
+    shown = "".join(e.text.text for e in events if e.WhichOneof("kind") == "text")
+    assert shown == "Take it.Take it, Aria." and "{" not in shown  # each attempt's line, never its JSON

@@ -45,6 +45,11 @@ async def test_demo_narrates_every_event_then_speaks_and_decides() -> None:
         assert f"> {text}" in shown
     assert shown.count("tokens/s]") == len(EVENTS) + 2  # the narrations, Bram's line, his decision
     chosen = shown.split("[chooses: ")[1].split("]")[0]
-    assert chosen in {o.action_id for o in OPTIONS}
+    action_id, _, given = chosen.partition(" ")
+    assert action_id in {o.action_id for o in OPTIONS}
+    # The game's own values come back: an entity as its engine ID, each within its schema.
+    expected = {"bar_the_door": r"\(with=(a bench|the broom|a barrel)\)",
+                "throw_mugs": r"\(at=BP_Goblin_C_2147483647, mugs=[123]\)"}.get(action_id, "")  # fmt: skip
+    assert re.fullmatch(expected, given), chosen
     # Display names on screen, never an alias handle, an engine ID or the decision's JSON.
     assert "Mira" in shown and not re.search(r"\b(?:npc|player|loc)_\d|Player_0|NPC_Bram|\{", shown), shown

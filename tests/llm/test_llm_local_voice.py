@@ -11,6 +11,7 @@ by scripts/bench_voice.py over the shipped scenes (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -19,6 +20,7 @@ from fakes.runs_rig import build_rig, drain
 from world import World
 
 from sidecar.config import LocalModelConfig
+from sidecar.context.action_params import parse_schema
 from sidecar.context.contract import ActionOption, DecisionInput, DialogueInput, NarrateInput
 from sidecar.llm.weights import find_local_model
 from sidecar.runs.events import ActionChosen, AttemptRejected
@@ -122,3 +124,32 @@ async def test_decisions_always_choose_an_option_on_the_first_attempt(rig) -> No
         chosen = [e.chosen for e in out.events if isinstance(e, ActionChosen)]
         assert len(chosen) == 1 and chosen[0].action_id in {o.action_id for o in options}
         _clean(chosen[0].message)
+
+
+async def test_a_decision_fills_in_its_parameters_by_their_schema(rig) -> None:
+    """The grammar holds each parameter to its option's schema: the first attempt is
+    accepted, an entity comes back as an engine ID the actor perceives."""
+    schema = json.dumps({
+        "properties": {
+            "who": {"type": "string", "entity": "character"},
+            "coins": {"type": "integer", "minimum": 1, "maximum": 12},
+            "tone": {"enum": ["kind", "gruff"]},
+        }
+    })  # fmt: skip
+    sweep = '{"properties": {"times": {"type": "integer", "minimum": 1, "maximum": 3}}}'
+    options = (
+        ActionOption("sweep", "Sweep the floor", parameters=parse_schema(sweep, "options[0]")),
+        ActionOption("pay", "Pay someone for the work", parameters=parse_schema(schema, "options[1]")),
+    )
+    run = DecisionInput(situation="The rat catcher has finished and asks for his pay.", options=options, max_attempts=1)
+    out = await drain(rig.submit(actor_id="NPC_Halvard_01", run_input=run))
+    assert out.error is None, out.error
+    assert not [e for e in out.events if isinstance(e, AttemptRejected)]
+    chosen = [e.chosen for e in out.events if isinstance(e, ActionChosen)][0]
+    params = dict(chosen.parameters)
+    if chosen.action_id == "pay":
+        assert params["who"] == "BP_Rat_C_42" and 1 <= int(params["coins"]) <= 12, params
+        assert params["tone"] in {"kind", "gruff"}
+    else:
+        assert set(params) == {"times"} and 1 <= int(params["times"]) <= 3, params
+    _clean(out.text)  # what streamed: the line, never the JSON
