@@ -9,7 +9,9 @@ then chosen by
 - `digit`: the model writes the option number under the grammar (the number's logits),
 - `mean`: the option's mean log-probability per token after the scene,
 - `pmi`: its log-probability after the scene less its log-probability without it,
-- `half-pmi` (the sidecar's, sidecar/llm/choose.py): less half of it, per token.
+- `half-pmi` (the sidecar's, sidecar/llm/choose.py): less half of it, per token;
+- `sit-pmi`, `half-sit-pmi`: the same against the scene without its situation line;
+- `fewshot-half-pmi`, `fewshot-mean`: after three worked decisions (FEWSHOT).
 The sensible answer is matched by the decision's situation in scenes/*.json.
 
 Usage: .venv/bin/python scripts/bench_choices.py RECORD.jsonl [--scenes scenes]
@@ -46,19 +48,54 @@ def _digit(llm: Any, document: str, n: int) -> int:
     return max(range(n), key=lambda i: row[digits[i]])
 
 
+#: Worked decisions before the scene (the `fewshot-` methods): each a scene, then the
+#: sensible option as it continues "<actor> decides to".
+FEWSHOT = """\
+Location: Pine Camp — A small camp under tall pines.
+You are Tamsin
+Situation: A wolf circles the campfire, growling.
+Tamsin decides to throw a burning branch at the wolf.
+
+Location: The Market — A busy square full of stalls.
+You are Pell
+Situation: Ruth asks to buy bread and holds out two coins.
+Pell decides to sell her a loaf of bread.
+
+Location: Harbour Wall — A stone wall above a stormy sea.
+You are Ivo
+Situation: A wave knocks a child into the water and she is screaming for help.
+Ivo decides to throw the child a rope.
+
+"""
+
+
 def choices(llm: Any, scene: str, me: str, labels: list[str]) -> dict[str, int]:
     cue = f"{me} decides to"
     words = [llm.tokenize(option_words(label).encode(), add_bos=False, special=False) for label in labels]
-    given = option_log_probs(llm, llm.tokenize(f"{scene}\n{cue}".encode(), add_bos=True, special=False), words)
-    alone = option_log_probs(llm, llm.tokenize(cue.encode(), add_bos=True, special=False), words)
+
+    def scores(prefix: str) -> list[float]:
+        return option_log_probs(llm, llm.tokenize(prefix.encode(), add_bos=True, special=False), words)
+
+    given, alone = scores(f"{scene}\n{cue}"), scores(cue)
+    # The scene without its situation: what the situation itself adds to each option.
+    setting = "\n".join(ln for ln in scene.splitlines() if not ln.startswith("Situation:"))
+    unsituated = scores(f"{setting}\n{cue}")
+    shot_given, shot_alone = scores(f"{FEWSHOT}{scene}\n{cue}"), scores(f"{FEWSHOT}{cue}")
 
     def best(score: list[float]) -> int:
         return max(range(len(score)), key=lambda i: score[i])
 
+    def half(g: list[float], a: list[float]) -> int:
+        return best([(x - y / 2) / len(w) for x, y, w in zip(g, a, words, strict=True)])
+
     return {
         "mean": best([g / len(w) for g, w in zip(given, words, strict=True)]),
         "pmi": best([g - a for g, a in zip(given, alone, strict=True)]),
-        "half-pmi": best([(g - a / 2) / len(w) for g, a, w in zip(given, alone, words, strict=True)]),
+        "half-pmi": half(given, alone),
+        "sit-pmi": best([g - u for g, u in zip(given, unsituated, strict=True)]),
+        "half-sit-pmi": half(given, unsituated),
+        "fewshot-half-pmi": half(shot_given, shot_alone),
+        "fewshot-mean": best([g / len(w) for g, w in zip(shot_given, words, strict=True)]),
     }
 
 
@@ -73,7 +110,7 @@ def main() -> int:
 
     path = resolve_weights(find_local_model(os.environ.get("GAME_SIDECAR_MODEL_PATH", "")))
     llm = llama_cpp.Llama(path, n_ctx=4096, n_threads=max(1, os.cpu_count() or 1), verbose=False)
-    right: dict[str, int] = {"digit": 0, "mean": 0, "pmi": 0, "half-pmi": 0}
+    right: dict[str, int] = {}
     total = 0
     for line in args.record.read_text(encoding="utf-8").splitlines():
         call = json.loads(line)
@@ -88,7 +125,7 @@ def main() -> int:
         picked = choices(llm, doc.scene, doc.turn.me, list(doc.turn.options))
         picked["digit"] = _digit(llm, doc.text, len(doc.turn.options))
         for name, index in picked.items():
-            right[name] += index == want
+            right[name] = right.get(name, 0) + (index == want)
         print(f"{doc.turn.me}: want {want + 1}, " + ", ".join(f"{k} {v + 1}" for k, v in picked.items()))
     print(f"\n{total} decisions with a sensible answer")
     for name, n in right.items():
