@@ -7,7 +7,8 @@ world was `{}`, absent or misspelt imported as an empty world. Here every struct
 of `model.Session` must be a map holding exactly its fields (tagged values their
 tag), every field of the type the model declares (a float field holds a float, as
 every export writes one), every map keyed by strings, and every field value one
-of `model.Value`'s kinds; the first failure is InvalidBlob naming its path, such
+of `model.Value`'s kinds (a struct the codec writes as a list, `array_like`, a list
+of its fields in order); the first failure is InvalidBlob naming its path, such
 as `world.entities['bob'].kind`. The rules are read from the model itself
 (`msgspec.inspect`), so a field added there is checked without a change here.
 `blobcheck` then holds the decoded session to the rules a live one keeps.
@@ -177,6 +178,8 @@ class _Compiler:
         done = self._structs.get(t.cls)
         if done is not None:
             return done
+        if t.array_like:
+            return self._array_struct(t)
         name = t.cls.__name__
         expected = _expected(t)
         tag_field, tag = t.tag_field, t.tag
@@ -210,6 +213,34 @@ class _Compiler:
         self._structs[t.cls] = check
         for f in t.fields:
             checks[f.encode_name] = self.compile(f.type)
+        return check
+
+
+    def _array_struct(self, t: mi.StructType) -> _Check:
+        """A struct the codec writes as a list (`array_like`): its tag first if tagged,
+        then its fields in order; trailing fields with a default may be left out."""
+        name = t.cls.__name__
+        tag_field, tag = t.tag_field, t.tag
+        lead = 0 if tag_field is None else 1
+        fields = list(t.fields)
+        least = lead + max((i + 1 for i, f in enumerate(fields) if f.required), default=0)
+        checks: list[_Check] = []
+
+        def check(raw: Any, depth: int) -> None:
+            if type(raw) is not list:
+                raise _Bad(f"expected a list ({name}), got {_kind(raw)}")
+            if lead and (not raw or raw[0] != tag):
+                raise _Bad(f"expected {name}'s tag {tag!r} first")
+            if not least <= len(raw) <= lead + len(fields):
+                raise _Bad(f"expected {least} to {lead + len(fields)} items ({name}), got {len(raw)}")
+            for f, field, item in zip(fields, checks, raw[lead:], strict=False):
+                try:
+                    field(item, depth + 1)
+                except _Bad as bad:
+                    raise _stepped(bad, f".{f.encode_name}") from None
+
+        self._structs[t.cls] = check
+        checks.extend(self.compile(f.type) for f in fields)
         return check
 
 

@@ -289,6 +289,8 @@ def import_blob(blob: bytes) -> Session:
         env = _envelope_dec.decode(blob)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise InvalidBlob(f"not a session blob (truncated or garbage): {exc}") from None
+    except RecursionError:  # msgspec's own depth guard, on a hostile blob
+        raise InvalidBlob("not a session blob: nested deeper than a decoder follows") from None
     if env.format != BLOB_FORMAT:
         raise InvalidBlob(f"not a session blob: format {env.format!r}")
     if env.version > BLOB_VERSION:
@@ -304,6 +306,8 @@ def import_blob(blob: bytes) -> Session:
         raw = msgspec.msgpack.decode(env.payload)
     except msgspec.DecodeError as exc:
         raise InvalidBlob(f"blob payload does not decode: {exc}") from None
+    except RecursionError:  # msgspec's own depth guard: far past any session's depth
+        raise InvalidBlob("blob payload has the wrong shape: nested deeper than a decoder follows") from None
     # Whole, before the typed decode: that one fills a missing field with its default
     # and drops an unknown one, so a payload that only looks like a session would pass.
     check_payload_shape(raw, env.version)
