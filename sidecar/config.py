@@ -8,9 +8,10 @@ Each concern has its own Struct; every field says what it means and its default.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -29,6 +30,18 @@ __all__ = [
 
 LOCAL_PROFILE_NAME = "local"
 
+# Declared ranges: msgspec checks them when a config file loads, so a value that would
+# break every run (no run slot, a negative retry count) stops the sidecar at start,
+# naming the key, the value and what is allowed (load_config).
+#: A count of at least one.
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+#: A count that may be zero.
+Count = Annotated[int, msgspec.Meta(ge=0)]
+#: Seconds or milliseconds that may be zero.
+Wait = Annotated[float, msgspec.Meta(ge=0)]
+#: A time limit: more than zero.
+Limit = Annotated[float, msgspec.Meta(gt=0)]
+
 
 #: Wire bytes allowed per op when the request limit is derived: a typical entity
 #: upsert (name, 200-character description, tags, 8 fields) is about 507 bytes.
@@ -42,49 +55,49 @@ class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
     """Limits on what a game may put in a session. Violations change nothing."""
 
     #: Ops in one ApplyDeltas / StreamDeltas batch (INVALID_ARGUMENT over it).
-    max_ops_per_batch: int = 10_000
+    max_ops_per_batch: Positive = 10_000
     #: Entities in one session (RESOURCE_EXHAUSTED over it).
-    max_entities: int = 100_000
+    max_entities: Positive = 100_000
     #: Fields on one entity.
-    max_fields_per_entity: int = 256
+    max_fields_per_entity: Positive = 256
     #: Characters in any one string (names, descriptions, field values, IDs).
-    max_string_length: int = 16_384
+    max_string_length: Positive = 16_384
     #: Characters in an engine ID.
-    max_id_length: int = 256
+    max_id_length: Positive = 256
     #: Nesting depth of list values (a flat list is depth 1).
-    max_value_depth: int = 4
+    max_value_depth: Positive = 4
     #: Items in one list value.
-    max_list_length: int = 1_024
+    max_list_length: Positive = 1_024
     #: Recent events kept per session (older ones fall off, oldest first).
-    max_events: int = 256
+    max_events: Positive = 256
     #: Memory entries kept per session.
-    max_memories: int = 4_096
+    max_memories: Positive = 4_096
     #: Lore cards per session.
-    max_lore_cards: int = 4_096
+    max_lore_cards: Positive = 4_096
     #: Sessions held at once.
-    max_sessions: int = 1_024
+    max_sessions: Positive = 1_024
     #: Recent delta IDs remembered per session for idempotent replays.
-    delta_id_window: int = 1_024
+    delta_id_window: Positive = 1_024
     #: Relations per session (RESOURCE_EXHAUSTED over it).
-    max_relations: int = 65_536
+    max_relations: Positive = 65_536
     #: Scene facts per session (RESOURCE_EXHAUSTED over it).
-    max_scene_facts: int = 1_024
+    max_scene_facts: Positive = 1_024
     #: Personas bound per session (one per actor at most).
-    max_personas: int = 4_096
+    max_personas: Positive = 4_096
     #: Journal records after a session's last snapshot before it is compacted.
-    journal_compact_records: int = 2_000
+    journal_compact_records: Positive = 2_000
     #: Journal bytes after a session's last snapshot before it is compacted.
-    journal_compact_bytes: int = 16 * 1024 * 1024
+    journal_compact_bytes: Positive = 16 * 1024 * 1024
     #: SQLite `synchronous` in WAL mode: "normal" survives kill -9 (the process
     #: dying), "full" also survives power loss at the cost of an fsync per commit.
-    journal_synchronous: str = "normal"
+    journal_synchronous: Literal["normal", "full"] = "normal"
     #: Bytes of one request message, and the server's gRPC receive limit: gRPC
     #: refuses a bigger one (RESOURCE_EXHAUSTED) before buffering it. 0: derived
     #: from max_ops_per_batch (`request_bytes()`); otherwise at least MIN_REQUEST_BYTES.
-    max_request_bytes: int = 0
+    max_request_bytes: Count = 0
     #: Bytes of a ReplaceState or ImportSession request sent in pieces
     #: (ReplaceStateChunked, ImportSessionChunked): a whole world.
-    max_snapshot_bytes: int = 64 * 1024 * 1024
+    max_snapshot_bytes: Positive = 64 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if 0 < self.max_request_bytes < MIN_REQUEST_BYTES:
@@ -110,13 +123,13 @@ class ScriptConfig(msgspec.Struct, forbid_unknown_fields=True):
     #: Replies served in turn (cycling). Empty = a built-in narration.
     replies: list[str] = msgspec.field(default_factory=list)
     #: Characters per streamed chunk (0 = one word per chunk).
-    chunk_chars: int = 0
+    chunk_chars: Count = 0
     #: Pause between chunks, in milliseconds.
-    chunk_delay_ms: float = 2.0
+    chunk_delay_ms: Wait = 2.0
     #: Pause before the first chunk, in milliseconds.
-    first_token_delay_ms: float = 0.0
+    first_token_delay_ms: Wait = 0.0
     #: Prompt tokens reported per prompt character (usage figures only).
-    tokens_per_char: float = 0.25
+    tokens_per_char: Wait = 0.25
 
 
 class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
@@ -125,34 +138,34 @@ class ModelProfile(msgspec.Struct, forbid_unknown_fields=True):
     (sidecar/llm/routes.py decides which, once per profile)."""
 
     #: litellm model string, e.g. "openai/gpt-4o-mini", or "local/gemma3-270m".
-    model: str
+    model: Annotated[str, msgspec.Meta(min_length=1)]
     #: Base URL for OpenAI-compatible servers ("" = the provider's default).
     api_base: str = ""
     #: Name of the environment variable that holds the API key ("" = none).
     api_key_env: str = ""
-    temperature: float = 0.7
+    temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] = 0.7
     #: The embedded model's other sampling settings (providers ignore them; docs/runs.md):
     #: tokens below `min_p` times the likeliest token's probability are never drawn, only
     #: the `top_k` likeliest are considered, and a token among the last 64 drawn has its
     #: odds divided by `repeat_penalty` (the guard against a reply repeating itself).
-    min_p: float = 0.1
-    top_k: int = 40
-    repeat_penalty: float = 1.15
+    min_p: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.1
+    top_k: Count = 40
+    repeat_penalty: Annotated[float, msgspec.Meta(gt=0, le=4)] = 1.15
     #: Default output limit per run.
-    max_output_tokens: int = 256
+    max_output_tokens: Count = 256
     #: Context window in tokens; 0 = litellm's model info on the litellm transport,
     #: `[local_model] context_tokens` for the embedded model, else 8192.
-    context_window: int = 0
+    context_window: Count = 0
     #: Profiles to try, in order, when this one fails before its first token.
     fallbacks: list[str] = msgspec.field(default_factory=list)
     #: Seconds to wait for the first token.
-    first_token_timeout_s: float = 30.0
+    first_token_timeout_s: Limit = 30.0
     #: Seconds for the whole run (a shorter gRPC deadline wins).
-    total_timeout_s: float = 120.0
+    total_timeout_s: Limit = 120.0
     #: Retries (with backoff) before the first token, per profile.
-    max_retries: int = 2
+    max_retries: Annotated[int, msgspec.Meta(ge=0, le=10)] = 2
     #: First retry's backoff in seconds (doubled each retry, with jitter).
-    retry_backoff_s: float = 0.25
+    retry_backoff_s: Wait = 0.25
     #: The scripted fake model's script (only for model "scripted/..."; None = defaults).
     script: ScriptConfig | None = None
     #: "litellm": litellm streams the reply (every provider). "sse": OpenAI-compatible
@@ -172,15 +185,15 @@ class RunsConfig(msgspec.Struct, forbid_unknown_fields=True):
     """Run scheduling and streaming."""
 
     #: Runs generating at once, across all sessions.
-    max_concurrent: int = 8
+    max_concurrent: Positive = 8
     #: Runs waiting for a slot; RESOURCE_EXHAUSTED beyond it.
-    max_queue: int = 256
+    max_queue: Count = 256
     #: Text deltas are coalesced over this window (one frame at 60 fps).
-    coalesce_ms: float = 16.0
+    coalesce_ms: Wait = 16.0
     #: How long a run waits for RunRequest.min_revision.
-    min_revision_wait_s: float = 2.0
+    min_revision_wait_s: Wait = 2.0
     #: Decision attempts when the request says 0.
-    decision_attempts: int = 3
+    decision_attempts: Positive = 3
     #: Actor engine ID -> profile for that actor's runs (a run's own `profile` wins;
     #: then this; then the session's; then `default_profile`).
     actor_profiles: dict[str, str] = msgspec.field(default_factory=dict)
@@ -192,9 +205,9 @@ class ContextConfig(msgspec.Struct, forbid_unknown_fields=True):
     #: Directory of persona templates (TOML or JSON), reloaded on change ("" = none).
     templates_dir: str = ""
     #: Tokens reserved for the reply when the budget comes from the context window.
-    output_reserve_tokens: int = 512
+    output_reserve_tokens: Count = 512
     #: Default prompt budget in tokens; 0 = context window minus the reserve.
-    budget_tokens: int = 0
+    budget_tokens: Count = 0
     #: Where the scene's slow layer (location, who and what is present, relations) goes:
     #: true = before the history, with the lore, so a dialogue keeps a cached prefix;
     #: false = in the volatile block with the rest of the scene (the design notes' literal order; docs/context.md).
@@ -210,13 +223,13 @@ class TranscriptConfig(msgspec.Struct, forbid_unknown_fields=True):
 
     #: Compact an actor's transcript when it holds more entries than this (an entry is one
     #: input or one reply); 0 = never. The oldest are summarised by `summary_profile`.
-    compact_after_entries: int = 400
+    compact_after_entries: Count = 400
     #: The newest entries a compaction keeps verbatim.
-    keep_entries: int = 200
+    keep_entries: Count = 200
     #: Profile that writes the summaries ("" = the session's profile, then the default).
     summary_profile: str = ""
     #: Longest summary, in characters (a longer reply is cut at a sentence end).
-    summary_max_chars: int = 2000
+    summary_max_chars: Positive = 2000
     #: Hard cap: past it the oldest entries are dropped without a summary (a prompt's
     #: left_out reports them) when compaction is off, failing or behind.
     max_entries: int = 2000
@@ -254,9 +267,9 @@ class LocalModelConfig(msgspec.Struct, forbid_unknown_fields=True):
     #: CPU threads llama.cpp decodes with (0 = every core the machine reports). Its threads
     #: spin while they wait: two models on the same cores (two sidecars, or one beside
     #: another llama.cpp) each taking every core slowed decoding about 100x (docs/runs.md).
-    threads: int = 0
+    threads: Count = 0
     #: Prompt tokens llama.cpp evaluates per step (its n_batch).
-    batch_tokens: int = 512
+    batch_tokens: Positive = 512
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True):
@@ -274,7 +287,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
     #: Directory for the SQLite journal ("" = state in memory only).
     state_dir: str = ""
     #: Log level on stderr: debug, info, warning, error.
-    log_level: str = "info"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     def __post_init__(self) -> None:
         if LOCAL_PROFILE_NAME not in self.profiles:
@@ -300,7 +313,12 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
             )
         if not self.default_profile:
             others = [name for name in self.profiles if name != LOCAL_PROFILE_NAME]
-            self.default_profile = others[0] if len(others) == 1 else LOCAL_PROFILE_NAME
+            if len(others) > 1:  # which one the game meant is not ours to guess
+                raise InvalidRequest(
+                    f"default_profile is not set and {len(others)} profiles are defined ({', '.join(others)}): "
+                    f"set default_profile to one of them, or to {LOCAL_PROFILE_NAME!r} (the embedded model)"
+                )
+            self.default_profile = others[0] if others else LOCAL_PROFILE_NAME
         if self.default_profile not in self.profiles:
             raise InvalidRequest(f"default_profile {self.default_profile!r} is not a defined profile")
         for name, profile in self.profiles.items():
@@ -328,5 +346,39 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
     try:
         return msgspec.convert(raw, Config)
     except msgspec.ValidationError as exc:
-        raise InvalidRequest(f"config {path or '(defaults)'}: {exc}") from exc
+        raise InvalidRequest(f"config {path or '(defaults)'}: {_explained(exc, raw)}") from exc
+    except InvalidRequest as exc:  # a rule across settings (__post_init__): the file too
+        raise InvalidRequest(f"config {path or '(defaults)'}: {exc.message}") from exc
+
+
+_AT = re.compile(r"^(.*) - at `\$((?:\.\w+|\[\.\.\.\])*)`$")
+
+
+def _explained(exc: msgspec.ValidationError, raw: dict[str, object]) -> str:
+    """msgspec's message with the key as the file writes it and the value it holds:
+    "Expected `int` >= 1 - at `$.runs.max_concurrent`" ->
+    "[runs] max_concurrent = 0: Expected `int` >= 1"."""
+    said = str(exc)
+    m = _AT.match(said)
+    if m is None:
+        return said
+    steps = [key or "[...]" for key in re.findall(r"\.(\w+)|\[\.\.\.\]", m.group(2))]
+    if steps[:2] == ["profiles", "[...]"] and isinstance(profiles := raw.get("profiles"), dict):
+        # msgspec does not name the dict key: find the profile that fails on its own.
+        for name, profile in profiles.items():
+            try:
+                msgspec.convert(profile, ModelProfile)
+            except msgspec.ValidationError:
+                steps[1] = str(name)
+                break
+    node: object = raw
+    for step in steps:
+        node = node.get(step, _MISSING) if isinstance(node, dict) else _MISSING
+    table, key = steps[:-1], steps[-1] if steps else ""
+    where = f"[{'.'.join(table)}] {key}" if table else key
+    value = "" if node is _MISSING else f" = {node!r}"
+    return f"{where}{value}: {m.group(1)}"
+
+
+_MISSING = object()
 

@@ -111,3 +111,29 @@ def test_config_errors_name_the_problem(tmp_path) -> None:  # type: ignore[no-un
         load_config(path, env={})
     with pytest.raises(InvalidRequest, match="cannot read config"):
         load_config(tmp_path / "missing.toml", env={})
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ("[runs]\nmax_concurrent = 0\n", "[runs] max_concurrent = 0: Expected `int` >= 1"),
+        ("[runs]\nmax_queue = -1\n", "[runs] max_queue = -1: Expected `int` >= 0"),
+        ("[state]\nmax_ops_per_batch = -1\n", "[state] max_ops_per_batch = -1: Expected `int` >= 1"),
+        ('[profiles.a]\nmodel = "openai/x"\n[profiles.b]\nmodel = "y"\nmax_retries = -3\ndefault_profile = "a"\n',
+         "[profiles.b] max_retries = -3: Expected `int` >= 0"),
+        ('[profiles.a]\nmodel = "openai/x"\nfirst_token_timeout_s = -1\n',
+         "[profiles.a] first_token_timeout_s = -1: Expected `float` > 0.0"),
+        ('[profiles.a]\nmodel = ""\n', "[profiles.a] model = '': Expected `str` of length >= 1"),
+        ('log_level = "loud"\n', "log_level = 'loud': Invalid enum value 'loud'"),
+        ('[profiles.a]\nmodel = "openai/x"\n[profiles.b]\nmodel = "anthropic/y"\n',
+         "default_profile is not set and 2 profiles are defined (a, b): set default_profile to one of them"),
+    ],
+)
+def test_a_config_that_would_break_every_run_is_refused_naming_key_value_and_rule(tmp_path, toml, said) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31: max_concurrent = 0 hung every run, max_retries = -3 ended runs INTERNAL,
+    two provider profiles without a default silently served the embedded model."""
+    path = tmp_path / "c.toml"
+    path.write_text(toml)
+    with pytest.raises(InvalidRequest) as refused:
+        load_config(path, env={})
+    assert refused.value.message.startswith(f"config {path}: ") and said in refused.value.message

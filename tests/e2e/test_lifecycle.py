@@ -248,3 +248,15 @@ async def test_launcher_skips_a_few_non_json_lines_before_the_handshake(sidecar_
 async def test_launcher_times_out() -> None:
     with pytest.raises(HandshakeTimeout):
         await SidecarProcess.launch(command=[sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+
+
+def test_a_bad_config_value_stops_the_sidecar_before_the_handshake(sidecar_cmd: SidecarCommand, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "sidecar.toml"
+    config.write_text("[runs]\nmax_concurrent = 0\n")
+    from sidecar.lifecycle import MAGIC_ENV, MAGIC_VALUE
+
+    env = {**sidecar_cmd.env, MAGIC_ENV: MAGIC_VALUE}  # as a game launches it
+    proc = subprocess.run([*sidecar_cmd.argv(), "--config", str(config)], env=env, capture_output=True,
+                          timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == b""  # no handshake
+    assert f"config {config}: [runs] max_concurrent = 0: Expected `int` >= 1".encode() in proc.stderr
