@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -109,6 +110,10 @@ def serve(args: argparse.Namespace) -> int:
         print(f"game-sidecar: {exc}", file=sys.stderr)
         return EXIT_USAGE
     setup_logging(config.log_level)
+    from sidecar.config import unset_key_variables
+
+    for warning in unset_key_variables(config, env):
+        logging.getLogger("sidecar").warning(warning)
     token, generated = lifecycle.resolve_token(env)
     parent_pid = args.parent_pid if args.parent_pid is not None else os.getppid()
     code = asyncio.run(_serve(config, listen, token, generated, handshake_fd, parent_pid, not args.no_stdin_watch))

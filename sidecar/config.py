@@ -25,6 +25,7 @@ __all__ = [
     "RunsConfig",
     "ContextConfig",
     "load_config",
+    "unset_key_variables",
     "LOCAL_PROFILE_NAME",
 ]
 
@@ -322,12 +323,29 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
         if self.default_profile not in self.profiles:
             raise InvalidRequest(f"default_profile {self.default_profile!r} is not a defined profile")
         for name, profile in self.profiles.items():
+            base = profile.api_base
+            if base and not re.match(r"^https?://[^/\s]", base):
+                # httpx would say only "NonHttpUrlClientError" at the first run.
+                raise InvalidRequest(
+                    f"[profiles.{name}] api_base = {base!r} is not an http:// or https:// URL "
+                    f"(write the scheme, e.g. 'http://{base.split('://')[-1]}')"
+                )
             for fallback in profile.fallbacks:
                 if fallback not in self.profiles:
                     raise InvalidRequest(f"profile {name!r} falls back to undefined profile {fallback!r}")
         summary = self.transcripts.summary_profile
         if summary and summary not in self.profiles:
             raise InvalidRequest(f"[transcripts] summary_profile {summary!r} is not a defined profile")
+
+
+def unset_key_variables(config: Config, env: dict[str, str]) -> list[str]:
+    """One line per profile whose `api_key_env` names a variable the environment does not
+    set (warned about at start: a local server may need no key, so it is no error)."""
+    return [
+        f"profile {name!r}: its key variable {p.api_key_env} is not set; the provider will likely refuse its runs"
+        for name, p in config.profiles.items()
+        if p.api_key_env and not env.get(p.api_key_env)
+    ]
 
 
 def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:

@@ -137,3 +137,20 @@ def test_a_config_that_would_break_every_run_is_refused_naming_key_value_and_rul
     with pytest.raises(InvalidRequest) as refused:
         load_config(path, env={})
     assert refused.value.message.startswith(f"config {path}: ") and said in refused.value.message
+
+
+def test_an_api_base_without_a_scheme_is_refused_and_an_unset_key_variable_is_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from sidecar.config import unset_key_variables
+
+    path = tmp_path / "c.toml"
+    path.write_text('[profiles.a]\nmodel = "openai/x"\napi_base = "localhost:8000/v1"\n')
+    with pytest.raises(InvalidRequest) as refused:
+        load_config(path, env={})
+    assert "[profiles.a] api_base = 'localhost:8000/v1' is not an http:// or https:// URL" in refused.value.message
+    assert "'http://localhost:8000/v1'" in refused.value.message
+    path.write_text('[profiles.a]\nmodel = "openai/x"\napi_key_env = "MY_KEY"\napi_base = "https://api.example.com/v1"\n')
+    config = load_config(path, env={})
+    assert unset_key_variables(config, {}) == [
+        "profile 'a': its key variable MY_KEY is not set; the provider will likely refuse its runs"
+    ]
+    assert unset_key_variables(config, {"MY_KEY": "sk-test"}) == []
