@@ -3,7 +3,9 @@ when they change on disk (docs/context.md, Personas and mood).
 
 A file `<dir>/<name>.toml` or `<dir>/<name>.json` holds one PersonaTemplate:
 identity, inviolable_rules, mood_modifiers, hp_descriptions, situational_modifiers,
-reminder (the design notes' camelCase keys such as `identityBlock` are accepted too).
+reminder (the design notes' camelCase keys such as `identityBlock` are accepted too,
+and seed 002's ScriptableObject as Unity's JsonUtility exports it: `moodModifiers` as
+`[{tag, text}]`, `situationalModifiers` as `[{conditionTag, text}]`).
 Each lookup stats the file (a few microseconds); a changed mtime or size
 reloads it. A file that stops parsing keeps serving its last good version, so a
 half-saved edit never breaks a running game; a file that never parsed is an error.
@@ -38,6 +40,9 @@ _CAMEL = {
     "hpDescriptions": "hp_descriptions",
     "situationalModifiers": "situational_modifiers",
     "maxFraction": "max_fraction",
+    # Unity's JsonUtility writes a situational modifier's field as seed 002 names it.
+    "conditionTag": "condition",
+    "condition_tag": "condition",
 }
 
 
@@ -83,6 +88,26 @@ def _hp_list(value: Any) -> Any:
     return out
 
 
+def _mood_map(value: Any) -> Any:
+    """`mood_modifiers` as Unity's JsonUtility writes seed 002's list of pairs,
+    `[{"tag": ..., "text": ...}]`, as the map the template holds (a map stays as is)."""
+    if not isinstance(value, list):
+        return value
+    out: dict[Any, Any] = {}
+    for i, pair in enumerate(value):
+        if not isinstance(pair, dict) or set(pair) != {"tag", "text"}:
+            raise msgspec.ValidationError(f'mood_modifiers[{i}] must be {{"tag": ..., "text": ...}}, got {pair!r}')
+        out[pair["tag"]] = pair["text"]
+    return out
+
+
+def _situational_list(value: Any) -> Any:
+    """`situational_modifiers` written as a map of condition -> text, as the list the template holds."""
+    if not isinstance(value, dict):
+        return value
+    return [{"condition": condition, "text": text} for condition, text in value.items()]
+
+
 def parse_template(data: bytes, suffix: str) -> PersonaTemplate:
     """Decode one template file's bytes; raises InvalidRequest naming the problem."""
     try:
@@ -93,6 +118,10 @@ def parse_template(data: bytes, suffix: str) -> PersonaTemplate:
         raw = _snake(raw)
         if isinstance(raw, dict) and "hp_descriptions" in raw:
             raw["hp_descriptions"] = _hp_list(raw["hp_descriptions"])
+        if isinstance(raw, dict) and "mood_modifiers" in raw:
+            raw["mood_modifiers"] = _mood_map(raw["mood_modifiers"])
+        if isinstance(raw, dict) and "situational_modifiers" in raw:
+            raw["situational_modifiers"] = _situational_list(raw["situational_modifiers"])
         return msgspec.convert(raw, PersonaTemplate)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, json.JSONDecodeError, msgspec.ValidationError) as exc:
         raise InvalidRequest(f"persona template is malformed: {exc}") from exc

@@ -57,3 +57,31 @@ def test_numeric_keys_are_fractions_and_an_unknown_bucket_is_named() -> None:
     with pytest.raises(InvalidRequest) as err:
         parse_template(b'{"hpDescriptions": {"bruised": "Ow."}}', ".json")
     assert "'bruised'" in err.value.message and "healthy" in err.value.message
+
+
+# Seed 002's PromptTemplate ScriptableObject as Unity's JsonUtility exports it: lists of pairs.
+UNITY_JSON = """{
+  "identityBlock": "Eres Maerwyn, mercader nómada.",
+  "inviolableRules": ["Nunca reveles el secreto del rey."],
+  "moodModifiers": [
+    {"tag": "calm", "text": "Estás tranquilo."},
+    {"tag": "angry", "text": "Estás furioso."}
+  ],
+  "situationalModifiers": [
+    {"conditionTag": "raining", "text": "La lluvia te pone de mal humor."}
+  ],
+  "hpDescriptions": [{"maxFraction": 0.3, "text": "Apenas puedes hablar."}]
+}
+"""
+
+
+def test_the_seed_template_as_unity_exports_it_loads_like_the_object_form() -> None:
+    """Issue 31: "Expected object, got array - at $.mood_modifiers" for Unity's own export."""
+    t = parse_template(UNITY_JSON.encode(), ".json")
+    assert t.mood_modifiers == {"calm": "Estás tranquilo.", "angry": "Estás furioso."}
+    assert [(m.condition, m.text) for m in t.situational_modifiers] == [("raining", "La lluvia te pone de mal humor.")]
+    assert [(h.max_fraction, h.text) for h in t.hp_descriptions] == [(0.3, "Apenas puedes hablar.")]
+    as_object = parse_template(b'{"situationalModifiers": {"raining": "La lluvia te pone de mal humor."}}', ".json")
+    assert as_object.situational_modifiers == t.situational_modifiers
+    with pytest.raises(InvalidRequest, match=r"mood_modifiers\[0\] must be"):
+        parse_template(b'{"moodModifiers": [{"mood": "calm", "text": "x"}]}', ".json")
