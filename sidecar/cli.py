@@ -84,6 +84,8 @@ def serve(args: argparse.Namespace) -> int:
     from sidecar import lifecycle
 
     env = dict(os.environ)
+    # Before anything else: a SIGTERM during start-up ends the sidecar in order (below).
+    held_signals = platforms.hold_stop_signals(platforms.current())
     if not args.no_magic and env.get(lifecycle.MAGIC_ENV) != lifecycle.MAGIC_VALUE:
         print(
             "game-sidecar: refusing to start: this process is meant to be launched by a game, which sets "
@@ -116,7 +118,12 @@ def serve(args: argparse.Namespace) -> int:
         logging.getLogger("sidecar").warning(warning)
     token, generated = lifecycle.resolve_token(env)
     parent_pid = args.parent_pid if args.parent_pid is not None else os.getppid()
-    code = asyncio.run(_serve(config, listen, token, generated, handshake_fd, parent_pid, not args.no_stdin_watch))
+    if held_signals:  # asked to stop before anything was started: nothing to clean up
+        listen.cleanup()
+        return EXIT_OK
+    code = asyncio.run(
+        _serve(config, listen, token, generated, handshake_fd, parent_pid, not args.no_stdin_watch, held_signals)
+    )
     sys.stderr.flush()
     # Orderly shutdown is done; do not wait on background threads (model loads).
     os._exit(code)
@@ -130,6 +137,7 @@ async def _serve(
     handshake_fd: int,
     parent_pid: int,
     watch_stdin: bool,
+    held_signals: list[str],
 ) -> int:
     import logging
 
@@ -141,6 +149,12 @@ async def _serve(
     if not lifecycle.is_loopback(listen):
         log.warning("listening on a non-loopback address", extra={"fields": {"address": listen.address}})
     server = SidecarServer(config, token, settle_heap=True)
+    # The loop takes the stop signals before the server starts, and any held since the
+    # process began: a stop at any moment from here on is orderly (the socket folder goes).
+    loop = asyncio.get_running_loop()
+    platforms.install_stop_signals(platforms.current(), loop, server.request_stop)
+    for name in held_signals:
+        server.request_stop(name)
     try:
         bound = await server.start(listen)
     except StateDirBusy as exc:
@@ -154,8 +168,6 @@ async def _serve(
         listen.cleanup()
         return EXIT_CANNOT_START
     lifecycle.write_handshake(handshake_fd, bound, token if generated else None)
-    loop = asyncio.get_running_loop()
-    platforms.install_stop_signals(platforms.current(), loop, server.request_stop)
     lifecycle.watch_host(loop, server.request_stop, parent_pid, watch_stdin=watch_stdin)
     await server.wait_stop_requested()
     await server.stop()

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ["Platform", "current", "for_name", "socket_dir", "install_stop_signals", "SOCKET_NAME"]
+__all__ = ["Platform", "current", "for_name", "socket_dir", "hold_stop_signals", "install_stop_signals", "SOCKET_NAME"]
 
 SOCKET_NAME = "sidecar.sock"
 
@@ -81,6 +81,22 @@ def socket_dir(platform: Platform, temp_root: str | None = None) -> Path:
     directory = Path(tempfile.mkdtemp(prefix="game-sidecar-", dir=root))  # mkdtemp makes it 0700
     os.chmod(directory, 0o700)
     return directory
+
+
+def hold_stop_signals(platform: Platform) -> list[str]:
+    """From now until `install_stop_signals`, a stop signal is noted (its name appended to
+    the returned list) instead of killing the process by its default action: a game may
+    send one at any moment of start-up, and a killed sidecar leaves its socket folder."""
+    held: list[str] = []
+    names = ("SIGTERM", "SIGINT") if platform.signals == "loop" else ("SIGINT", "SIGBREAK")
+
+    def note(number: int, _frame: object) -> None:
+        held.append(signal.Signals(number).name)
+
+    for name in names:
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), note)
+    return held
 
 
 def install_stop_signals(platform: Platform, loop: asyncio.AbstractEventLoop, stop: Callable[[str], None]) -> list[str]:

@@ -260,3 +260,37 @@ def test_a_bad_config_value_stops_the_sidecar_before_the_handshake(sidecar_cmd: 
                           timeout=30, stdin=subprocess.DEVNULL)  # fmt: skip
     assert proc.returncode == 2 and proc.stdout == b""  # no handshake
     assert f"config {config}: [runs] max_concurrent = 0: Expected `int` >= 1".encode() in proc.stderr
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_stop_signal_at_any_moment_of_start_up_ends_in_order(sidecar_cmd: SidecarCommand, tmp_path, signame) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31: a signal right after the handshake killed the sidecar by its default
+    action 1 time in 5, leaving its socket folder. Sent at many points of start-up, from
+    the first milliseconds to just after the handshake, each ends the process with exit 0
+    and no socket folder left; a signal that lands before Python itself is up may still
+    end it by default, and then nothing was created yet."""
+    import signal as signals
+    import time
+
+    from sidecar.lifecycle import MAGIC_ENV, MAGIC_VALUE
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**sidecar_cmd.env, MAGIC_ENV: MAGIC_VALUE, "TMPDIR": str(temp)}
+    for delay in (0.0, 0.05, 0.15, 0.3, 0.6, "handshake"):
+        proc = subprocess.Popen(sidecar_cmd.argv("--no-stdin-watch"), env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
+        assert proc.stdout is not None
+        if delay == "handshake":
+            proc.stdout.readline()  # the handshake line: the signal follows at once
+        else:
+            time.sleep(float(delay))
+        proc.send_signal(getattr(signals, signame))
+        code = proc.wait(timeout=30)
+        proc.stdout.close()
+        # Before the interpreter has imported the sidecar, the default action may still end
+        # it (killed, or KeyboardInterrupt: exit 1; nothing exists yet); from then on every
+        # stop is orderly.
+        early = delay in (0.0, 0.05)
+        assert code == 0 or (early and code in (-getattr(signals, signame), 1)), (delay, code)
+        assert list(temp.iterdir()) == [], (delay, code, list(temp.iterdir()))
