@@ -3,7 +3,9 @@ prompt holds, and in what order (always the timeline's). docs/context.md ("Histo
 window") has the why of each rule.
 
 - While everything since the previous prompt's selection still fits, the window
-  keeps that selection and appends what is new: each turn extends the cached prefix.
+  keeps that selection and appends what is new: each turn extends the cached prefix;
+  unless that selection holds less than a moved window would (HISTORY_REFILL of the
+  share) while relevant items are left out: a tight budget once does not stick.
 - A selection made anew fills the history's allowance (FRESH_FILL of it for a first
   window, HISTORY_REFILL of the history's own share when a window has to move, so the
   following turns append instead of sliding every turn), taking items by relevance,
@@ -103,9 +105,13 @@ class Window:
         events = countOf(map(_kind, out_items), "event") - background
         entries = len(out_items) - events - background
         out = []
+        # Each reason says what happened: a window kept from an earlier prompt did not rank
+        # anything this turn (issue 31: the text claimed a ranking that never ran).
+        why = ("ranked below what the history share holds" if self.moved
+               else "outside the window an earlier prompt held, kept for its cached prefix")  # fmt: skip
         for n, label in ((entries, "transcript_entry"), (events, "world_event")):
             if n:
-                out.append(LeftOut("history", label, n, "ranked below what the history share holds"))
+                out.append(LeftOut("history", label, n, why))
         if background:
             out.append(
                 LeftOut(
@@ -160,7 +166,14 @@ def select(
     if previous is not None and previous.end <= n and all(i < n for i in previous.kept):
         keep = [*previous.kept, *range(previous.end, n)]
         if keep and sum(map(cost, keep)) <= allow and items[keep[0]].role != "assistant":
-            return Window(items, keep, [cost(i) for i in keep], False)
+            # Kept for its cached prefix, unless a smaller prompt's window would now cost
+            # relevant history: a window under what a move refills to, leaving out a
+            # relevant item, is selected anew (a run at budget 480 held 3 of 12 events in
+            # every later prompt at 3,000, issue 31).
+            held = set(keep)
+            small = sum(map(cost, keep)) < int(min(share, allow) * HISTORY_REFILL)
+            if not (small and any(items[i].relevant for i in range(previous.end) if i not in held)):
+                return Window(items, keep, [cost(i) for i in keep], False)
     # Everything, when it fits.
     total, first = 0, n
     reach = LOOKBACK * max(allow, 0)
