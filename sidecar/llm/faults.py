@@ -167,6 +167,10 @@ def map_exception(exc: BaseException, *, provider: str = "") -> SidecarError:
         cls = ProviderTimeout if "Timeout" in type(exc).__name__ else ProviderUnavailable
     else:
         cls = ProviderError
+    if cls in (ProviderUnavailable, ProviderError) and any(m in text.lower() for m in _NO_CREDENTIALS):
+        # litellm reports a missing key as a server error (retried three times, then hidden
+        # behind a fallback's error): it is the credentials, and waiting does not fix them.
+        cls = ProviderAuth
     if cls is ProviderUnavailable and _malformed(exc):
         # litellm reports an unparseable chunk as a connection error; it is garbage, not an outage.
         cls, text = ProviderError, f"malformed chunk: {text}"
@@ -175,6 +179,10 @@ def map_exception(exc: BaseException, *, provider: str = "") -> SidecarError:
     if isinstance(err, ProviderRateLimited) and name in _NOT_RETRYABLE_NAMES:
         err.metadata["retryable"] = "false"
     return err
+
+
+#: What the OpenAI SDK and litellm say when no API key reached them (lower case).
+_NO_CREDENTIALS = ("missing credentials", "api_key client option must be set", "no api key provided")
 
 
 def _text(exc: BaseException) -> str:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from sidecar.config import ModelProfile
+from sidecar.errors import ProviderAuth
 from sidecar.llm.cache_marks import mark_stable_prefix
 from sidecar.llm.routes import Route
 from sidecar.llm.types import Chunk, Limits
@@ -97,5 +98,12 @@ def request_body(
     if profile.api_base:
         kwargs["api_base"] = profile.api_base
     if profile.api_key_env:
-        kwargs["api_key"] = os.environ.get(profile.api_key_env, "")
+        key = os.environ.get(profile.api_key_env, "")
+        if not key:  # known before any request: say what to set, and retry nothing
+            raise ProviderAuth(
+                f"{profile.model}: the API key variable {profile.api_key_env} (the profile's api_key_env) is not "
+                "set in the sidecar's environment: set it where the game launches the sidecar, or clear "
+                "api_key_env for a server that needs no key"
+            )
+        kwargs["api_key"] = key
     return kwargs

@@ -12,6 +12,7 @@ is cut short.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import logging
 import random
@@ -265,6 +266,7 @@ async def model_reply(
     before the first token while the fault is transient, then on each fallback in
     turn. Closing the iterator closes the upstream at once."""
     last_error: SidecarError | None = None
+    failed: list[tuple[str, SidecarError]] = []  # each profile's last failure, in order
     for index, target in enumerate(chain):
         if index:
             await gateway.prepare_profile(target.name)
@@ -293,5 +295,19 @@ async def model_reply(
                 return
             finally:
                 await call.aclose()
+        if last_error is not None and (not failed or failed[-1][1] is not last_error):
+            failed.append((target.name, last_error))
     assert last_error is not None
-    raise last_error
+    raise _all_failed(failed) if len(failed) > 1 else last_error
+
+
+def _all_failed(failed: list[tuple[str, SidecarError]]) -> SidecarError:
+    """The first profile's failure, saying what each fallback's was too: the cause a
+    developer must fix (missing credentials) is not hidden behind the last fallback's."""
+    (first_name, first), rest = failed[0], failed[1:]
+    also = "; ".join(f"fallback {name!r} failed too: {err.reason}: {err.message}" for name, err in rest)
+    err = copy.copy(first)  # its class and status, whatever its constructor takes
+    err.message = f"profile {first_name!r}: {first.message} ({also})"
+    err.args = (err.message,)
+    err.metadata = {**first.metadata, "fallback_reasons": ",".join(e.reason for _, e in rest)}
+    return err

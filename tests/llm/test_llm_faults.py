@@ -130,3 +130,13 @@ def test_retryable_only_for_transient_failures() -> None:
     assert not is_retryable(map_exception(mk.AuthenticationError(message="x", llm_provider="p", model="m")))
     assert not is_retryable(map_exception(mk.BadRequestError(message="x", llm_provider="p", model="m")))
     assert not is_retryable(map_exception(_instance(mk.BudgetExceededError)))
+
+
+def test_litellms_missing_credentials_server_error_is_provider_auth_and_not_retried() -> None:
+    """As litellm raises it with no OPENAI_API_KEY (issue 31): a server error by class."""
+    from sidecar.llm.faults import is_retryable
+
+    said = "OpenAIException - Missing credentials. Please pass an `api_key` ... or set the `OPENAI_API_KEY` variable."
+    exc = litellm.exceptions.InternalServerError(message=said, llm_provider="openai", model="gpt-x")
+    err = map_exception(exc, provider="openai/gpt-x")
+    assert type(err) is ProviderAuth and not is_retryable(err)

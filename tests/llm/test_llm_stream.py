@@ -160,6 +160,32 @@ async def test_fallback_chain_serves_when_the_primary_fails(make_gateway, fake_o
     assert [r["model"] for r in fake_openai.seen.requests] == ["http500", "http401", "ok"]
 
 
+async def test_a_key_variable_not_set_is_provider_auth_before_any_request_and_never_retried(
+    make_gateway, fake_openai, monkeypatch
+) -> None:
+    """Issue 31: with no OPENAI_API_KEY, litellm's "Missing credentials" was PROVIDER_UNAVAILABLE,
+    retried three times, then hidden behind the fallback's own error."""
+    monkeypatch.delenv("NO_SUCH_KEY_SET", raising=False)
+    gw = make_gateway(main={"model": "ok", "api_key_env": "NO_SUCH_KEY_SET", "max_retries": 2})
+    pieces, err = await collect(gw, "main")
+    assert type(err) is ProviderAuth and "NO_SUCH_KEY_SET" in err.message and "is not set" in err.message
+    assert fake_openai.seen.requests == []
+
+
+async def test_when_every_profile_fails_the_first_ones_cause_leads_and_each_fallbacks_is_named(
+    make_gateway, fake_openai
+) -> None:
+    gw = make_gateway(
+        main={"model": "ok", "api_key_env": "NO_SUCH_KEY_SET", "fallbacks": ["second"]},
+        second={"model": "http500", "max_retries": 0},
+    )
+    pieces, err = await collect(gw, "main")
+    assert type(err) is ProviderAuth  # the cause to fix, not the fallback's outage
+    assert err.message.startswith("profile 'main': ") and "NO_SUCH_KEY_SET" in err.message
+    assert "fallback 'second' failed too: PROVIDER_UNAVAILABLE" in err.message
+    assert err.metadata["fallback_reasons"] == "PROVIDER_UNAVAILABLE"
+
+
 async def test_leak_guard_blocks_before_anything_is_sent(make_gateway, fake_openai) -> None:
     gw = make_gateway(main={"model": "ok"})
     leaky = [{"role": "user", "content": "Attack npc-7f3a9c2e-goblin now"}]
