@@ -8,7 +8,10 @@ import sys
 import time
 from typing import TextIO
 
-from sidecar.client import SidecarClient, SidecarProcess
+import grpc
+
+from sidecar.call_metadata import error_reason
+from sidecar.client import LaunchError, SidecarClient, SidecarProcess
 from sidecar.v1 import agent_service_pb2 as agent_pb
 from sidecar.v1 import session_service_pb2 as session_pb
 from sidecar.v1 import state_pb2, types_pb2
@@ -100,8 +103,21 @@ async def _default_profile_problem(client: SidecarClient) -> str:
 
 
 async def run_demo(config: str | None = None, out: TextIO = sys.stdout, err: TextIO | None = None) -> int:
-    """The narration goes to `out`, progress and problems to `err` (sys.stderr)."""
+    """The narration goes to `out`, progress and problems to `err` (sys.stderr). An
+    expected failure (a provider refusing, a wrong address) is one line and exit 1."""
     err = err or sys.stderr
+    try:
+        return await _demo(config, out, err)
+    except grpc.aio.AioRpcError as failed:
+        print(f"\ngame-sidecar demo: the run failed: {failed.code().name} / {error_reason(failed) or '-'}: "
+              f"{failed.details()}", file=err)  # fmt: skip
+        return 1
+    except LaunchError as failed:
+        print(f"game-sidecar demo: the sidecar did not start: {failed}", file=err)
+        return 1
+
+
+async def _demo(config: str | None, out: TextIO, err: TextIO) -> int:
     args = ["--config", config] if config else []
     print("launching game-sidecar...", file=err)
     t0 = time.perf_counter()

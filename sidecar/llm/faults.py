@@ -114,8 +114,9 @@ def _refusal(marks: str) -> type[SidecarError] | None:
     return None
 
 
-def http_error(status: int, body: str, where: str) -> SidecarError:
-    """The error for an HTTP error response from an OpenAI-compatible server."""
+def http_error(status: int, body: str, where: str, url: str = "") -> SidecarError:
+    """The error for an HTTP error response from an OpenAI-compatible server (`url`: the
+    URL that was called, named in the message)."""
     cls = _by_status(status)
     detail = body.strip()
     try:
@@ -129,7 +130,10 @@ def http_error(status: int, body: str, where: str) -> SidecarError:
         marks = detail.lower()
     if status in (400, 403, 422):
         cls = _refusal(marks) or cls
-    err = cls(f"{where}: HTTP {status} {detail[:300]}")
+    called = f" from POST {url}" if url else ""
+    # A 404 is nearly always the base URL: say what the route expects.
+    hint = " (the api_base must be the server's OpenAI-compatible root, usually ending in /v1)" if status == 404 else ""
+    err = cls(f"{where}: HTTP {status}{called} {detail[:300]}{hint}")
     err.metadata["provider_error"] = f"HTTP {status}"
     return err
 

@@ -203,6 +203,6 @@ async def open_sse(
         except (aiohttp.ClientError, TimeoutError):
             text = ""
         response.close()
-        raise http_error(response.status, text, where)
+        raise http_error(response.status, text, where, route.url)
     runtrace.mark("headers")
     return SseStream(response, where)

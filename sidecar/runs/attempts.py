@@ -27,7 +27,7 @@ from sidecar import runtrace
 from sidecar.context.contract import Accepted, DecisionInput, DialogueInput, Rejected, RunInput
 from sidecar.context.prepared import Prepared
 from sidecar.context.retry import retry_messages
-from sidecar.errors import InvalidChoice, PrivacyLeakBlocked, SidecarError
+from sidecar.errors import InvalidChoice, PrivacyLeakBlocked, ProviderTimeout, SidecarError
 from sidecar.llm.coalesce import MAX_CHUNK_CHARS, Coalescer, TextChunk
 from sidecar.llm.faults import is_retryable
 from sidecar.llm.types import Completion, ModelRequest, ModelTarget, ReplyShape, TextPiece
@@ -272,7 +272,9 @@ async def model_reply(
             await gateway.prepare_profile(target.name)
             request = msgspec.structs.replace(request, target=target)
         profile = target.profile
+        began, tries = time.monotonic(), 0
         for retry in range(profile.max_retries + 1):
+            tries = retry + 1
             if retry:
                 backoff = min(MAX_BACKOFF_S, profile.retry_backoff_s * 2 ** (retry - 1))
                 await asyncio.sleep(backoff * random.uniform(0.8, 1.2))
@@ -295,6 +297,14 @@ async def model_reply(
                 return
             finally:
                 await call.aclose()
+        if isinstance(last_error, ProviderTimeout) and tries > 1 and (not failed or failed[-1][1] is not last_error):
+            # "within 30 s" was all a game waiting 91 s was told: say the whole wait and its settings.
+            waited = copy.copy(last_error)
+            settings = f"profile {target.name!r}'s first_token_timeout_s and max_retries set the wait"
+            spent = time.monotonic() - began
+            waited.message = f"{last_error.message} ({tries} attempts, {spent:.0f} s in all: {settings})"
+            waited.args = (waited.message,)
+            last_error = waited
         if last_error is not None and (not failed or failed[-1][1] is not last_error):
             failed.append((target.name, last_error))
     assert last_error is not None

@@ -53,3 +53,16 @@ async def test_demo_narrates_every_event_then_speaks_and_decides() -> None:
     assert re.fullmatch(expected, given), chosen
     # Display names on screen, never an alias handle, an engine ID or the decision's JSON.
     assert "Mira" in shown and not re.search(r"\b(?:npc|player|loc)_\d|Player_0|NPC_Bram|\{", shown), shown
+
+
+async def test_the_demo_says_a_provider_failure_in_one_line(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31: the docs' example config with no key set printed a 40-line traceback."""
+    monkeypatch.delenv("NO_SUCH_DEMO_KEY", raising=False)
+    config = tmp_path / "sidecar.toml"
+    config.write_text('[profiles.cloud]\nmodel = "openai/gpt-4o-mini"\napi_key_env = "NO_SUCH_DEMO_KEY"\n'
+                      'api_base = "http://127.0.0.1:9/v1"\n')  # fmt: skip
+    out, err = io.StringIO(), io.StringIO()
+    assert await run_demo(config=str(config), out=out, err=err) == 1
+    lines = [ln for ln in err.getvalue().splitlines() if ln.startswith("game-sidecar demo:")]
+    assert len(lines) == 1 and "PERMISSION_DENIED / PROVIDER_AUTH" in lines[0] and "NO_SUCH_DEMO_KEY" in lines[0]
+    assert "Traceback" not in err.getvalue() + out.getvalue()

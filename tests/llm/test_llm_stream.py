@@ -124,6 +124,8 @@ async def test_faults_before_the_first_token(make_gateway, fake_openai, mode, er
     assert pieces == []
     assert type(err) is error
     assert len(fake_openai.seen.requests) == requests
+    if mode == "stall":  # the whole wait and what sets it, not only "within 1 s"
+        assert "(3 attempts, " in err.message and "first_token_timeout_s and max_retries" in err.message
 
 
 async def test_slow_first_token_within_the_timeout_is_fine(make_gateway) -> None:
@@ -184,6 +186,18 @@ async def test_when_every_profile_fails_the_first_ones_cause_leads_and_each_fall
     assert err.message.startswith("profile 'main': ") and "NO_SUCH_KEY_SET" in err.message
     assert "fallback 'second' failed too: PROVIDER_UNAVAILABLE" in err.message
     assert err.metadata["fallback_reasons"] == "PROVIDER_UNAVAILABLE"
+
+
+async def test_a_404_names_the_url_that_was_called_and_what_the_base_url_should_be(
+    make_gateway, fake_openai, transport
+) -> None:
+    if transport != "sse":
+        pytest.skip("the sse transport's own HTTP client (litellm reports its NotFoundError itself)")
+    gw = make_gateway(main={"model": "http404", "max_retries": 0})
+    pieces, err = await collect(gw, "main")
+    assert type(err) is ProviderBadRequest
+    assert f"HTTP 404 from POST {fake_openai.base_url}/chat/completions" in err.message
+    assert "usually ending in /v1" in err.message
 
 
 async def test_leak_guard_blocks_before_anything_is_sent(make_gateway, fake_openai) -> None:
