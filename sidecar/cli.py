@@ -97,7 +97,7 @@ def serve(args: argparse.Namespace) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     handshake_fd = lifecycle.protect_stdout()
 
-    from sidecar.config import load_config
+    from sidecar.config import load_config, unset_key_variables
     from sidecar.errors import SidecarError
     from sidecar.logs import setup_logging
 
@@ -112,8 +112,6 @@ def serve(args: argparse.Namespace) -> int:
         print(f"game-sidecar: {exc}", file=sys.stderr)
         return EXIT_USAGE
     setup_logging(config.log_level)
-    from sidecar.config import unset_key_variables
-
     for warning in unset_key_variables(config, env):
         logging.getLogger("sidecar").warning(warning)
     token, generated = lifecycle.resolve_token(env)

@@ -83,37 +83,39 @@ def socket_dir(platform: Platform, temp_root: str | None = None) -> Path:
     return directory
 
 
+def _stop_signals(platform: Platform) -> list[signal.Signals]:
+    """The signals that stop the sidecar on `platform` (SIGBREAK: Windows only)."""
+    names = ("SIGTERM", "SIGINT") if platform.signals == "loop" else ("SIGINT", "SIGBREAK")
+    return [getattr(signal, name) for name in names if hasattr(signal, name)]
+
+
 def hold_stop_signals(platform: Platform) -> list[str]:
     """From now until `install_stop_signals`, a stop signal is noted (its name appended to
     the returned list) instead of killing the process by its default action: a game may
     send one at any moment of start-up, and a killed sidecar leaves its socket folder."""
     held: list[str] = []
-    names = ("SIGTERM", "SIGINT") if platform.signals == "loop" else ("SIGINT", "SIGBREAK")
 
     def note(number: int, _frame: object) -> None:
         held.append(signal.Signals(number).name)
 
-    for name in names:
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), note)
+    for sig in _stop_signals(platform):
+        signal.signal(sig, note)
     return held
 
 
 def install_stop_signals(platform: Platform, loop: asyncio.AbstractEventLoop, stop: Callable[[str], None]) -> list[str]:
     """Call `stop(signal name)` on the platform's stop signals; returns their names."""
+    signals = _stop_signals(platform)
     if platform.signals == "loop":
-        names = []
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in signals:
             loop.add_signal_handler(sig, stop, sig.name)
-            names.append(sig.name)
-        return names
+        return [sig.name for sig in signals]
+
     # Windows: a handler runs on the main thread between bytecodes, so it hands the
     # stop to the loop, which may be inside select() at that moment.
-    names = [name for name in ("SIGINT", "SIGBREAK") if hasattr(signal, name)]  # SIGBREAK: Windows only
-
     def handler(number: int, _frame: object) -> None:
         loop.call_soon_threadsafe(stop, signal.Signals(number).name)
 
-    for name in names:
-        signal.signal(getattr(signal, name), handler)
-    return names
+    for sig in signals:
+        signal.signal(sig, handler)
+    return [sig.name for sig in signals]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from sidecar.llm.types import ReplyShape
 
-__all__ = ["Document", "Turn", "by_name", "read_turn", "render_document", "EXAMPLES", "cue"]
+__all__ = ["Document", "Turn", "read_turn", "render_document", "EXAMPLES", "cue"]
 
 #: Lines of the setting and scene sections a document keeps, by their label.
 _KEEP = ("Location:", "Player:", "Present:", "Here:", "Conditions:", "Focus:", "You are ")
@@ -176,7 +176,7 @@ def cue(shape: ReplyShape, me: str) -> str:
     return "Narration:"
 
 
-def by_name(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+def _by_name(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     """The chat with each handle the chat labels ("npc_1 (Bram)") written as its name.
 
     The grammar never lets the model write a handle (no underscore), and a model this
@@ -205,7 +205,7 @@ class Document:
 
 def render_document(messages: list[dict[str, str]], shape: ReplyShape) -> Document:
     """The document for `messages`, a reply of `shape`."""
-    turn = read_turn(by_name(messages), shape)
+    turn = read_turn(_by_name(messages), shape)
     lines = list(turn.facts)
     if shape.kind in ("line", "decision") and turn.me and f"You are {turn.me}" not in lines:
         lines.append(f"You are {turn.me}")

@@ -42,10 +42,12 @@ __all__ = ["check_outgoing", "check_request", "request_checker", "CONFIG_KEYS"]
 log = logging.getLogger(__name__)
 
 #: Request fields set from the sidecar's own config, never from game data: the
-#: model string, where it is served and its key; the embedded model's reply shape
-#: (a kind and a count) and sampling (numbers). Not searched (a key is a secret of its
-#: own and must not reach a log line either; the others' reprs hold only our words,
-#: which a game's engine ID could match).
+#: model string, where it is served and its key; the embedded model's reply shape and
+#: sampling. Not searched (a key is a secret of its own and must not reach a log line
+#: either; the others' reprs are mostly our words, which a game's engine ID could
+#: match). A shape's parameter schemas hold game text already projected (aliases, enum
+#: values as the prompt shows them), except a string parameter's `pattern`, which the
+#: prompt's own copy exposes to the search (docs/runs.md, Actions with parameters).
 CONFIG_KEYS = frozenset({"model", "api_base", "api_key", "reply_shape", "sampling"})
 
 #: What the projection and the prompt's fixed text write: never an engine ID.

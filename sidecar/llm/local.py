@@ -150,8 +150,7 @@ class LocalLLM:
                 raise ModelUnavailable("the sidecar is shutting down")
             self._chat = template_of(llm)
             self._llm = llm
-            prompting = "chat template" if self._chat else "document"
-            log.info("local model loaded", extra={"fields": {"path": path, "prompting": prompting}})
+            log.info("local model loaded", extra={"fields": {"path": path, "prompting": self.prompting}})
 
     @property
     def prompting(self) -> str:
@@ -188,20 +187,19 @@ class LocalLLM:
             self.preload()
             llm, chat = self._llm, self._chat
             shape = params.get("reply_shape")
+            chosen, stops = 0, list(STOP)
             # The model's own template when it has one; else a document it continues.
-            document = None if shape is None else render_document(messages, shape)
-            if shape is None or document is None:
+            templated = shape is not None and chat is not None
+            if shape is None:
                 prompt = format_prompt(messages)
-            elif chat is not None:
-                prompt = chat.render(short_chat(document.turn, shape))
             else:
-                prompt = document.text
-            chosen = 0
-            if document is not None and shape is not None and shape.kind == "decision":
-                turn = document.turn
-                chosen = 1 + choose_option(llm, document.scene, turn.me, list(turn.options))
+                document = render_document(messages, shape)
+                prompt = chat.render(short_chat(document.turn, shape)) if chat is not None else document.text
+                stops = stop_for(shape, templated) + ([chat.eos] if chat is not None and chat.eos else [])
+                if shape.kind == "decision":
+                    turn = document.turn
+                    chosen = 1 + choose_option(llm, document.scene, turn.me, list(turn.options))
             # A template writes its own BOS where its model wants one.
-            templated = document is not None and chat is not None
             tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
             cached = llm.longest_token_prefix(llm._input_ids.tolist(), tokens)
             if llm.cache is not None:
@@ -210,8 +208,6 @@ class LocalLLM:
                 except KeyError:
                     pass
             user_stop = params.get("stop") or []
-            stops = list(STOP) if shape is None else stop_for(shape, templated)
-            stops += [chat.eos] if templated and chat is not None and chat.eos else []
             stops += [user_stop] if isinstance(user_stop, str) else list(user_stop)
             llm.next_sampling = params.get("sampling") or Sampling()  # set by sidecar.llm.call
             llm.next_grammar = None if shape is None else grammar_for(shape, chosen, templated)

@@ -113,11 +113,39 @@ def parse_decision(reply: str, n_options: int) -> Parsed:
 
 #: Where a reply's "message" string starts.
 _MESSAGE_KEY = re.compile(r'"message"\s*:\s*"')
-#: What a JSON escape stands for on screen (line breaks and tabs read as spaces, as
-#: the accepted message's whitespace is collapsed).
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "n": " ", "r": " ", "t": " ", "b": "", "f": ""}
 #: Characters kept back while no key was found: the longest key with its spacing.
 _KEY_TAIL = 24
+#: What the screen shows for whitespace and control escapes (line breaks and tabs read
+#: as spaces, as the accepted message's whitespace is collapsed).
+_SCREEN = str.maketrans({"\n": " ", "\r": " ", "\t": " ", "\b": None, "\f": None})
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_size(held: str, i: int) -> int:
+    """Characters of the JSON escape at `held[i]` (a backslash): 2, 6 for `\\uXXXX`, 12
+    for a surrogate pair (a high one waits for the next 6 characters to tell); 0 while
+    the rest of it has not arrived."""
+    if i + 1 >= len(held):
+        return 0
+    if held[i + 1] != "u":
+        return 2
+    if i + 6 > len(held):
+        return 0
+    if held[i + 2 : i + 4].lower() not in ("d8", "d9", "da", "db"):  # not a high surrogate
+        return 6
+    if i + 12 > len(held):
+        return 0
+    low = held[i + 6 : i + 8] == "\\u" and held[i + 8 : i + 10].lower() in ("dc", "dd", "de", "df")
+    return 12 if low else 6
+
+
+def _decoded(escape: str) -> str:
+    """One escape as text (JSON's own decoder); what cannot be shown as U+FFFD."""
+    try:
+        text = _decoder.decode(f'"{escape}"')
+    except json.JSONDecodeError:
+        return escape[1] if len(escape) == 2 else "\ufffd"
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class SpokenStream:
@@ -145,10 +173,9 @@ class SpokenStream:
                     out.append(" ")  # a later object's message: apart from the first
                 self._messages += 1
                 continue
-            done = self._read_string(out)
-            if not done:
+            if not self._read_string(out):
                 break
-        return "".join(out)
+        return "".join(out).translate(_SCREEN)
 
     def _read_string(self, out: list[str]) -> bool:
         """Decode held string characters into `out`; True at the closing quote."""
@@ -159,36 +186,13 @@ class SpokenStream:
                 self._held, self._inside = held[i + 1 :], False
                 return True
             if c != "\\":
-                out.append(" " if c in "\r\n\t" else c)
+                out.append(c)
                 i += 1
                 continue
-            if i + 1 >= len(held):
-                break  # the escape's second half has not arrived
-            e = held[i + 1]
-            if e != "u":
-                out.append(_ESCAPES.get(e, e))
-                i += 2
-                continue
-            if i + 6 > len(held):
-                break
-            code = held[i + 2 : i + 6]
-            try:
-                point = int(code, 16)
-            except ValueError:
-                point = 0xFFFD
-            if 0xD800 <= point < 0xDC00:  # a surrogate pair: wait for the low half
-                if i + 12 > len(held):
-                    break
-                try:
-                    low = int(held[i + 8 : i + 12], 16) if held[i + 6 : i + 8] == "\\u" else 0
-                except ValueError:
-                    low = 0
-                if 0xDC00 <= low < 0xE000:
-                    out.append(chr(0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)))
-                    i += 12
-                    continue
-                point = 0xFFFD
-            out.append(chr(point) if not 0xDC00 <= point < 0xE000 else "\uFFFD")
-            i += 6
+            size = _escape_size(held, i)
+            if not size:
+                break  # the rest of the escape has not arrived
+            out.append(_decoded(held[i : i + size]))
+            i += size
         self._held = held[i:]
         return False

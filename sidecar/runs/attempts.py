@@ -265,14 +265,13 @@ async def model_reply(
     """One reply to `request`: on `chain[0]` (already prepared), retried with backoff
     before the first token while the fault is transient, then on each fallback in
     turn. Closing the iterator closes the upstream at once."""
-    last_error: SidecarError | None = None
     failed: list[tuple[str, SidecarError]] = []  # each profile's last failure, in order
     for index, target in enumerate(chain):
         if index:
             await gateway.prepare_profile(target.name)
             request = msgspec.structs.replace(request, target=target)
         profile = target.profile
-        began, tries = time.monotonic(), 0
+        began, tries, error = time.monotonic(), 0, None
         for retry in range(profile.max_retries + 1):
             tries = retry + 1
             if retry:
@@ -283,7 +282,7 @@ async def model_reply(
             except PrivacyLeakBlocked:
                 raise  # a bug, not a provider fault: no retry, no fallback
             except SidecarError as exc:
-                last_error = exc
+                error = exc
                 log.info(
                     "model call failed before the first token",
                     extra={"fields": {"profile": target.name, "attempt": retry + 1, "reason": exc.reason}},
@@ -297,27 +296,26 @@ async def model_reply(
                 return
             finally:
                 await call.aclose()
-        if isinstance(last_error, ProviderTimeout) and tries > 1 and (not failed or failed[-1][1] is not last_error):
+        assert error is not None  # every try either returned or failed
+        if isinstance(error, ProviderTimeout) and tries > 1:
             # "within 30 s" was all a game waiting 91 s was told: say the whole wait and its settings.
-            waited = copy.copy(last_error)
             settings = f"profile {target.name!r}'s first_token_timeout_s and max_retries set the wait"
             spent = time.monotonic() - began
-            waited.message = f"{last_error.message} ({tries} attempts, {spent:.0f} s in all: {settings})"
-            waited.args = (waited.message,)
-            last_error = waited
-        if last_error is not None and (not failed or failed[-1][1] is not last_error):
-            failed.append((target.name, last_error))
-    assert last_error is not None
-    raise _all_failed(failed) if len(failed) > 1 else last_error
-
-
-def _all_failed(failed: list[tuple[str, SidecarError]]) -> SidecarError:
-    """The first profile's failure, saying what each fallback's was too: the cause a
-    developer must fix (missing credentials) is not hidden behind the last fallback's."""
+            error = _restated(error, f"{error.message} ({tries} attempts, {spent:.0f} s in all: {settings})")
+        failed.append((target.name, error))
+    if len(failed) == 1:
+        raise failed[0][1]
+    # The first profile's failure leads, saying what each fallback's was too: the cause a
+    # developer must fix (missing credentials) is not hidden behind the last fallback's.
     (first_name, first), rest = failed[0], failed[1:]
     also = "; ".join(f"fallback {name!r} failed too: {err.reason}: {err.message}" for name, err in rest)
-    err = copy.copy(first)  # its class and status, whatever its constructor takes
-    err.message = f"profile {first_name!r}: {first.message} ({also})"
-    err.args = (err.message,)
-    err.metadata = {**first.metadata, "fallback_reasons": ",".join(e.reason for _, e in rest)}
-    return err
+    raise _restated(
+        first, f"profile {first_name!r}: {first.message} ({also})", fallback_reasons=",".join(e.reason for _, e in rest)
+    )
+
+
+def _restated(err: SidecarError, message: str, **metadata: str) -> SidecarError:
+    """`err` (its class and status, whatever its constructor takes) with a fuller message."""
+    out = copy.copy(err)
+    out.message, out.args, out.metadata = message, (message,), {**err.metadata, **metadata}
+    return out
