@@ -127,8 +127,17 @@ def _shown_values(proj: Projection, spec: ParamSpec) -> list[str]:
     return [proj.text(v) for v in spec.values]
 
 
-def describe(proj: Projection, spec: ParamSpec) -> str:
-    """One parameter as the prompt lists it: `amount: a whole number from 1 to 50`."""
+def describe(proj: Projection, spec: ParamSpec, option: str = "an option") -> str:
+    """One parameter as the prompt lists it: `amount: a whole number from 1 to 50`.
+    Raises InvalidRequest when a pattern holds the text of one of the session's engine IDs:
+    the prompt shows a pattern as written (a regular expression is no text to project), and
+    the leak guard would refuse the request (docs/privacy.md)."""
+    if spec.pattern and proj.holds_engine_id(spec.pattern):
+        raise _fail(
+            f"{option}.parameters_schema property {spec.name!r}",
+            '"pattern" holds the text of an engine ID of this session; the model reads a pattern as written '
+            'and never reads an engine ID: match that value with an "enum" or an "entity" parameter instead',
+        )
     if spec.kind == "enum":
         what = "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in _shown_values(proj, spec))
     elif spec.kind == "integer":

@@ -121,7 +121,7 @@ def input_part(spec: RunSpec, proj: Projection, shown: Shown, cidx: ContextIndex
         lines.append(f"Choose what {me} does. Options:")
         for i, opt in enumerate(inp.options, 1):
             target = f" (target: {shown.ref(proj, opt.target_id)})" if opt.target_id else ""
-            params = "; ".join(one_line(describe(proj, p)) for p in opt.parameters)
+            params = "; ".join(one_line(describe(proj, p, f"decision.options[{i - 1}]")) for p in opt.parameters)
             params = f" {PARAMETERS_MARK} {params}" if params else ""
             lines.append(f"{i}. {one_line(proj.text(opt.label)) or 'option ' + str(i)}{target}{params}")
         n = len(inp.options)

@@ -47,7 +47,8 @@ log = logging.getLogger(__name__)
 #: either; the others' reprs are mostly our words, which a game's engine ID could
 #: match). A shape's parameter schemas hold game text already projected (aliases, enum
 #: values as the prompt shows them), except a string parameter's `pattern`, which the
-#: prompt's own copy exposes to the search (docs/runs.md, Actions with parameters).
+#: prompt's own copy exposes to the search; one holding an engine ID's text is refused as
+#: INVALID_REQUEST before that (sidecar.context.action_params.describe).
 CONFIG_KEYS = frozenset({"model", "api_base", "api_key", "reply_shape", "sampling"})
 
 #: What the projection and the prompt's fixed text write: never an engine ID.

@@ -12,13 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from sidecar.errors import UnknownEntity
+from sidecar.projection.dealias import KIND_ALIAS
 from sidecar.projection.idmatch import Mask
 from sidecar.projection.perspective import Perspective
+from sidecar.state.aliases import KIND_PREFIX
 from sidecar.state.model import Entity, EntityRef, Moment, Session, Value, Vec3
 
 __all__ = ["AliasRejected", "GENERIC_WORDS", "Projection"]
 
 _GENERIC = {"character": "someone", "player": "someone", "location": "somewhere"}
+#: A handle's prefix -> its kind (`npc` -> "character"), for a handle that was never issued.
+_KIND_OF_PREFIX = {prefix: kind for kind, prefix in KIND_PREFIX.items()}
 #: Every word the projection writes for what an actor cannot perceive.
 GENERIC_WORDS = frozenset({*_GENERIC.values(), "something"})
 
@@ -215,10 +219,12 @@ class Projection(Perspective):
         (whitespace collapsed; the generic word when it has none) and is mentioned by
         its engine ID; one it does not perceive, or one removed, reads as the generic
         word and is not mentioned ("" as the ID): naming it would tell the player
-        what the actor cannot know."""
+        what the actor cannot know. A handle the model made up (`npc_99`, never issued)
+        reads as its kind's generic word: a handle never reaches a player's screen."""
         engine_id = self.session.aliases.by_alias.get(alias)
         if engine_id is None:
-            return None
+            kind = _KIND_OF_PREFIX.get(alias.rsplit("_", 1)[0]) if KIND_ALIAS.fullmatch(alias) else None
+            return None if kind is None else (_GENERIC.get(kind, "something"), "")
         ent = self._entities.get(engine_id)
         if ent is None:
             return "something", ""

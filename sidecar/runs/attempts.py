@@ -30,6 +30,7 @@ from sidecar.context.retry import retry_messages
 from sidecar.errors import InvalidChoice, PrivacyLeakBlocked, ProviderTimeout, SidecarError
 from sidecar.llm.coalesce import MAX_CHUNK_CHARS, Coalescer, TextChunk
 from sidecar.llm.faults import is_retryable
+from sidecar.llm.screen import ScreenText, screened
 from sidecar.llm.types import Completion, ModelRequest, ModelTarget, ReplyShape, TextPiece
 from sidecar.projection.dealias import Dealiaser, Mention, Piece
 from sidecar.prompts.decisions import SpokenStream
@@ -192,27 +193,38 @@ async def run_attempts(
         progress.parts = []
 
         outbox = _Outbox(coalesce_s, prepared.dealiaser(), emit, attempt)
-        # A decision's text on screen is what the NPC says, never its JSON (every model).
-        spoken = SpokenStream() if request.shape is not None and request.shape.kind == "decision" else None
+        kind = request.shape.kind if request.shape is not None else "prose"
+        # A decision's text on screen is what the NPC says, never its JSON (every model);
+        # any model's text is screened of markup, labels and a next turn (sidecar/llm/screen.py).
+        spoken = SpokenStream() if kind == "decision" else None
+        screen = ScreenText(spoken=kind != "prose")
         completion: Completion | None = None
         try:
             async for piece in model_reply(gateway, plan.chain, request):
                 if isinstance(piece, TextPiece):
                     if progress.first_text_at is None:
                         progress.first_text_at = time.monotonic()
-                    progress.parts.append(piece.text)
-                    outbox.coalescer.feed(piece.text if spoken is None else spoken.feed(piece.text))
+                    shown = screen.feed(piece.text if spoken is None else spoken.feed(piece.text))
+                    # The history keeps what the game saw (a decision: its JSON, which is parsed).
+                    progress.parts.append(piece.text if spoken is not None else shown)
+                    outbox.coalescer.feed(shown)
                     if room is not None:
                         await room()
                 else:
                     completion = piece
         except Exception:
+            outbox.coalescer.feed(screen.flush())
             outbox.flush()  # text received before a failure is valid: send it
             raise
         except BaseException:
             outbox.coalescer.discard()  # cancelled: nobody needs the held text
             raise
-        outbox.flush(cut=completion is not None and completion.finish_reason == "length")
+        tail = screen.flush()
+        if spoken is None:
+            progress.parts.append(tail)
+        outbox.coalescer.feed(tail)
+        # Cut by the output limit, unless the screen ended the reply before the cut (a next turn).
+        outbox.flush(cut=completion is not None and completion.finish_reason == "length" and not screen.ended)
         if completion is not None:
             progress.add(completion)
         reply = progress.text
@@ -235,7 +247,7 @@ async def run_attempts(
             if verdict.action is not None or verdict.notes is not None:  # (decisions: built only then)
                 names = prepared.dealiaser()
                 if verdict.action is not None:
-                    message = names.whole(verdict.action.message).text
+                    message = names.whole(screened(verdict.action.message, spoken=True)).text
                     emit(ActionChosen(msgspec.structs.replace(verdict.action, message=message)))
                 if verdict.notes is not None:
                     emit(NotesChanged(names.whole(verdict.notes).text))

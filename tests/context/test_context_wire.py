@@ -285,6 +285,14 @@ async def test_a_decision_with_parameters_end_to_end(make_server) -> None:
         [e async for e in client.run(decision('{"properties": {"who": {"type": "string", "entity": "ghost"}}}'))]
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "decision.options[1].parameters_schema property 'who'" in refused.value.details()
+    # A pattern the model would read with an engine ID's text in it: refused before any model call.
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        [e async for e in client.run(decision(json.dumps({"properties": {"code": {
+            "type": "string", "pattern": f"^{PLAYER}|none$"}}})))]  # fmt: skip
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "decision.options[1].parameters_schema property 'code': \"pattern\" holds" in refused.value.details()
+    assert PLAYER not in refused.value.details()
+    assert not (await client.agent.ReadTranscript(pb.ReadTranscriptRequest(session_id="w6"))).entries
     events = [e async for e in client.run(decision(schema), timeout=30)]
     rejected = [e.rejected for e in events if e.WhichOneof("kind") == "rejected"]
     assert len(rejected) == 1 and rejected[0].reason.startswith('parameter "who": ')

@@ -3,6 +3,7 @@ chunks at a set rate and misbehaves on cue. The cue is the model name the
 client asks for (litellm strips the "openai/" prefix):
 
     ok            stream `chunks` chunks, one every `interval_s`, then usage and [DONE]
+                  (`reply=`: that text, cut into `chunks` pieces)
     slow          like ok, after `slow_first_s` before the first chunk
     stall         send the headers, then nothing (a first-token timeout)
     endless       stream forever (cancellation must close the connection)
@@ -89,7 +90,10 @@ class FakeOpenAI:
         on_disconnect: Callable[[int, float], None] | None = None,
         runaway_bytes: int = 40_000_000,
         runaway_chunk_chars: int = 400_000,
+        reply: str = "",
     ) -> None:
+        #: What "ok" streams, cut into `chunks` pieces ("" = the numbered `chunk_text`s).
+        self.reply = reply
         self.runaway_bytes = runaway_bytes
         self.runaway_chunk_chars = runaway_chunk_chars
         self.chunks = chunks
@@ -210,6 +214,9 @@ class FakeOpenAI:
             if self.record_sends:
                 self.seen.sent[(n, seq)] = time.monotonic()
             text = f"t{time.monotonic_ns()} " if self.stamp else chunk_text(n, seq)
+            if self.reply:
+                size = -(-len(self.reply) // total)
+                text = self.reply[seq * size : (seq + 1) * size]
             await resp.write(self._chunk(model, text))
             seq += 1
         await resp.write(self._chunk(model, None, "stop"))

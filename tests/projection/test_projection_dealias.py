@@ -118,7 +118,10 @@ def test_what_an_alias_reads_as_for_the_game() -> None:
     assert p.display(by_id["BP_Rat_C_0000000555"]) == ("someone", "BP_Rat_C_0000000555")  # no name set
     assert p.display(by_id["BP_Spy_C_0000000099"]) == ("someone", "")  # hidden: not named, not mentioned
     assert p.display(by_id["LOC_Forest_0002"]) == ("somewhere", "")  # not perceived from the tavern
-    assert p.display("npc_99") is None and p.display("BP_Goblin_C_2147483647") is None  # never issued
+    assert p.display("BP_Goblin_C_2147483647") is None  # no handle: left as the model wrote it
+    # A handle never issued (the model made it up) still never reaches the screen.
+    assert p.display("npc_99") == ("someone", "") and p.display("loc_42") == ("somewhere", "")
+    assert p.display("item_7") == ("something", "") and p.display("faction_3") == ("something", "")
     chest = by_id["BP_Chest_C_0000000777"]
     apply(s, o.RemoveEntity("BP_Chest_C_0000000777"))
     assert Projection(s, "BP_Goblin_C_2147483647").display(chest) == ("something", "")

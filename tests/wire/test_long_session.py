@@ -139,9 +139,8 @@ async def test_read_transcript_shows_display_names_model_text_only_on_debug(make
 
 async def test_a_failing_summary_is_retried_only_as_the_transcript_grows(make_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
     cfg = config(tmp_path, compact_after_entries=20, keep_entries=4, max_entries=50)
-    # Every reply carries a cue the scripted summariser obeys: each summary request fails.
-    script = ScriptConfig(chunk_delay_ms=0, replies=["Aye. #fail:unavailable"])
-    cfg.profiles["fake"] = ModelProfile(model="scripted/talk-cue", max_retries=0, script=script)
+    # The summary profile's provider is down (nothing listens there): each summary request fails.
+    cfg.profiles["sum"] = ModelProfile(model="openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1", max_retries=0)
     running = await make_server(cfg)
     await setup(running.client)
     compactor = running.app.runs.compactor
