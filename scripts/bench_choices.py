@@ -6,10 +6,13 @@ Reads the model calls a benchmark run recorded (`scripts/bench_voice.py --record
 or any sidecar started with GAME_SIDECAR_RECORD_RUNS=FILE): each decision's document is
 rebuilt from its messages exactly as the sidecar built it (sidecar/llm/document.py),
 then chosen by
+- `situation-pmi` (the sidecar's, sidecar/llm/choose.py): the option's log-probability
+  after "You are <actor>.", the situation and the cue, less its log-probability after the
+  cue alone, per token;
 - `digit`: the model writes the option number under the grammar (the number's logits),
-- `mean`: the option's mean log-probability per token after the scene,
+- `mean`: the option's mean log-probability per token after the whole scene,
 - `pmi`: its log-probability after the scene less its log-probability without it,
-- `half-pmi` (the sidecar's, sidecar/llm/choose.py): less half of it, per token;
+- `half-pmi` (the sidecar's before): less half of it, per token;
 - `sit-pmi`, `half-sit-pmi`: the same against the scene without its situation line;
 - `fewshot-half-pmi`, `fewshot-mean`: after three worked decisions (FEWSHOT).
 The sensible answer is matched by the decision's situation in scenes/*.json.
@@ -32,7 +35,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from voice_scenes import load_scenes  # noqa: E402
 
-from sidecar.llm.choose import last_log_probs, option_log_probs, option_words  # noqa: E402
+from sidecar.llm.choose import choose_option, last_log_probs, option_log_probs, option_words  # noqa: E402
 from sidecar.llm.document import render_document  # noqa: E402
 from sidecar.llm.types import ReplyShape  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
@@ -122,14 +125,16 @@ def main() -> int:
         if want is None:
             continue
         total += 1
-        picked = choices(llm, doc.scene, doc.turn.me, list(doc.turn.options))
+        turn = doc.turn
+        picked = {"situation-pmi": choose_option(llm, turn.me, turn.situation, turn.earlier, list(turn.options))}
+        picked.update(choices(llm, doc.scene, turn.me, list(turn.options)))
         picked["digit"] = _digit(llm, doc.text, len(doc.turn.options))
         for name, index in picked.items():
             right[name] = right.get(name, 0) + (index == want)
         print(f"{doc.turn.me}: want {want + 1}, " + ", ".join(f"{k} {v + 1}" for k, v in picked.items()))
     print(f"\n{total} decisions with a sensible answer")
     for name, n in right.items():
-        print(f"{name:9} {n}/{total} sensible ({n / max(total, 1):.3f})")
+        print(f"{name:16} {n}/{total} sensible ({n / max(total, 1):.3f})")
     return 0
 
 

@@ -198,7 +198,7 @@ class LocalLLM:
                 stops = stop_for(shape, templated) + ([chat.eos] if chat is not None and chat.eos else [])
                 if shape.kind == "decision":
                     turn = document.turn
-                    chosen = 1 + choose_option(llm, document.scene, turn.me, list(turn.options))
+                    chosen = 1 + choose_option(llm, turn.me, turn.situation, turn.earlier, list(turn.options))
             # A template writes its own BOS where its model wants one.
             tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
             cached = llm.longest_token_prefix(llm._input_ids.tolist(), tokens)
