@@ -29,7 +29,7 @@ from sidecar.errors import SidecarError
 from sidecar.llm.gateway import ModelGateway
 from sidecar.llm.types import Completion, Limits, ModelRequest, TextPiece
 from sidecar.projection import Projection
-from sidecar.state.model import TranscriptSummary
+from sidecar.state.model import ActorUsage, Session, TranscriptSummary
 
 if TYPE_CHECKING:
     from sidecar.state.store import SessionStore
@@ -150,11 +150,23 @@ class Compactor:
         self.requests += 1
         request = ModelRequest(gateway.target(profile), messages, limits, proj.engine_ids, aliases=proj.alias_mask)
         pieces: list[str] = []
+        done: Completion | None = None
         async for piece in self._gateway.stream(request):
             if isinstance(piece, TextPiece):
                 pieces.append(piece.text)
             elif isinstance(piece, Completion):
+                done = piece
                 break
+        if done is not None:
+            _count_spend(session, actor_id, done)
+        if done is not None and done.finish_reason == "length":
+            # A summary cut mid-sentence would stand for those entries for good: refused, and
+            # tried again once the transcript has grown (as a failed one).
+            log.warning(
+                "transcript summary refused: cut at the output limit",
+                extra={"fields": {"session_id": session_id, "max_output_tokens": out_tokens, "profile": profile}},
+            )
+            return False
         text = bound_summary("".join(pieces), cfg.summary_max_chars)
         if not text:
             return False
@@ -177,3 +189,13 @@ class Compactor:
         previous = session.summaries.get(actor_id) or TranscriptSummary()
         summary = TranscriptSummary(previous.text, previous.summarised, previous.dropped + n)
         await self._store.compact_transcript(session_id, actor_id, entries, n, summary)
+
+
+def _count_spend(session: Session, actor_id: str, done: Completion) -> None:
+    """A summary's tokens and cost, in the actor's usage apart from its runs' (GetInfo
+    stats; journaled with the session's next write: the compaction's own, when it lands)."""
+    usage = session.usage.setdefault(actor_id, ActorUsage())
+    usage.summaries += 1
+    usage.summary_prompt_tokens += done.prompt_tokens
+    usage.summary_completion_tokens += done.completion_tokens
+    usage.summary_cost_usd += done.cost_usd

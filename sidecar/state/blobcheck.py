@@ -165,10 +165,13 @@ def _runs_output(session: Session, limits: StateLimits) -> None:
         _text(note, "notes", text_limit)
     for actor, u in session.usage.items():
         _text(actor, "a usage actor", limits.max_id_length)
-        for name in ("prompt_tokens", "completion_tokens", "cached_tokens", "runs"):
+        for name in ("prompt_tokens", "completion_tokens", "cached_tokens", "runs", "summaries",
+                     "summary_prompt_tokens", "summary_completion_tokens"):  # fmt: skip
             _count(getattr(u, name), f"usage.{name}")
-        if type(u.cost_usd) is not float or not math.isfinite(u.cost_usd) or u.cost_usd < 0:
-            raise _fail(f"usage.cost_usd {u.cost_usd!r} is not a finite, non-negative number")
+        for name in ("cost_usd", "summary_cost_usd"):
+            cost = getattr(u, name)
+            if type(cost) is not float or not math.isfinite(cost) or cost < 0:
+                raise _fail(f"usage.{name} {cost!r} is not a finite, non-negative number")
     _names(session.errors_by_reason, "errors_by_reason", limits)
 
 

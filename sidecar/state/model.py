@@ -236,11 +236,18 @@ class TranscriptSummary(msgspec.Struct):
 
 
 class ActorUsage(msgspec.Struct):
+    """What an actor's model calls used: its runs', and apart from them its transcript's
+    summaries' (compaction, made in the background: docs/context.md)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_usd: float = 0.0
     runs: int = 0
+    summaries: int = 0
+    summary_prompt_tokens: int = 0
+    summary_completion_tokens: int = 0
+    summary_cost_usd: float = 0.0
 
 
 class Session(msgspec.Struct):

@@ -53,5 +53,5 @@ class Saved:
             self.errors = dict(c.errors_by_reason)
 
 
-def _usage_key(u: ActorUsage) -> tuple[int, int, int, float, int]:
-    return (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cost_usd, u.runs)
+def _usage_key(u: ActorUsage) -> tuple[object, ...]:
+    return msgspec.structs.astuple(u)

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n sidecar/v1/sidecar_service.proto\x12\nsidecar.v1\"\'\n\x0eGetInfoRequest\x12\x15\n\rinclude_stats\x18\x01 \x01(\x08\"\x95\x01\n\x10ModelProfileInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x12\n\nis_default\x18\x03 \x01(\x08\x12\r\n\x05local\x18\x04 \x01(\x08\x12\x16\n\x0e\x63ontext_window\x18\x05 \x01(\x05\x12\r\n\x05ready\x18\x06 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x07 \x01(\t\"}\n\x0eLocalModelInfo\x12\x15\n\rruntime_found\x18\x01 \x01(\x08\x12\x15\n\rweights_found\x18\x02 \x01(\x08\x12\x16\n\x0eweights_source\x18\x03 \x01(\t\x12\x14\n\x0cweights_path\x18\x04 \x01(\t\x12\x0f\n\x07problem\x18\x05 \x01(\t\"\x9c\x02\n\x0cSessionStats\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12\x0c\n\x04runs\x18\x03 \x01(\x03\x12\x15\n\rprompt_tokens\x18\x04 \x01(\x03\x12\x19\n\x11\x63ompletion_tokens\x18\x05 \x01(\x03\x12\x15\n\rcached_tokens\x18\x06 \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\x07 \x01(\x01\x12\x46\n\x10\x65rrors_by_reason\x18\x08 \x03(\x0b\x32,.sidecar.v1.SessionStats.ErrorsByReasonEntry\x1a\x35\n\x13\x45rrorsByReasonEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x8e\x02\n\x0fGetInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x19\n\x11protocol_versions\x18\x02 \x03(\x05\x12\x14\n\x0c\x63\x61pabilities\x18\x03 \x03(\t\x12.\n\x08profiles\x18\x04 \x03(\x0b\x32\x1c.sidecar.v1.ModelProfileInfo\x12\x11\n\tllm_ready\x18\x05 \x01(\x08\x12\x0b\n\x03pid\x18\x06 \x01(\x05\x12\'\n\x05stats\x18\x07 \x03(\x0b\x32\x18.sidecar.v1.SessionStats\x12\x0f\n\x07\x64urable\x18\x08 \x01(\x08\x12/\n\x0blocal_model\x18\t \x01(\x0b\x32\x1a.sidecar.v1.LocalModelInfo\"!\n\x0fShutdownRequest\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x12\n\x10ShutdownResponse2\x9b\x01\n\x0eSidecarService\x12\x42\n\x07GetInfo\x12\x1a.sidecar.v1.GetInfoRequest\x1a\x1b.sidecar.v1.GetInfoResponse\x12\x45\n\x08Shutdown\x12\x1b.sidecar.v1.ShutdownRequest\x1a\x1c.sidecar.v1.ShutdownResponseB\x11\xaa\x02\x0eGameSidecar.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n sidecar/v1/sidecar_service.proto\x12\nsidecar.v1\"\'\n\x0eGetInfoRequest\x12\x15\n\rinclude_stats\x18\x01 \x01(\x08\"\x95\x01\n\x10ModelProfileInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x12\n\nis_default\x18\x03 \x01(\x08\x12\r\n\x05local\x18\x04 \x01(\x08\x12\x16\n\x0e\x63ontext_window\x18\x05 \x01(\x05\x12\r\n\x05ready\x18\x06 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x07 \x01(\t\"}\n\x0eLocalModelInfo\x12\x15\n\rruntime_found\x18\x01 \x01(\x08\x12\x15\n\rweights_found\x18\x02 \x01(\x08\x12\x16\n\x0eweights_source\x18\x03 \x01(\t\x12\x14\n\x0cweights_path\x18\x04 \x01(\t\x12\x0f\n\x07problem\x18\x05 \x01(\t\"\x8b\x03\n\x0cSessionStats\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12\x0c\n\x04runs\x18\x03 \x01(\x03\x12\x15\n\rprompt_tokens\x18\x04 \x01(\x03\x12\x19\n\x11\x63ompletion_tokens\x18\x05 \x01(\x03\x12\x15\n\rcached_tokens\x18\x06 \x01(\x03\x12\x10\n\x08\x63ost_usd\x18\x07 \x01(\x01\x12\x46\n\x10\x65rrors_by_reason\x18\x08 \x03(\x0b\x32,.sidecar.v1.SessionStats.ErrorsByReasonEntry\x12\x11\n\tsummaries\x18\t \x01(\x03\x12\x1d\n\x15summary_prompt_tokens\x18\n \x01(\x03\x12!\n\x19summary_completion_tokens\x18\x0b \x01(\x03\x12\x18\n\x10summary_cost_usd\x18\x0c \x01(\x01\x1a\x35\n\x13\x45rrorsByReasonEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x8e\x02\n\x0fGetInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x19\n\x11protocol_versions\x18\x02 \x03(\x05\x12\x14\n\x0c\x63\x61pabilities\x18\x03 \x03(\t\x12.\n\x08profiles\x18\x04 \x03(\x0b\x32\x1c.sidecar.v1.ModelProfileInfo\x12\x11\n\tllm_ready\x18\x05 \x01(\x08\x12\x0b\n\x03pid\x18\x06 \x01(\x05\x12\'\n\x05stats\x18\x07 \x03(\x0b\x32\x18.sidecar.v1.SessionStats\x12\x0f\n\x07\x64urable\x18\x08 \x01(\x08\x12/\n\x0blocal_model\x18\t \x01(\x0b\x32\x1a.sidecar.v1.LocalModelInfo\"!\n\x0fShutdownRequest\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x12\n\x10ShutdownResponse2\x9b\x01\n\x0eSidecarService\x12\x42\n\x07GetInfo\x12\x1a.sidecar.v1.GetInfoRequest\x1a\x1b.sidecar.v1.GetInfoResponse\x12\x45\n\x08Shutdown\x12\x1b.sidecar.v1.ShutdownRequest\x1a\x1c.sidecar.v1.ShutdownResponseB\x11\xaa\x02\x0eGameSidecar.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,15 +41,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LOCALMODELINFO']._serialized_start=241
   _globals['_LOCALMODELINFO']._serialized_end=366
   _globals['_SESSIONSTATS']._serialized_start=369
-  _globals['_SESSIONSTATS']._serialized_end=653
-  _globals['_SESSIONSTATS_ERRORSBYREASONENTRY']._serialized_start=600
-  _globals['_SESSIONSTATS_ERRORSBYREASONENTRY']._serialized_end=653
-  _globals['_GETINFORESPONSE']._serialized_start=656
-  _globals['_GETINFORESPONSE']._serialized_end=926
-  _globals['_SHUTDOWNREQUEST']._serialized_start=928
-  _globals['_SHUTDOWNREQUEST']._serialized_end=961
-  _globals['_SHUTDOWNRESPONSE']._serialized_start=963
-  _globals['_SHUTDOWNRESPONSE']._serialized_end=981
-  _globals['_SIDECARSERVICE']._serialized_start=984
-  _globals['_SIDECARSERVICE']._serialized_end=1139
+  _globals['_SESSIONSTATS']._serialized_end=764
+  _globals['_SESSIONSTATS_ERRORSBYREASONENTRY']._serialized_start=711
+  _globals['_SESSIONSTATS_ERRORSBYREASONENTRY']._serialized_end=764
+  _globals['_GETINFORESPONSE']._serialized_start=767
+  _globals['_GETINFORESPONSE']._serialized_end=1037
+  _globals['_SHUTDOWNREQUEST']._serialized_start=1039
+  _globals['_SHUTDOWNREQUEST']._serialized_end=1072
+  _globals['_SHUTDOWNRESPONSE']._serialized_start=1074
+  _globals['_SHUTDOWNRESPONSE']._serialized_end=1092
+  _globals['_SIDECARSERVICE']._serialized_start=1095
+  _globals['_SIDECARSERVICE']._serialized_end=1250
 # @@protoc_insertion_point(module_scope)

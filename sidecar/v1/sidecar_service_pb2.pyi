@@ -45,7 +45,7 @@ class LocalModelInfo(_message.Message):
     def __init__(self, runtime_found: _Optional[bool] = ..., weights_found: _Optional[bool] = ..., weights_source: _Optional[str] = ..., weights_path: _Optional[str] = ..., problem: _Optional[str] = ...) -> None: ...
 
 class SessionStats(_message.Message):
-    __slots__ = ("session_id", "revision", "runs", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", "errors_by_reason")
+    __slots__ = ("session_id", "revision", "runs", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", "errors_by_reason", "summaries", "summary_prompt_tokens", "summary_completion_tokens", "summary_cost_usd")
     class ErrorsByReasonEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,10 @@ class SessionStats(_message.Message):
     CACHED_TOKENS_FIELD_NUMBER: _ClassVar[int]
     COST_USD_FIELD_NUMBER: _ClassVar[int]
     ERRORS_BY_REASON_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_COMPLETION_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_COST_USD_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     revision: int
     runs: int
@@ -69,7 +73,11 @@ class SessionStats(_message.Message):
     cached_tokens: int
     cost_usd: float
     errors_by_reason: _containers.ScalarMap[str, int]
-    def __init__(self, session_id: _Optional[str] = ..., revision: _Optional[int] = ..., runs: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., errors_by_reason: _Optional[_Mapping[str, int]] = ...) -> None: ...
+    summaries: int
+    summary_prompt_tokens: int
+    summary_completion_tokens: int
+    summary_cost_usd: float
+    def __init__(self, session_id: _Optional[str] = ..., revision: _Optional[int] = ..., runs: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., errors_by_reason: _Optional[_Mapping[str, int]] = ..., summaries: _Optional[int] = ..., summary_prompt_tokens: _Optional[int] = ..., summary_completion_tokens: _Optional[int] = ..., summary_cost_usd: _Optional[float] = ...) -> None: ...
 
 class GetInfoResponse(_message.Message):
     __slots__ = ("version", "protocol_versions", "capabilities", "profiles", "llm_ready", "pid", "stats", "durable", "local_model")

@@ -75,12 +75,19 @@ async def test_compaction_is_journaled_survives_a_restart_and_is_previewed(make_
     assert "Line 0:" not in "".join(m.content for m in shown.messages)  # folded into the summary
     assert any(s.name == "transcript_summary" for s in shown.sections)
     assert [(lo.kind, lo.count) for lo in shown.left_out if lo.section == "history"] == [("transcript_entry", 6)]
+    # The summary's spend is counted, apart from the runs' (issue 31, item 3).
+    (stats,) = (await first.client.get_info(include_stats=True)).stats
+    spent = (stats.summaries, stats.summary_completion_tokens)
+    assert stats.runs == 5 and stats.completion_tokens == 5 and spent == (1, len(SUMMARY.split()))
+    assert stats.summary_prompt_tokens > 0
     await first.server.stop("restart")
 
     second = await make_server(config(tmp_path, compact_after_entries=8, keep_entries=4, max_entries=50))
     again = await preview(second.client)
     assert SUMMARY in again.messages[0].content
     assert [m.content for m in again.messages] == [m.content for m in shown.messages]
+    (kept,) = (await second.client.get_info(include_stats=True)).stats  # journaled with the compaction
+    assert (kept.runs, kept.summaries, kept.summary_completion_tokens) == (5, 1, len(SUMMARY.split()))
     page = await second.client.agent.ReadTranscript(apb.ReadTranscriptRequest(session_id="g", actor_id=NPC))
     assert (page.total, page.first_index, [e.index for e in page.entries]) == (10, 6, [6, 7, 8, 9])
     # The summary as the game shows it: display names, never the model's aliases.
@@ -152,6 +159,28 @@ async def test_a_failing_summary_is_retried_only_as_the_transcript_grows(make_se
     assert await run(running.client, talk(12)) == "finished"  # 26: again
     await eventually(lambda: compactor.requests == 2 and not compactor._tasks, what="the second attempt over")
     assert compactor.done == 0 and len(running.app.store.get("g").transcripts[NPC]) == 26
+
+
+async def test_a_summary_cut_at_the_output_limit_is_refused_and_tried_again_later(
+    make_server, tmp_path, caplog
+) -> None:  # type: ignore[no-untyped-def]
+    cfg = config(tmp_path, compact_after_entries=8, keep_entries=4, max_entries=50)
+    cfg.transcripts.summary_max_chars = 200  # 64 output tokens; the scripted model writes one a word
+    cfg.profiles["sum"].script.replies = [" ".join(["npc_1 sold a lamp."] * 40)]
+    running = await make_server(cfg)
+    await setup(running.client)
+    for i in range(5):
+        assert await run(running.client, talk(i)) == "finished"
+    compactor = running.app.runs.compactor
+    await eventually(lambda: compactor.requests == 1 and not compactor._tasks, what="the summary over")
+    session = running.app.store.get("g")
+    assert compactor.done == 0 and len(session.transcripts[NPC]) == 10 and NPC not in session.summaries
+    assert "cut at the output limit" in caplog.text
+    (stats,) = (await running.client.get_info(include_stats=True)).stats
+    assert (stats.summaries, stats.summary_completion_tokens) == (1, 64)  # refused, and still paid for
+    # 12 entries: grown a quarter of the way from keep_entries to compact_after_entries, so tried again.
+    assert await run(running.client, talk(5)) == "finished"
+    await eventually(lambda: compactor.requests == 2 and not compactor._tasks, what="the second try over")
 
 
 @pytest.mark.parametrize(
