@@ -23,7 +23,7 @@ from typing import Any
 from msgspec import inspect as mi
 
 from sidecar.errors import InvalidBlob
-from sidecar.state.model import Session, Value
+from sidecar.state.model import ActorUsage, Session, TranscriptEntry, Value, World
 
 __all__ = ["check_payload_shape", "ADDED_IN"]
 
@@ -35,7 +35,16 @@ _NOT_SAVED = frozenset({"recent_deltas", "delta_digests"})
 #: an older version lacks it and gets its default; every other field is required.
 #: A field added to the model is listed here with the version that bumps
 #: `codec.BLOB_VERSION`.
-ADDED_IN: dict[tuple[type, str], int] = {(Session, "prompt_state"): 2}
+ADDED_IN: dict[tuple[type, str], int] = {
+    (Session, "prompt_state"): 2,
+    # Came with version 2 too (version-1 saves lack them; tests/state/blobs/v1.blob):
+    (Session, "summaries"): 2,
+    (World, "events_dropped"): 2,
+    (TranscriptEntry, "shown"): 2,
+    (TranscriptEntry, "mentions"): 2,
+    **{(ActorUsage, name): 3 for name in ("summaries", "summary_prompt_tokens", "summary_completion_tokens",
+                                          "summary_cost_usd")},  # fmt: skip
+}
 
 #: Deeper than any valid payload (value lists nest up to `max_value_depth`): a
 #: hostile blob must not exhaust the stack.

@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 BLOB_FORMAT = "game-sidecar/session"
-BLOB_VERSION = 2  # 2: Session.prompt_state (an imported session builds the same prompts)
+BLOB_VERSION = 3  # 2: Session.prompt_state (an imported session builds the same prompts); 3: ActorUsage.summary_*
 
 _enc = msgspec.msgpack.Encoder()
 #: Map keys sorted: one batch has one encoding, whatever order its maps arrived in.
