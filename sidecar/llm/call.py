@@ -185,7 +185,9 @@ async def open_call(
     try:
         upstream, first = await _first(send, body, timeout, profile.model)
     except Exception as exc:  # (cancellation is a BaseException: it passes untouched)
-        mapped = map_exception(exc, provider=profile.model)
+        # The URL a server at api_base was called at (the sse transport names its own).
+        url = f"{profile.api_base.rstrip('/')}/chat/completions" if profile.api_base else ""
+        mapped = map_exception(exc, provider=profile.model, url=url)
         if mapped is exc:
             raise
         raise mapped from exc

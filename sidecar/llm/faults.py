@@ -114,6 +114,10 @@ def _refusal(marks: str) -> type[SidecarError] | None:
     return None
 
 
+#: A 404 from a server at an api_base is nearly always the base URL: what the route expects.
+_NOT_FOUND_HINT = " (the api_base must be the server's OpenAI-compatible root, usually ending in /v1)"
+
+
 def http_error(status: int, body: str, where: str, url: str = "") -> SidecarError:
     """The error for an HTTP error response from an OpenAI-compatible server (`url`: the
     URL that was called, named in the message)."""
@@ -131,8 +135,7 @@ def http_error(status: int, body: str, where: str, url: str = "") -> SidecarErro
     if status in (400, 403, 422):
         cls = _refusal(marks) or cls
     called = f" from POST {url}" if url else ""
-    # A 404 is nearly always the base URL: say what the route expects.
-    hint = " (the api_base must be the server's OpenAI-compatible root, usually ending in /v1)" if status == 404 else ""
+    hint = _NOT_FOUND_HINT if status == 404 else ""
     err = cls(f"{where}: HTTP {status}{called} {detail[:300]}{hint}")
     err.metadata["provider_error"] = f"HTTP {status}"
     return err
@@ -145,14 +148,16 @@ def _litellm_name(exc: BaseException) -> str | None:
     return None
 
 
-def map_exception(exc: BaseException, *, provider: str = "") -> SidecarError:
-    """The sidecar error for anything a model call raised. Never raises."""
+def map_exception(exc: BaseException, *, provider: str = "", url: str = "") -> SidecarError:
+    """The sidecar error for anything a model call raised. Never raises. `url`: the URL
+    called at the profile's api_base ("" = the provider's own), named in an HTTP 404's
+    message with what the route expects, as the sse transport's `http_error` does."""
     if isinstance(exc, SidecarError):
         return exc
     # litellm wraps whatever broke a stream; the cause says what really happened.
     inner = getattr(exc, "original_exception", None)
     if _litellm_name(exc) == "MidStreamFallbackError" and isinstance(inner, BaseException) and inner is not exc:
-        return map_exception(inner, provider=provider)
+        return map_exception(inner, provider=provider, url=url)
     where = f" ({provider})" if provider else ""
     text = _text(exc)
     name = _litellm_name(exc)
@@ -178,6 +183,8 @@ def map_exception(exc: BaseException, *, provider: str = "") -> SidecarError:
     if cls is ProviderUnavailable and _malformed(exc):
         # litellm reports an unparseable chunk as a connection error; it is garbage, not an outage.
         cls, text = ProviderError, f"malformed chunk: {text}"
+    if url and (name == "NotFoundError" or getattr(exc, "status_code", None) == 404):
+        text = f"HTTP 404 from POST {url}: {text}{_NOT_FOUND_HINT}"
     err = cls(f"{type(exc).__name__}{where}: {text}")
     err.metadata["provider_error"] = name or type(exc).__name__
     if isinstance(err, ProviderRateLimited) and name in _NOT_RETRYABLE_NAMES:

@@ -191,8 +191,7 @@ async def test_when_every_profile_fails_the_first_ones_cause_leads_and_each_fall
 async def test_a_404_names_the_url_that_was_called_and_what_the_base_url_should_be(
     make_gateway, fake_openai, transport
 ) -> None:
-    if transport != "sse":
-        pytest.skip("the sse transport's own HTTP client (litellm reports its NotFoundError itself)")
+    """On both transports (litellm's NotFoundError is given the URL its route called)."""
     gw = make_gateway(main={"model": "http404", "max_retries": 0})
     pieces, err = await collect(gw, "main")
     assert type(err) is ProviderBadRequest
