@@ -235,6 +235,9 @@ class LocalLLM:
             finally:
                 stream.close()
                 self.generations += 1
+                sampler = getattr(llm, "last_sampler", None)
+                if sampler is not None:
+                    completion = sampler.sampled
                 self.last_tokens = completion
             put(Chunk("", finish, (len(tokens), completion, cached)))
         except BaseException as exc:  # noqa: BLE001 - handed to the event loop

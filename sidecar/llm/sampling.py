@@ -63,6 +63,9 @@ class CheckedSampler:
         self._one = _internals.LlamaTokenDataArray(n_vocab=1)
         #: Tokens the grammar refused first (each cost one whole-vocabulary pass).
         self.refused = 0
+        #: Tokens sampled: the generation's completion tokens (stream chunks are not: the
+        #: last one carries only the finish reason, and a held stop sequence merges several).
+        self.sampled = 0
 
     def _candidates(self, ctx: Any, idx: int) -> Any:
         logits = llama_cpp.llama_get_logits_ith(ctx.ctx, idx)
@@ -93,6 +96,7 @@ class CheckedSampler:
                 token = self._picked()
             llama_cpp.llama_sampler_accept(self._grammar, token)
         llama_cpp.llama_sampler_accept(self._chain.sampler, token)
+        self.sampled += 1
         return token
 
     def close(self) -> None:
