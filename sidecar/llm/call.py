@@ -21,7 +21,7 @@ from typing import Any
 from sidecar import runtrace
 from sidecar.errors import ProviderTimeout, SidecarError
 from sidecar.llm.faults import map_exception
-from sidecar.llm.routes import Route
+from sidecar.llm.routes import Route, called_url
 from sidecar.llm.send_points import GUARD_THREAD_CHARS, DirectModel, Send, request_body, run_check, send_point
 from sidecar.llm.types import Chunk, Completion, ModelRequest, Sampling, TextPiece
 
@@ -185,9 +185,7 @@ async def open_call(
     try:
         upstream, first = await _first(send, body, timeout, profile.model)
     except Exception as exc:  # (cancellation is a BaseException: it passes untouched)
-        # The URL a server at api_base was called at (the sse transport names its own).
-        url = f"{profile.api_base.rstrip('/')}/chat/completions" if profile.api_base else ""
-        mapped = map_exception(exc, provider=profile.model, url=url)
+        mapped = map_exception(exc, provider=profile.model, url=called_url(profile, request.target.route))
         if mapped is exc:
             raise
         raise mapped from exc

@@ -149,9 +149,9 @@ def _litellm_name(exc: BaseException) -> str | None:
 
 
 def map_exception(exc: BaseException, *, provider: str = "", url: str = "") -> SidecarError:
-    """The sidecar error for anything a model call raised. Never raises. `url`: the URL
-    called at the profile's api_base ("" = the provider's own), named in an HTTP 404's
-    message with what the route expects, as the sse transport's `http_error` does."""
+    """The sidecar error for anything a model call raised. Never raises. `url`: the chat
+    completions URL the route called (`Route.url`; "" = a provider's own), named in an
+    HTTP 404's message with what the route expects, as the sse transport's `http_error` does."""
     if isinstance(exc, SidecarError):
         return exc
     # litellm wraps whatever broke a stream; the cause says what really happened.

@@ -235,8 +235,8 @@ class LocalLLM:
             finally:
                 stream.close()
                 self.generations += 1
-                sampler = getattr(llm, "last_sampler", None)
-                if sampler is not None:
+                sampler = getattr(llm, "last_sampler", None)  # (a test's stand-in Llama has none)
+                if sampler is not None:  # tokens drawn, not chunks (sidecar/llm/sampling.py)
                     completion = sampler.sampled
                 self.last_tokens = completion
             put(Chunk("", finish, (len(tokens), completion, cached)))

@@ -23,7 +23,7 @@ import msgspec
 
 from sidecar.config import ModelProfile
 
-__all__ = ["Route", "resolve", "OPENAI_COMPATIBLE", "LOCAL", "SCRIPTED"]
+__all__ = ["Route", "resolve", "called_url", "OPENAI_COMPATIBLE", "LOCAL", "SCRIPTED"]
 
 LOCAL = "local"
 SCRIPTED = "scripted"
@@ -87,4 +87,18 @@ def resolve(profile: ModelProfile) -> Route:
     base = profile.api_base or _DEFAULT_BASE.get(provider or "openai", "")
     if not base:
         return Route("sse", name, problem=f"profile for {profile.model!r} needs api_base for the sse transport")
-    return Route("sse", name, url=base.rstrip("/") + "/chat/completions")
+    return Route("sse", name, url=_chat_url(base))
+
+
+def called_url(profile: ModelProfile, route: Route) -> str:
+    """The chat completions URL a call on `route` goes to, where the sidecar knows it:
+    sse's own, or litellm's for an OpenAI-compatible provider at a named api_base
+    ("" = a provider's own endpoint, which its errors name themselves)."""
+    if route.url or route.kind != "litellm" or not profile.api_base:
+        return route.url
+    provider, _ = _split(profile.model)
+    return _chat_url(profile.api_base) if provider in OPENAI_COMPATIBLE or not provider else ""
+
+
+def _chat_url(base: str) -> str:
+    return base.rstrip("/") + "/chat/completions"

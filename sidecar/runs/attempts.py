@@ -80,19 +80,27 @@ class Progress:
 
 
 class _Outbox:
-    """One attempt's text on its way to the game: coalesced, then de-aliased.
+    """One attempt's text on its way to the game: screened, coalesced, then de-aliased.
 
-    After the model boundary the game gets its own names, never an alias
-    (docs/privacy.md). The coalescer cuts where its timing says; the de-aliaser
-    holds back an alias the cut split, until the rest arrives."""
+    What any model writes around its answer (markup, labels, a next turn) is screened
+    out (sidecar/llm/screen.py). After the model boundary the game gets its own names,
+    never an alias (docs/privacy.md). The coalescer cuts where its timing says; the
+    de-aliaser holds back an alias the cut split, until the rest arrives."""
 
     def __init__(
-        self, coalesce_s: float, dealias: Dealiaser, emit: Callable[[RunEventValue], None], attempt: int
+        self, coalesce_s: float, dealias: Dealiaser, emit: Callable[[RunEventValue], None], attempt: int, spoken: bool
     ) -> None:
         self._dealias = dealias
         self._emit = emit
         self._attempt = attempt
+        self._screen = ScreenText(spoken)
         self.coalescer = Coalescer(coalesce_s, self._send)
+
+    def feed(self, text: str) -> str:
+        """Model text in; returns what of it the screen lets through (sent on, coalesced)."""
+        shown = self._screen.feed(text)
+        self.coalescer.feed(shown)
+        return shown
 
     def _send(self, chunk: TextChunk) -> None:
         self._hand_out(self._dealias.feed(chunk.text, chunk.sentence_end))
@@ -104,10 +112,15 @@ class _Outbox:
         for part in bounded_pieces(piece, MAX_CHUNK_CHARS):
             self._emit(Text(part.text, part.sentence_end, self._attempt, part.mentions))
 
-    def flush(self, cut: bool = False) -> None:
-        """The reply ended; `cut`: by the output limit, so its last words end no sentence."""
-        self.coalescer.flush(cut)
+    def flush(self, cut: bool = False) -> str:
+        """The reply ended; `cut`: by the output limit, so its last words end no sentence
+        (unless the screen ended the reply before the cut, at a next turn). Returns what
+        the screen still held and let through."""
+        tail = self._screen.flush()
+        self.coalescer.feed(tail)
+        self.coalescer.flush(cut and not self._screen.ended)
         self._hand_out(self._dealias.flush())
+        return tail
 
 
 def bounded_pieces(piece: Piece, max_chars: int) -> list[Piece]:
@@ -192,39 +205,32 @@ async def run_attempts(
         progress.attempt = attempt
         progress.parts = []
 
-        outbox = _Outbox(coalesce_s, prepared.dealiaser(), emit, attempt)
         kind = request.shape.kind if request.shape is not None else "prose"
-        # A decision's text on screen is what the NPC says, never its JSON (every model);
-        # any model's text is screened of markup, labels and a next turn (sidecar/llm/screen.py).
+        outbox = _Outbox(coalesce_s, prepared.dealiaser(), emit, attempt, spoken=kind != "prose")
+        # A decision's text on screen is what the NPC says, never its JSON (every model).
         spoken = SpokenStream() if kind == "decision" else None
-        screen = ScreenText(spoken=kind != "prose")
         completion: Completion | None = None
         try:
             async for piece in model_reply(gateway, plan.chain, request):
                 if isinstance(piece, TextPiece):
                     if progress.first_text_at is None:
                         progress.first_text_at = time.monotonic()
-                    shown = screen.feed(piece.text if spoken is None else spoken.feed(piece.text))
+                    shown = outbox.feed(piece.text if spoken is None else spoken.feed(piece.text))
                     # The history keeps what the game saw (a decision: its JSON, which is parsed).
                     progress.parts.append(piece.text if spoken is not None else shown)
-                    outbox.coalescer.feed(shown)
                     if room is not None:
                         await room()
                 else:
                     completion = piece
         except Exception:
-            outbox.coalescer.feed(screen.flush())
             outbox.flush()  # text received before a failure is valid: send it
             raise
         except BaseException:
             outbox.coalescer.discard()  # cancelled: nobody needs the held text
             raise
-        tail = screen.flush()
+        tail = outbox.flush(cut=completion is not None and completion.finish_reason == "length")
         if spoken is None:
             progress.parts.append(tail)
-        outbox.coalescer.feed(tail)
-        # Cut by the output limit, unless the screen ended the reply before the cut (a next turn).
-        outbox.flush(cut=completion is not None and completion.finish_reason == "length" and not screen.ended)
         if completion is not None:
             progress.add(completion)
         reply = progress.text

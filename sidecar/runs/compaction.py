@@ -29,7 +29,8 @@ from sidecar.errors import SidecarError
 from sidecar.llm.gateway import ModelGateway
 from sidecar.llm.types import Completion, Limits, ModelRequest, TextPiece
 from sidecar.projection import Projection
-from sidecar.state.model import ActorUsage, Session, TranscriptSummary
+from sidecar.runs.counters import RunCounters
+from sidecar.state.model import TranscriptSummary
 
 if TYPE_CHECKING:
     from sidecar.state.store import SessionStore
@@ -43,8 +44,9 @@ _TOKENS_PER_CHAR = 0.3
 
 
 class Compactor:
-    def __init__(self, config: Config, store: SessionStore, gateway: ModelGateway) -> None:
+    def __init__(self, config: Config, store: SessionStore, gateway: ModelGateway, counters: RunCounters) -> None:
         self._config = config
+        self._counters = counters
         self._cfg = config.transcripts
         self._store = store
         self._gateway = gateway
@@ -158,7 +160,7 @@ class Compactor:
                 done = piece
                 break
         if done is not None:
-            _count_spend(session, actor_id, done)
+            self._counters.summary(session_id, actor_id, done)
         if done is not None and done.finish_reason == "length":
             # A summary cut mid-sentence would stand for those entries for good: refused, and
             # tried again once the transcript has grown (as a failed one).
@@ -190,12 +192,3 @@ class Compactor:
         summary = TranscriptSummary(previous.text, previous.summarised, previous.dropped + n)
         await self._store.compact_transcript(session_id, actor_id, entries, n, summary)
 
-
-def _count_spend(session: Session, actor_id: str, done: Completion) -> None:
-    """A summary's tokens and cost, in the actor's usage apart from its runs' (GetInfo
-    stats; journaled with the session's next write: the compaction's own, when it lands)."""
-    usage = session.usage.setdefault(actor_id, ActorUsage())
-    usage.summaries += 1
-    usage.summary_prompt_tokens += done.prompt_tokens
-    usage.summary_completion_tokens += done.completion_tokens
-    usage.summary_cost_usd += done.cost_usd

@@ -1,4 +1,4 @@
-"""Per-session run counters (runs, tokens, cost, errors by reason): kept in the
+"""Per-session run counters (runs, tokens, cost, errors by reason; transcript summaries apart): kept in the
 session (`usage`, `errors_by_reason`, persisted with it) and reported by
 GetInfo(include_stats). Best effort: a session closed meanwhile counts nothing.
 """
@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from sidecar.errors import SessionNotFound, SidecarError
+from sidecar.llm.types import Completion
 from sidecar.runs.attempts import Progress
 from sidecar.state.model import ActorUsage, Session
 
@@ -42,6 +43,18 @@ class RunCounters:
         usage.completion_tokens += progress.completion_tokens
         usage.cached_tokens += progress.cached_tokens
         usage.cost_usd += progress.cost_usd
+
+    def summary(self, session_id: str, actor_id: str, done: Completion) -> None:
+        """One transcript summary request (compaction), counted apart from the runs: it is
+        journaled with the session's next write (the compaction's own, when one lands)."""
+        session = self._session(session_id)
+        if session is None:
+            return
+        usage = session.usage.setdefault(actor_id, ActorUsage())
+        usage.summaries += 1
+        usage.summary_prompt_tokens += done.prompt_tokens
+        usage.summary_completion_tokens += done.completion_tokens
+        usage.summary_cost_usd += done.cost_usd
 
     def error(self, session_id: str, reason: str) -> None:
         session = self._session(session_id)

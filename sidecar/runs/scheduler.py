@@ -76,7 +76,7 @@ class RunScheduler:
         self.planner = RunPlanner(config, store, gateway)
         self.counters = RunCounters(store)
         #: Transcript compaction after runs, in the background (sidecar.runs.compaction).
-        self.compactor = Compactor(config, store, gateway)
+        self.compactor = Compactor(config, store, gateway, self.counters)
         self._draining = draining
         self._runs: dict[str, RunHandle] = {}
         #: Waiting runs per (session, actor), in arrival order.
