@@ -126,7 +126,7 @@ def fit(layout: Layout, budget: int, count: Callable[[str], int]) -> Fitted:
     # History: what lore and memory leave (at least 50%, 75% without the memory bank).
     history_allow = dynamic - lore_used - memory_used
     own = int(dynamic * (HISTORY_SHARE if layout.memory_bank else HISTORY_SHARE_NO_MEMORY))
-    window = select(layout.history, layout.sticky, history_allow, own, count, layout.asked)
+    window = select(layout.history, layout.sticky, history_allow, own, count, layout.asked, layout.leaving)
     fitted = finish(layout, window, parts, budget, count)
     fitted.window_moved = window.moved
     held = set(window.chosen)

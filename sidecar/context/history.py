@@ -25,16 +25,17 @@ __all__ = ["HistoryCache", "render_entry", "new_entry", "CONTINUE_TURN"]
 CONTINUE_TURN = "Go on."
 
 
-def render_entry(proj: Projection, entry: TranscriptEntry) -> HistoryItem:
+def render_entry(proj: Projection, entry: TranscriptEntry, at: int = -1) -> HistoryItem:
+    """`at`: the entry's number counted from the transcript's first entry ever."""
     if entry.role == "player":
         who = proj.ref_text(entry.speaker_id) if entry.speaker_id else "The player"
-        return HistoryItem("user", f"{who} says: {quote(proj.text(entry.text))}")
+        return HistoryItem("user", f"{who} says: {quote(proj.text(entry.text))}", at=at)
     if entry.role == "event":
-        return HistoryItem("user", f"Event: {game_text(proj, entry.text)}")
+        return HistoryItem("user", f"Event: {game_text(proj, entry.text)}", at=at)
     if entry.role == "continue":
-        return HistoryItem("user", CONTINUE_TURN)
+        return HistoryItem("user", CONTINUE_TURN, at=at)
     text = proj.text(entry.text).strip() or "…"
-    return HistoryItem("assistant", text + (" …" if entry.interrupted else ""))
+    return HistoryItem("assistant", text + (" …" if entry.interrupted else ""), at=at)
 
 
 def new_entry(
@@ -90,8 +91,11 @@ class HistoryCache:
                 self._cache.put(key, hit)
             else:
                 self._cache.touch(key)
-            for entry in entries[len(hit.items) :]:
-                hit.items.append(render_entry(proj, entry))
+            # Compaction replaces the list (a new render), so its first entry's number holds.
+            summary = session.summaries.get(proj.actor_id)
+            first = summary.removed if summary is not None else 0
+            for i in range(len(hit.items), len(entries)):
+                hit.items.append(render_entry(proj, entries[i], first + i))
             return hit.items[:]
 
     def forget(self, session_id: str) -> None:

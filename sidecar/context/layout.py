@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, SEP
 from sidecar.context.compaction import SUMMARY_HEADER, summary_lines
@@ -65,6 +65,10 @@ __all__ = ["build_layout", "Entered", "LayoutInputs", "REQUIRED_ORDER", "Sticky"
 #: The required parts, highest priority first: the scene (seed 000: conditions, the focus
 #: entity's state, the actor's and the player's state; then where, who is present, what
 #: the player carries), then the story's texts (docs/context.md, Budget).
+#: Past the events cap, a new window leaves out the oldest 1/LEAVING_SHARE of the events
+#: held: it then loses none for that many events, instead of one every turn.
+LEAVING_SHARE = 4
+
 REQUIRED_ORDER = [
     "scene",
     "setting",
@@ -101,11 +105,20 @@ def _with_entered(
             continue
         if not kept:
             items = list(items)  # the timeline is cached and shared
-        old = items[pos]
-        items[pos] = HistoryItem(old.role, f"{old.content}{SEP}{e.text}", old.kind, old.relevant, old.about, old.source)
+        items[pos] = replace(items[pos], content=f"{items[pos].content}{SEP}{e.text}")
         kept.append(e)
         at.append(pos)
     return items, kept, at
+
+
+def leaving_events(session: Session) -> int:
+    """The number below which events leave past the events cap within the next quarter of
+    the cap's worth of events (0 while nothing has left): a window that held them would
+    lose one every turn, breaking its cached prefix each time (issue 31)."""
+    world = session.world
+    if not world.events_dropped:
+        return 0
+    return world.events_dropped + len(world.events) // LEAVING_SHARE
 
 
 def _without_narrated(items: list[HistoryItem], text: str) -> list[HistoryItem]:
@@ -251,6 +264,7 @@ def build_layout(
         memory_bank=session.options.memory_bank,
         sticky=sticky.history,
         asked=asked,
+        leaving=leaving_events(session),
         left_out=[LeftOut("setting", kind, n, why) for kind, n, why in inputs.scene.left_out],
         memory_matches=matches,
         memory_unranked=unranked,

@@ -76,6 +76,9 @@ class Layout:
     sticky: Selection | None = None
     #: Engine IDs the input is about: history items involving them rank first.
     asked: frozenset[str] = frozenset()
+    #: Events numbered below this leave past the session's events cap within the next
+    #: few events: a new window leaves them out (window.select).
+    leaving: int = 0
     #: Tokens the serving model's prompt format sends beyond the messages (counted as fixed).
     framing_tokens: int = 0
     #: What selection left out before the budget (characters past the cap...).

@@ -31,9 +31,12 @@ class PrefixState(msgspec.Struct, frozen=True):
 
 
 class _Wire(msgspec.Struct, array_like=True):
-    #: The history's kept indices as [start, stop) runs (a window is mostly one run).
-    runs: list[tuple[int, int]] | None
-    end: int
+    #: The history's kept transcript entries (None: the prompt held no history) and world
+    #: events, by number (`HistoryItem.at`), as [start, stop) runs (a window is mostly a few).
+    entries: list[tuple[int, int]] | None
+    events: list[tuple[int, int]]
+    #: The first entry and event numbers the prompt had not seen.
+    ends: tuple[int, int]
     lore: list[str]
     memories: list[tuple[int, str]]
     entered: list[tuple[int, str, str, list[str]]]
@@ -58,8 +61,9 @@ def _runs(kept: tuple[int, ...]) -> list[tuple[int, int]]:
 def write(session: Session, actor_id: str, state: PrefixState) -> None:
     sel = state.history
     wire = _Wire(
-        _runs(sel.kept) if sel is not None else None,
-        sel.end if sel is not None else 0,
+        _runs(sel.entries) if sel is not None else None,
+        _runs(sel.events) if sel is not None else [],
+        (sel.entries_end, sel.events_end) if sel is not None else (0, 0),
         sorted(state.lore),
         sorted(state.memories),
         [(e.entry, e.said, e.text, sorted(e.cards)) for e in state.entered],
@@ -73,34 +77,57 @@ def _keys(pairs: list[tuple[int, str]]) -> frozenset[tuple[int, str]]:
 
 def read(session: Session, actor_id: str) -> PrefixState:
     """The actor's state; a fresh one when there is none, or when it does not decode or
-    names history items past what the session can hold (an imported blob is the game's
+    names history items past what the session has had (an imported blob is the game's
     input: a state that claims a billion items must not make us build a billion)."""
     raw = session.prompt_state.get(actor_id)
     if not raw:
         return PrefixState()
+    summary = session.summaries.get(actor_id)
+    # Numbers count from the first entry and event ever: none can reach past what the
+    # session has had (the same bytes may come with another session: checked each read).
+    had = (
+        len(session.transcripts.get(actor_id, ())) + (summary.removed if summary is not None else 0),
+        len(session.world.events) + session.world.events_dropped,
+    )
     hit = _decoded.get(raw)
-    if hit is not None:
-        return hit
-    try:
-        w = _dec.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        # A save from another version: start afresh (the prompt is still valid, only less cached).
+    if hit is None:
+        try:
+            w = _dec.decode(raw)
+            # And never more items than it holds (runs are expanded: a hostile save may claim
+            # a billion of them).
+            held = len(session.transcripts.get(actor_id, ())) + len(session.world.events)
+            spans = sum(b - a for a, b in (*(w.entries or ()), *w.events))
+            if w.ends[0] > had[0] or w.ends[1] > had[1] or spans > held:
+                return PrefixState()
+            hit = _state(w)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            # A save from another version: start afresh (the prompt is still valid, only less cached).
+            return PrefixState()
+        _decoded[raw] = hit
+        if len(_decoded) > _DECODED_MAX:
+            _decoded.popitem(last=False)
+    sel = hit.history
+    if sel is not None and (sel.entries_end > had[0] or sel.events_end > had[1]):
         return PrefixState()
-    # The timeline holds at most the actor's transcript and the world's events.
-    bound = len(session.transcripts.get(actor_id, ())) + len(session.world.events)
-    runs = w.runs or []
-    if w.end > bound or any(not 0 <= a < b <= w.end for a, b in runs):
-        return PrefixState()
+    return hit
+
+
+def _state(w: _Wire) -> PrefixState:
     history = None
-    if w.runs is not None:
-        history = Selection(tuple(i for a, b in w.runs for i in range(a, b)), w.end)
-    state = PrefixState(
+    if w.entries is not None:
+        entries_end, events_end = w.ends
+        entries, events = _numbers(w.entries, entries_end), _numbers(w.events, events_end)
+        history = Selection(entries, events, entries_end, events_end)
+    return PrefixState(
         history,
         frozenset(w.lore),
         _keys(w.memories),
         tuple(Entered(n, said, text, frozenset(c)) for n, said, text, c in w.entered),
     )
-    _decoded[raw] = state
-    if len(_decoded) > _DECODED_MAX:
-        _decoded.popitem(last=False)
-    return state
+
+
+def _numbers(runs: list[tuple[int, int]], end: int) -> tuple[int, ...]:
+    """The numbers of `runs`, each within [0, end) (else the state is not one we wrote)."""
+    if any(not 0 <= a < b <= end for a, b in runs):
+        raise msgspec.ValidationError("a history run past its end")
+    return tuple(i for a, b in runs for i in range(a, b))

@@ -21,7 +21,7 @@ It does not depend on the input, so the selection does not reshuffle per turn.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import NamedTuple
 
@@ -73,16 +73,11 @@ def _events(session: Session, proj: Projection, cidx: ContextIndex, before: Sequ
     matcher, parts = proj.id_matcher, (exp.calendar, exp.timeline, exp.tick)
     previous = {id(seen.event): seen for seen in before}
     out = []
-    for ev in session.world.events:
+    # Events are numbered from the first ever: those past the cap count (a window holds by number).
+    first = session.world.events_dropped
+    for number, ev in enumerate(session.world.events, first):
         if not proj.can_see_event(ev):
             continue
-        involved = {ev.actor_id, *ev.entity_ids}
-        relevant = (
-            actor is None
-            or proj.actor_id in involved
-            or bool(players & involved)
-            or bool(here and ev.location_id == here)
-        )
         old = previous.get(id(ev))
         if (
             old is not None
@@ -95,8 +90,16 @@ def _events(session: Session, proj: Projection, cidx: ContextIndex, before: Sequ
         else:
             # The same matcher finds the same IDs in the same text; each must still read the same.
             line, refs = proj.noting(partial(event_line, proj, ev))
+        # An event involves its actor, its entities and the engine IDs its text names
+        # (docs/context.md): "BP_Guard_7 shoves PLAYER_1" is about both, fields or not.
         about = frozenset((ev.actor_id, *ev.entity_ids, *(eid for eid, _ in refs))) - {""}
-        item = HistoryItem("user", f"Event: {line}", "event", relevant, about, ev.text)
+        relevant = (
+            actor is None
+            or proj.actor_id in about
+            or bool(players & about)
+            or bool(here and ev.location_id == here)
+        )
+        item = HistoryItem("user", f"Event: {line}", "event", relevant, about, ev.text, number)
         out.append(_Seen(ev, line, item, matcher, parts, refs))
     return out
 
@@ -159,8 +162,7 @@ class _Merge:
         newest_entry = entries[-1].revision if entries else -1
         if i < len(events) and events[-1].event.revision > newest_entry and not items[-1].relevant:
             # What the actor is about to react to is never set aside as background.
-            last = items[-1]
-            items[-1] = HistoryItem(last.role, last.content, last.kind, True, last.about, last.source)
+            items[-1] = replace(items[-1], relevant=True)
         return Timeline(items, self.newest, self.recent, tuple(self.entry_at))
 
 

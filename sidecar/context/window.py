@@ -2,13 +2,18 @@
 prompt holds, and in what order (always the timeline's). docs/context.md ("History
 window") has the why of each rule.
 
+- A selection is remembered by item (`HistoryItem.at`), not by position: when the
+  oldest events leave past the session's events cap, or a compaction folds the oldest
+  entries, the same items are still the ones it held (issue 31: by position, every
+  event past the cap moved the window).
 - While everything since the previous prompt's selection still fits, the window
   keeps that selection and appends what is new: each turn extends the cached prefix;
-  unless that selection holds less than a moved window would (HISTORY_REFILL of the
-  share) while relevant items are left out: a tight budget once does not stick.
+  unless that selection holds less than FILL_MIN of the history's own share while
+  relevant items are left out: a tight budget once does not stick, and a share is
+  never left part-empty to keep a prefix.
 - A selection made anew fills the history's allowance (FRESH_FILL of it for a first
-  window, HISTORY_REFILL of the history's own share when a window has to move, so the
-  following turns append instead of sliding every turn), taking items by relevance,
+  window, REFILL of the history's own share when a window has to move, so the
+  following turns have some room to append), taking items by relevance,
   then recency: first what involves an entity the input is about, then what involves
   the actor, a player or the actor's place, then background events; newest first
   within each. The newest item always goes in when it fits at all.
@@ -25,11 +30,16 @@ from typing import NamedTuple
 from sidecar.context.contract import LeftOut
 from sidecar.context.tokens import MESSAGE_OVERHEAD
 
-__all__ = ["FRESH_FILL", "HISTORY_REFILL", "HistoryItem", "Selection", "Window", "select"]
+__all__ = ["FILL_MIN", "FRESH_FILL", "REFILL", "HistoryItem", "Selection", "Window", "select"]
 
-#: A window that must move is cut to this share of the history's own share, so the
-#: following turns append to an unchanged prefix instead of sliding every turn.
-HISTORY_REFILL = 0.6
+#: A window that must move is filled to this share of the history's own share: full
+#: (issue 31: at 60% the narrator's prompts left most perceivable events out), with what
+#: the allowance holds beyond the share left for the following turns to append.
+REFILL = 0.95
+#: A kept window under this share of the history's own share, while a relevant item is
+#: left out, is selected anew. Below REFILL, so a few tokens more or less of budget from
+#: one turn to the next (the input's length) do not move the window.
+FILL_MIN = 0.9
 #: A first window (no previous prompt of the actor to extend) fills this much of the
 #: history's allowance: full enough that what is cut is cut for want of room, with the
 #: rest left for the next few turns to append before the window has to move.
@@ -53,14 +63,21 @@ class HistoryItem:
     about: frozenset[str] = field(default_factory=frozenset)
     #: An event's own text, as the game sent it (a narration of it is matched by it; never rendered).
     source: str = ""
+    #: The item's number among its kind ("transcript" or "event"), counted from the first
+    #: ever (compacted entries and events past the cap included): a selection names items
+    #: by it, so the oldest leaving does not shift what it names (-1: none).
+    at: int = -1
 
 
 class Selection(NamedTuple):
-    """A prompt's history: the indices (into the layout's history) it held, and the
-    history's length then. The next prompt keeps them and appends what came after."""
+    """A prompt's history, by item (`HistoryItem.at`): the transcript entries and the
+    world events it held, and for each kind the first number it had not seen. The next
+    prompt keeps them and appends what came after, however many of the oldest left."""
 
-    kept: tuple[int, ...]
-    end: int
+    entries: tuple[int, ...] = ()
+    events: tuple[int, ...] = ()
+    entries_end: int = 0
+    events_end: int = 0
 
 
 @dataclass
@@ -72,8 +89,12 @@ class Window:
     chosen: list[int]
     #: Tokens of each chosen item as a message (content + MESSAGE_OVERHEAD).
     costs: list[int]
-    #: The selection is not the previous one extended.
+    #: The selection is not the previous one extended (the cached prefix breaks).
     moved: bool
+    #: The items were ranked this turn (else kept from the previous prompt, or all fit).
+    ranked: bool = False
+    #: Events numbered below this leave past the events cap soon (see `select`).
+    leaving: int = 0
 
     @property
     def tokens(self) -> int:
@@ -83,7 +104,14 @@ class Window:
         return [self.items[i] for i in self.chosen]
 
     def selection(self) -> Selection:
-        return Selection(tuple(self.chosen), len(self.items))
+        held: dict[str, list[int]] = {"transcript": [], "event": []}
+        ends = {"transcript": 0, "event": 0}
+        for it in self.items:
+            ends[it.kind] = max(ends[it.kind], it.at + 1)
+        for i in self.chosen:
+            it = self.items[i]
+            held[it.kind].append(it.at)
+        return Selection(tuple(held["transcript"]), tuple(held["event"]), ends["transcript"], ends["event"])
 
     def drop_oldest(self) -> bool:
         """Give up the oldest chosen item (the whole prompt must fit); False when none is left."""
@@ -101,13 +129,16 @@ class Window:
     def left_out(self) -> list[LeftOut]:
         held = set(self.chosen)
         out_items = [it for i, it in enumerate(self.items) if i not in held]
+        leaving = sum(1 for it in out_items if it.kind == "event" and it.at < self.leaving)
+        if leaving:
+            out_items = [it for it in out_items if not (it.kind == "event" and it.at < self.leaving)]
         background = sum(1 for it in out_items if it.kind == "event" and not it.relevant)
         events = countOf(map(_kind, out_items), "event") - background
         entries = len(out_items) - events - background
         out = []
         # Each reason says what happened: a window kept from an earlier prompt did not rank
         # anything this turn (issue 31: the text claimed a ranking that never ran).
-        why = ("ranked below what the history share holds" if self.moved
+        why = ("ranked below what the history share holds" if self.ranked
                else "outside the window an earlier prompt held, kept for its cached prefix")  # fmt: skip
         for n, label in ((entries, "transcript_entry"), (events, "world_event")):
             if n:
@@ -121,6 +152,9 @@ class Window:
                     "background (involves neither the actor nor a player, elsewhere): history share full",
                 )
             )
+        if leaving:
+            why = "about to leave past the session's events cap (state.max_events): not taken into a new window"
+            out.append(LeftOut("history", "world_event", leaving, why))
         return out
 
 
@@ -148,10 +182,12 @@ def select(
     share: int,
     count: Callable[[str], int],
     asked: frozenset[str] = frozenset(),
+    leaving: int = 0,
 ) -> Window:
     """The window over `items` for a history allowance of `allow` tokens (`share`: the
-    history's own share, what a moving window refills to a part of). `asked`: engine
-    IDs the input is about."""
+    history's own share, what a window fills). `asked`: engine IDs the input is about.
+    `leaving`: events numbered below it leave past the events cap soon; a new selection
+    leaves them out (kept ones stay while they are held)."""
     n = len(items)
     cost_of: dict[int, int] = {}
 
@@ -162,18 +198,24 @@ def select(
         return c
 
     if n == 0:
-        return Window(items, [], [], previous is not None and bool(previous.kept))
-    if previous is not None and previous.end <= n and all(i < n for i in previous.kept):
-        keep = [*previous.kept, *range(previous.end, n)]
-        if keep and sum(map(cost, keep)) <= allow and items[keep[0]].role != "assistant":
-            # Kept for its cached prefix, unless a smaller prompt's window would now cost
-            # relevant history: a window under what a move refills to, leaving out a
-            # relevant item, is selected anew (a run at budget 480 held 3 of 12 events in
-            # every later prompt at 3,000, issue 31).
-            held = set(keep)
-            small = sum(map(cost, keep)) < int(min(share, allow) * HISTORY_REFILL)
-            if not (small and any(items[i].relevant for i in range(previous.end) if i not in held)):
-                return Window(items, keep, [cost(i) for i in keep], False)
+        return Window(items, [], [], previous is not None and bool(previous.entries or previous.events))
+    own = min(share, allow)
+
+    def stays(i: int) -> bool:
+        return items[i].kind != "event" or items[i].at >= leaving
+
+    if previous is not None:
+        keep, intact = _carried(items, previous)
+        # A kept window that lost its oldest events past the cap moves once, clear of the
+        # events about to leave, rather than losing one (and its prefix) every turn.
+        if keep and (intact or not leaving) and sum(map(cost, keep)) <= allow and items[keep[0]].role != "assistant":
+            # Kept for its cached prefix, unless that costs relevant history: a window under
+            # FILL_MIN of the share that leaves a relevant item out is selected anew (a run
+            # at budget 480 held 3 of 12 events in every later prompt at 3,000, issue 31).
+            used = sum(map(cost, keep))
+            room = allow - used
+            if used >= int(own * FILL_MIN) or not _fits_more(items, set(keep), cost, stays, room, LOOKBACK * allow):
+                return Window(items, keep, [cost(i) for i in keep], not intact)
     # Everything, when it fits.
     total, first = 0, n
     reach = LOOKBACK * max(allow, 0)
@@ -182,12 +224,13 @@ def select(
         if total > reach:
             break
         first -= 1
-    whole = sum(cost(i) for i in range(first, n))
-    if first == 0 and whole <= allow:
-        every = list(range(n))
-        return Window(items, every, [cost(i) for i in every], previous is not None)
-    target = int(allow * FRESH_FILL) if previous is None else int(min(share, allow) * HISTORY_REFILL)
-    units = _units(items, first)
+    candidates = [i for i in range(first, n) if stays(i)]
+    if first == 0 and sum(map(cost, candidates)) <= allow:
+        return Window(items, candidates, [cost(i) for i in candidates], previous is not None, leaving=leaving)
+    target = int(own * REFILL)
+    if previous is None:
+        target = min(allow, max(target, int(allow * FRESH_FILL)))
+    units = [u for u in _units(items, first) if all(map(stays, u))]
 
     def tier(unit: list[int]) -> int:
         its = [items[i] for i in unit]
@@ -201,12 +244,65 @@ def select(
     if newest and sum(map(cost, newest)) <= allow:
         chosen, used = list(newest), sum(map(cost, newest))
     ranked = sorted(range(len(units)), key=lambda u: (-tier(units[u]), -u))
-    for u in ranked:
-        c = sum(map(cost, units[u]))
-        if used + c <= target:
-            chosen.extend(units[u])
-            used += c
+    taken = [False] * len(units)
+    # To the target; then, when units too big for what the target left kept the share
+    # under FILL_MIN, on to the allowance until it is reached.
+    for limit, enough in ((target, target), (allow, int(own * FILL_MIN))):
+        for u in ranked:
+            if used >= enough:
+                break
+            c = sum(map(cost, units[u]))
+            if not taken[u] and used + c <= limit:
+                chosen.extend(units[u])
+                used += c
+                taken[u] = True
     chosen.sort()
     while len(chosen) > 1 and items[chosen[0]].role == "assistant":
         chosen.pop(0)
-    return Window(items, chosen, [cost(i) for i in chosen], True)
+    return Window(items, chosen, [cost(i) for i in chosen], True, ranked=True, leaving=leaving)
+
+
+def _fits_more(
+    items: list[HistoryItem],
+    held: set[int],
+    cost: Callable[[int], int],
+    stays: Callable[[int], bool],
+    room: int,
+    reach: int,
+) -> bool:
+    """Whether a relevant item left out (among the newest `reach` tokens, and not about to
+    leave past the events cap) fits in `room`."""
+    seen = 0
+    for i in range(len(items) - 1, -1, -1):
+        c = cost(i)
+        if i not in held and items[i].relevant and c <= room and stays(i):
+            return True
+        seen += c
+        if seen > reach:
+            return False
+    return False
+
+
+def _carried(items: list[HistoryItem], previous: Selection) -> tuple[list[int], bool]:
+    """Indices of the items `previous` held that are still here and of every item new
+    since, in order; and whether all it held are still here. Numbers grow along the
+    timeline within each kind, so the scan runs back from the newest and stops below
+    the oldest item held of each kind: it costs the window, not the transcript."""
+    held = {"transcript": frozenset(previous.entries), "event": frozenset(previous.events)}
+    end = {"transcript": previous.entries_end, "event": previous.events_end}
+    low = {kind: min(numbers, default=end[kind]) for kind, numbers in held.items()}
+    # A kind is done once the scan is at (or, holding none of it, below) its oldest held.
+    done = {kind: False for kind in held}
+    keep: list[int] = []
+    for i in range(len(items) - 1, -1, -1):
+        it = items[i]
+        kind = it.kind
+        if it.at >= end[kind] or it.at in held[kind]:
+            keep.append(i)
+        if it.at < low[kind] or (held[kind] and it.at == low[kind]):
+            done[kind] = True
+            if all(done.values()):
+                break
+    keep.reverse()
+    found = sum(1 for i in keep if items[i].at < end[items[i].kind])
+    return keep, found == len(held["transcript"]) + len(held["event"])

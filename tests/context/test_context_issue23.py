@@ -226,7 +226,15 @@ def test_a_prompt_state_from_a_blob_that_claims_too_much_is_ignored() -> None:
 
     s = anchor_tavern()
     baseline = prepare(engine(), s, RunSpec("s1", MAERWYN, DialogueInput("Hi.")), preview=True).prompt
-    prefix_state.write(s, MAERWYN, prefix_state.PrefixState(Selection((0, 1, 2), 10**9)))
+    prefix_state.write(s, MAERWYN, prefix_state.PrefixState(Selection((0, 1, 2), (), 10**9, 0)))
     assert prefix_state.read(s, MAERWYN) == prefix_state.PrefixState()
+    # Runs that claim a billion items within an end the session could have reached.
+    s.world.events_dropped = 10**9
+    prefix_state.write(s, MAERWYN, prefix_state.PrefixState(Selection((), (10**9,), 0, 10**9 + 1)))
+    raw = bytearray(s.prompt_state[MAERWYN])
+    assert prefix_state.read(s, MAERWYN).history is not None  # a true one reads
+    s.prompt_state[MAERWYN] = prefix_state._enc.encode([[], [[0, 10**9]], [0, 10**9], [], [], []])
+    assert prefix_state.read(s, MAERWYN) == prefix_state.PrefixState()
+    s.prompt_state[MAERWYN], s.world.events_dropped = bytes(raw), 0
     s.prompt_state[MAERWYN] = b"\xc1 not msgpack"
     assert prepare(engine(), s, RunSpec("s1", MAERWYN, DialogueInput("Hi.")), preview=True).prompt == baseline

@@ -43,16 +43,16 @@ def test_a_prompt_with_room_again_takes_the_history_back() -> None:
 
 
 def test_left_out_says_whether_the_window_was_ranked_or_kept() -> None:
-    from sidecar.context.window import HistoryItem, Selection, select
+    from sidecar.context.window import HistoryItem, select
 
-    items = [HistoryItem("user", f"line {i} " + "word " * 20) for i in range(10)]
+    items = [HistoryItem("user", f"line {i} " + "word " * 20, at=i) for i in range(10)]
 
     def count(text: str) -> int:
         return len(text.split())
 
     ranked = select(items, None, allow=100, share=100, count=count)
     assert ranked.moved and {o.reason for o in ranked.left_out()} == {"ranked below what the history share holds"}
-    kept = select(items, Selection(tuple(ranked.chosen), len(items)), allow=100, share=100, count=count)
+    kept = select(items, ranked.selection(), allow=100, share=100, count=count)
     assert not kept.moved and kept.chosen == ranked.chosen
     kept_reason = "outside the window an earlier prompt held, kept for its cached prefix"
     assert {o.reason for o in kept.left_out()} == {kept_reason}
