@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from sidecar.context.fitted import FRAMING, MEMORY_FULL, SEP, Fitted, finish
 from sidecar.context.parts import Layout, Part
-from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, trim_lines, trim_text
+from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, fit_lines, trim_text
 from sidecar.context.window import select
 from sidecar.errors import ContextWindowExceeded
 
@@ -152,10 +152,15 @@ def _fit_required(p: Part, room: int, count: Callable[[str], int], why: str) -> 
         p.dropped, p.reason, p.text, p.tokens, p.omitted = True, why, "", 0, ("section", 1)
         return
     if p.mode == "lines":
-        text, kept = trim_lines(p.header, p.body, room - 1, count)
-        if kept and kept < len(p.body):
+        text, kept, intact = fit_lines(p.header, p.body, p.short, room - 1, count)
+        if kept < len(p.body):
             p.reason = f"{why}: kept {kept} of {len(p.body)} lines"
             p.omitted = ("line", len(p.body) - kept)
+        elif intact < len(p.body):
+            # Every line kept; the lowest ones as their label alone (issue 31: the place's
+            # name and who is present went while older events stayed).
+            p.reason = f"{why}: {len(p.body) - intact} of {len(p.body)} lines shortened to their label"
+            p.omitted = ("description", len(p.body) - intact)
     else:
         whole = "\n".join(p.body)
         body = trim_text(whole, room - 1 - count(p.header) - 1, count)

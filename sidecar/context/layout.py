@@ -211,6 +211,7 @@ def build_layout(
         "## Setting",
         setting,
         mode="lines",
+        short=inputs.scene.setting_short,
     )
     if stable:
         system.append(setting_part)
@@ -219,7 +220,7 @@ def build_layout(
     # The line first, then a waiting card: what the history repeats next turn (`Entered`).
     final = [said] if said is not None else []
     final.append(deferred if stable else setting_part)
-    final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines"))
+    final.append(Part("scene", "final", "volatile", "## Scene", scene, mode="lines", short=inputs.scene.scene_short))
     mood_lines = [own_lines(x) for x in (persona.mood, persona.reminder) if x]
     if mood_lines:
         final.append(Part("mood", "final", "volatile", "## Mood", mood_lines))

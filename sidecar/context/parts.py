@@ -55,6 +55,9 @@ class Part:
     sep: str = "\n\n"
     #: Keys of the entries the prompt holds (memory parts).
     shown_keys: frozenset[tuple[int, str]] = frozenset()
+    #: Mode "lines": each body line's short form (its label, no description), what the
+    #: budget keeps before it drops a line ([] = the lines have none).
+    short: list[str] = field(default_factory=list)
 
     def full(self) -> str:
         if self.mode == "cards":

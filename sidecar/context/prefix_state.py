@@ -44,7 +44,9 @@ class _Wire(msgspec.Struct, array_like=True):
 
 _enc = msgspec.msgpack.Encoder()
 _dec = msgspec.msgpack.Decoder(_Wire)
-_DECODED_MAX = 4096
+#: Decoded states kept: a few per actor in play is what the cache is for (a preview and
+#: its run read the same bytes); 4,096 held about 12 MB of number tuples by turn 3,000.
+_DECODED_MAX = 64
 _decoded: OrderedDict[bytes, PrefixState] = OrderedDict()
 
 

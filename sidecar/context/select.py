@@ -98,6 +98,10 @@ class SceneLines:
     setting: list[str]
     scene: list[str]
     left_out: list[tuple[str, int, str]] = field(default_factory=list)
+    #: Each line of `setting` and of `scene` in its short form (the label without the
+    #: description): what the budget keeps before it drops a line (budget.fit).
+    setting_short: list[str] = field(default_factory=list)
+    scene_short: list[str] = field(default_factory=list)
     #: The characters present were more than MAX_PRESENT and ranked by this input.
     ranked_by_input: bool = False
 
@@ -152,7 +156,7 @@ def scene_lines(
     if moment_text:
         facts.insert(0, f"moment: {one_line(moment_text)}")
     if facts:
-        b.out.scene.append("Conditions: " + "; ".join(facts))
+        b.scene("Conditions: " + "; ".join(facts))
     players = [b.ents[p] for p in cidx.player_ids if p in b.ents and proj.can_see(b.ents[p])]
     # The setting first, independent of the focus.
     b.players_setting(players)
@@ -179,6 +183,14 @@ class _Scene:
     #: Entities the setting describes (their description need not repeat in the scene).
     described: set[str] = field(default_factory=set)
 
+    def setting(self, line: str, short: str = "") -> None:
+        self.out.setting.append(line)
+        self.out.setting_short.append(short or line)
+
+    def scene(self, line: str, short: str = "") -> None:
+        self.out.scene.append(line)
+        self.out.scene_short.append(short or line)
+
     def is_actor(self, eid: str) -> bool:
         return self.actor is not None and eid == self.actor.id
 
@@ -202,10 +214,12 @@ class _Scene:
         proj, shown = self.proj, self.shown
         self.described.add(here.id)
         line = "Location: " + _detail(proj, shown, here)
+        label = "Location: " + shown.label(proj, here)
         parent = self.ents.get(here.location_id) if here.location_id else None
         if parent is not None and proj.can_see(parent):
-            line += f" (within {shown.label(proj, parent)})"
-        self.out.setting.append(line)
+            within = f" (within {shown.label(proj, parent)})"
+            line, label = line + within, label + within
+        self.setting(line, label)
 
     def players_setting(self, players: list[Entity]) -> None:
         for player in players:
@@ -214,7 +228,8 @@ class _Scene:
             self.described.add(player.id)
             desc = short(game_text(self.proj, player.description))
             if desc:
-                self.out.setting.append(f"Player: {self.shown.label(self.proj, player)} — {desc}")
+                label = self.shown.label(self.proj, player)
+                self.setting(f"Player: {label} — {desc}", f"Player: {label}")
             self.carried(player)
 
     def carried(self, player: Entity) -> None:
@@ -226,7 +241,7 @@ class _Scene:
         if seen:
             self.described.update(e.id for e in seen)
             who = self.shown.ref(self.proj, player.id)
-            self.out.setting.append(f"{who} carries: " + ", ".join(self.shown.label(proj, e) for e in seen))
+            self.setting(f"{who} carries: " + ", ".join(self.shown.label(proj, e) for e in seen))
 
     def present_here(self, here: Entity, query: str) -> None:
         proj, shown, out = self.proj, self.shown, self.out
@@ -252,20 +267,21 @@ class _Scene:
         if extra_items:
             out.left_out.append(("item", extra_items, f"more than {MAX_ITEMS} things here"))
         self.described.update(e.id for e in present)
-        out.setting.extend("Present: " + _brief(proj, shown, e) for e in present)
+        for e in present:
+            self.setting("Present: " + _brief(proj, shown, e), "Present: " + shown.label(proj, e))
         if items:
             self.described.update(e.id for e in items)
-            out.setting.append("Here: " + ", ".join(shown.label(proj, e) for e in items))
+            self.setting("Here: " + ", ".join(shown.label(proj, e) for e in items))
 
     def actor_setting(self, actor: Entity) -> None:
         proj, shown, ents = self.proj, self.shown, self.ents
         carried = [ents[e] for e in self.cidx.base.by_location.get(actor.id, ()) if e in ents and proj.can_see(ents[e])]
         if carried:
-            self.out.setting.append("You carry: " + ", ".join(shown.label(proj, e) for e in carried[:MAX_ITEMS]))
+            self.setting("You carry: " + ", ".join(shown.label(proj, e) for e in carried[:MAX_ITEMS]))
         rels = [r for r in self.cidx.relations_by_entity.get(actor.id, ()) if proj.can_see_relation(r)]
         for rel in rels[:MAX_RELATIONS]:
             src, dst = shown.ref(proj, rel.source_id), shown.ref(proj, rel.target_id)
-            self.out.setting.append(f"Relation: {src} {one_line(proj.text(rel.kind))} {dst} ({rel.strength:+.1f})")
+            self.setting(f"Relation: {src} {one_line(proj.text(rel.kind))} {dst} ({rel.strength:+.1f})")
 
     def focus(self, focus_ids: list[str]) -> set[str]:
         done: set[str] = set()
@@ -274,26 +290,27 @@ class _Scene:
             if ent is None or fid in done or not self.proj.can_see(ent) or self.is_actor(fid):
                 continue
             done.add(fid)
+            label = "Focus: " + self.shown.label(self.proj, ent)
             if fid in self.described:
                 # Described in the setting already: only what changes (fields, tags).
-                self.out.scene.append("Focus: " + self.shown.label(self.proj, ent) + _state(self.proj, ent))
+                self.scene(label + _state(self.proj, ent), label)
             else:
-                self.out.scene.append("Focus: " + _detail(self.proj, self.shown, ent))
+                self.scene("Focus: " + _detail(self.proj, self.shown, ent), label)
         return done
 
     def current_fields(self, players: list[Entity], done: set[str]) -> None:
         # The volatile block names by alias whom the stable part already labels (the identity
         # gives the actor's handle, the setting the player's name): sent every turn, uncached.
-        proj, shown, scene = self.proj, self.shown, self.out.scene
+        proj, shown, scene = self.proj, self.shown, self.scene
         if self.actor is not None:
             own = _fields_text(proj, self.actor)
-            scene.append(f"You are {shown.ref(proj, self.actor.id)}" + (f" [{own}]" if own else ""))
+            scene(f"You are {shown.ref(proj, self.actor.id)}" + (f" [{own}]" if own else ""))
         for player in players:
             if player.id in done or self.is_actor(player.id):
                 continue
             own = _fields_text(proj, player)
             who = shown.ref(proj, player.id) if player.id in self.described else shown.label(proj, player)
-            scene.append(f"Player: {who}" + (f" [{own}]" if own else ""))
+            scene(f"Player: {who}" + (f" [{own}]" if own else ""))
 
 
 def event_line(proj: Projection, ev: Event) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from sidecar.context.contract import TokenCounter
 
-__all__ = ["MESSAGE_OVERHEAD", "REPLY_PRIMING", "CountCache", "messages_tokens", "trim_text", "trim_lines"]
+__all__ = ["MESSAGE_OVERHEAD", "REPLY_PRIMING", "CountCache", "messages_tokens", "trim_text", "trim_lines", "fit_lines"]
 
 MESSAGE_OVERHEAD = 5
 REPLY_PRIMING = 3
@@ -94,3 +94,47 @@ def trim_lines(header: str, lines: Sequence[str], limit: int, count: Callable[[s
         else:
             hi = mid - 1
     return best
+
+
+def fit_lines(
+    header: str, lines: Sequence[str], short: Sequence[str], limit: int, count: Callable[[str], int]
+) -> tuple[str, int, int]:
+    """`header` and `lines` as one text of at most `limit` tokens, giving up the least
+    first: the lowest lines' descriptions (`short`: each line's short form, its label;
+    empty when the lines have none), the first shortened line is cut within itself when
+    that keeps more, and only then whole lines from the end; the first line is cut within
+    itself rather than dropped. Returns (text, lines kept, lines kept whole); ("", 0, 0)
+    when not even the start of one line fits."""
+    n = len(lines)
+    whole = "\n".join([header, *lines])
+    if count(whole) <= limit:
+        return whole, n, n
+    if len(short) == n and n:
+
+        def joined(k: int, cut: Sequence[str] = ()) -> str:
+            return "\n".join([header, *lines[:k], *cut, *short[k + len(cut) :]])
+
+        if count(joined(0)) <= limit:
+            lo, hi = 0, n - 1  # the most lines kept whole (not n: the whole did not fit)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if count(joined(mid)) <= limit:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            text = joined(lo)
+            # The first shortened line, cut within itself, when that keeps more than its label.
+            others = count(joined(lo, [""]))
+            cut = trim_text(lines[lo], limit - others - 1, count)
+            if cut and count(cut) > count(short[lo]):
+                longer = joined(lo, [cut])
+                if count(longer) <= limit:
+                    text = longer
+            return text, n, lo
+        lines = short
+    text, kept = trim_lines(header, lines, limit, count)
+    if kept or not lines:
+        return text, kept, 0
+    # Not even the first line whole: its start (the place's name) rather than nothing.
+    cut = trim_text(lines[0], limit - count(header) - 1, count)
+    return (f"{header}\n{cut}", 1, 0) if cut else ("", 0, 0)

@@ -245,11 +245,11 @@ def select(
         chosen, used = list(newest), sum(map(cost, newest))
     ranked = sorted(range(len(units)), key=lambda u: (-tier(units[u]), -u))
     taken = [False] * len(units)
-    # To the target; then, when units too big for what the target left kept the share
-    # under FILL_MIN, on to the allowance until it is reached.
-    for limit, enough in ((target, target), (allow, int(own * FILL_MIN))):
+    # To the target; then, when units too big for what the target left kept the window
+    # under it, smaller ones within the allowance until it is reached.
+    for limit in (target, allow):
         for u in ranked:
-            if used >= enough:
+            if used >= target:
                 break
             c = sum(map(cost, units[u]))
             if not taken[u] and used + c <= limit:
