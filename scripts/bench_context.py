@@ -467,6 +467,12 @@ def narration_reuse(count) -> dict:
 
 
 SOAK_TARGETS = {"apply_ms_p50_growth": "<= 1.5", "run_ms_p50_growth": "<= 1.5", "rss_mb_growth": "<= 30"}
+SCENES_TARGETS = {
+    "share_fill_min": ">= 0.9",
+    "prefix_reuse_after_cap": ">= 0.85",
+    "player_lines_without_reply": "= 0",
+    "rss_mb_growth_300_to_end": "<= 15",
+}
 
 
 def soak_figures(turns: int) -> dict:
@@ -478,15 +484,27 @@ def soak_figures(turns: int) -> dict:
     return out
 
 
+def scenes_figures(turns: int, count) -> dict:
+    """Two long scenes of our own through the real sidecar (scripts/long_scenes.py)."""
+    from long_scenes import run_scenes  # noqa: PLC0415 - launches a process; only when asked
+
+    return {"long_scenes": run_scenes(turns, count), "long_scenes_targets": SCENES_TARGETS}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--sessions", type=int, default=300)
     parser.add_argument("--soak-turns", type=int, default=3000, help="long-session soak turns (0: no soak)")
     parser.add_argument("--soak-only", action="store_true", help="run only the long-session soak")
+    parser.add_argument("--scenes-turns", type=int, default=3000, help="turns of each long scene (0: none)")
+    parser.add_argument("--scenes-only", action="store_true", help="run only the two long scenes")
     args = parser.parse_args()
     if args.soak_only:
         print(json.dumps(soak_figures(args.soak_turns)))
+        return
+    if args.scenes_only:
+        print(json.dumps(scenes_figures(args.scenes_turns, counter())))
         return
     count = counter()
     out = {"budget_tokens": 4000, **dialogue_figures(args.turns, count)}
@@ -504,6 +522,8 @@ def main() -> None:
     out.update(issue23_figures(count))
     if args.soak_turns:
         out.update(soak_figures(args.soak_turns))
+    if args.scenes_turns:
+        out.update(scenes_figures(args.scenes_turns, count))
     out["targets"] = {
         "scene_kept_ratio": "1.0 where scene_fits",
         "budget_fill_min": ">= 0.9",
@@ -516,6 +536,7 @@ def main() -> None:
         "tokens_vs_full_dump_ratio": "<= 0.1",
         "over_budget_prompts": "= 0",
         **SOAK_TARGETS,
+        **SCENES_TARGETS,
     }
     print(json.dumps(out))
 

@@ -94,10 +94,7 @@ def _events(session: Session, proj: Projection, cidx: ContextIndex, before: Sequ
         # (docs/context.md): "BP_Guard_7 shoves PLAYER_1" is about both, fields or not.
         about = frozenset((ev.actor_id, *ev.entity_ids, *(eid for eid, _ in refs))) - {""}
         relevant = (
-            actor is None
-            or proj.actor_id in about
-            or bool(players & about)
-            or bool(here and ev.location_id == here)
+            actor is None or proj.actor_id in about or bool(players & about) or bool(here and ev.location_id == here)
         )
         item = HistoryItem("user", f"Event: {line}", "event", relevant, about, ev.text, number)
         out.append(_Seen(ev, line, item, matcher, parts, refs))
@@ -110,10 +107,12 @@ class _Merge:
     so a new turn extends the merge instead of walking the whole transcript again:
     a prompt's build cost does not grow with the length of the session."""
 
-    __slots__ = ("base", "events", "newest", "recent", "texts", "items", "entry_at", "merged", "entries")
+    __slots__ = ("base", "log", "events", "newest", "recent", "texts", "items", "entry_at", "merged", "entries")
 
-    def __init__(self, base: object, events: list[_Seen]) -> None:
+    def __init__(self, base: object, events: list[_Seen], log: object = None) -> None:
         self.base = base
+        #: The transcript list merged (compaction replaces it: the merge starts afresh).
+        self.log = log
         self.newest = events[-1].line if events else ""
         self.recent = tuple(e.line for e in events[-RECENT_EVENTS:])
         #: The perceived events not told by the actor's own transcript, in order.
@@ -170,7 +169,7 @@ def _merge(
     session: Session, proj: Projection, events: list[_Seen], rendered: list[HistoryItem], base: object
 ) -> _Merge:
     entries = session.transcripts.get(proj.actor_id, [])
-    merge = _Merge(base, events)
+    merge = _Merge(base, events, session.transcripts.get(proj.actor_id))
     merge.tell(entries)
     merge.extend(entries, rendered)
     return merge
@@ -188,7 +187,7 @@ class TimelineCache:
     events are rendered once per revision, so a dialogue turn only merges."""
 
     def __init__(self, maxsize: int = 1024) -> None:
-        self._cache: SessionLRU[tuple[object, ...], tuple[object, int, Timeline]] = SessionLRU(maxsize)
+        self._cache: SessionLRU[tuple[object, ...], tuple[object, object, int, Timeline]] = SessionLRU(maxsize)
         self._events: SessionLRU[tuple[object, ...], tuple[object, list[_Seen]]] = SessionLRU(maxsize)
         #: The merge each timeline came from, extended when only the transcript grew.
         self._merges: SessionLRU[tuple[object, ...], _Merge] = SessionLRU(maxsize)
@@ -201,14 +200,17 @@ class TimelineCache:
         rendered: list[HistoryItem],
         named: tuple[str, ...],
     ) -> Timeline:
-        # The session ID first in both keys: forget() drops a closed session's entries.
+        # The session ID first in every key: forget() drops a closed session's entries. The
+        # transcript list is checked, not keyed: each compaction replaces it, and a key by
+        # it left a stale timeline (hundreds of items) behind per compaction (issue 31: RSS
+        # grew all session).
         log = session.transcripts.get(proj.actor_id)
         entries = log or []
-        key = (session.id, id(session), id(log), proj.actor_id, named)
+        key = (session.id, id(session), proj.actor_id, named)
         hit = self._cache.get(key)
-        if hit is not None and hit[0] is cidx.base and hit[1] == len(rendered):
-            return hit[2]
-        ekey = (session.id, id(session), proj.actor_id, named)
+        if hit is not None and hit[0] is cidx.base and hit[1] is log and hit[2] == len(rendered):
+            return hit[3]
+        ekey = key
         seen = self._events.get(ekey)
         if seen is None or seen[0] is not cidx.base:
             seen = (cidx.base, _events(session, proj, cidx, seen[1] if seen is not None else ()))
@@ -218,13 +220,18 @@ class TimelineCache:
         else:
             with self._merges.lock:  # a merge is extended in place
                 merge = self._merges.get(key)
-                if merge is None or merge.base is not cidx.base or not merge.extends_to(entries):
+                if (
+                    merge is None
+                    or merge.base is not cidx.base
+                    or merge.log is not log
+                    or not merge.extends_to(entries)
+                ):
                     merge = _merge(session, proj, seen[1], rendered, cidx.base)
                     self._merges.put(key, merge)
                 else:
                     merge.extend(entries, rendered)
                 built = merge.timeline(entries)
-        self._cache.put(key, (cidx.base, len(rendered), built))
+        self._cache.put(key, (cidx.base, log, len(rendered), built))
         return built
 
     def forget(self, session_id: str) -> None:

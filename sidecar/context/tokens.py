@@ -24,7 +24,10 @@ ELLIPSIS = " …"
 class CountCache:
     """One memoized wrapper per counter object (the gateway hands out one per profile)."""
 
-    def __init__(self, maxsize: int = 32_768) -> None:
+    #: Texts counted, kept: the history items of the windows in play and the stable parts.
+    #: Every turn adds a volatile block never counted again (at 32,768 they held RSS
+    #: growing through a 3,000-turn session, issue 31).
+    def __init__(self, maxsize: int = 8192) -> None:
         self._maxsize = maxsize
         self._wrapped: dict[int, tuple[TokenCounter, Callable[[str], int]]] = {}
         self._lock = threading.Lock()

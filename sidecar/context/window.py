@@ -214,7 +214,7 @@ def select(
             # at budget 480 held 3 of 12 events in every later prompt at 3,000, issue 31).
             used = sum(map(cost, keep))
             room = allow - used
-            if used >= int(own * FILL_MIN) or not _fits_more(items, set(keep), cost, stays, room, LOOKBACK * allow):
+            if used >= own * FILL_MIN or not _fits_more(items, set(keep), cost, stays, room, LOOKBACK * allow):
                 return Window(items, keep, [cost(i) for i in keep], not intact)
     # Everything, when it fits.
     total, first = 0, n
@@ -224,8 +224,13 @@ def select(
         if total > reach:
             break
         first -= 1
+    everything = first == 0
+    # A reply whose line is out of reach is no unit: taken, it would be cut again (the
+    # window starts on a user turn) and leave the window under its target.
+    while first < n - 1 and items[first].role == "assistant":
+        first += 1
     candidates = [i for i in range(first, n) if stays(i)]
-    if first == 0 and sum(map(cost, candidates)) <= allow:
+    if everything and sum(map(cost, candidates)) <= allow:
         return Window(items, candidates, [cost(i) for i in candidates], previous is not None, leaving=leaving)
     target = int(own * REFILL)
     if previous is None:

@@ -138,3 +138,19 @@ def test_each_reason_the_history_gives_is_what_happened() -> None:
     reasons = _reasons(last.prompt)
     assert "compacted: the transcript summary holds them" in reasons
     assert "past the transcript cap ([transcripts] max_entries) before a summary held them" in reasons
+
+
+def test_a_compaction_leaves_no_stale_timeline_behind() -> None:
+    """Each compaction replaces the transcript list; a timeline keyed by that list stayed
+    cached (hundreds of items each) after every compaction: RSS grew all session."""
+    s, eng = inn().session(), engine()
+    for turn in range(40):
+        World().event(f"Turn {turn}: a traveller comes in.", at=INN).onto(s)
+        p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(f"Who is that ({turn})?")), budget=1500)
+        p.record(f"A traveller ({turn}).", interrupted=False, run_id=str(turn))
+        if turn % 5 == 4:  # what the store does on a compaction: a new, shorter list
+            s.transcripts[NPC] = s.transcripts[NPC][4:]
+            old = s.summaries.get(NPC) or TranscriptSummary()
+            s.summaries[NPC] = TranscriptSummary("Travellers came.", old.summarised + 4, old.dropped)
+    # One timeline, one event list and one merge for the one actor and input kind.
+    assert len(eng.timelines) == 3
