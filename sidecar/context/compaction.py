@@ -11,26 +11,70 @@ The run package (`sidecar.runs.compaction`) makes the call and stores it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sidecar.context.contract import LeftOut
 from sidecar.context.history import render_entry
-from sidecar.context.select import game_text
+from sidecar.context.select import event_line, game_text
 from sidecar.projection import Projection
-from sidecar.state.model import Session, TranscriptEntry, TranscriptSummary
+from sidecar.state.model import Event, Session, TranscriptEntry, TranscriptSummary
 
-__all__ = ["fold_count", "summary_messages", "bound_summary", "summary_lines", "cap_left_out", "SUMMARY_HEADER"]
+__all__ = [
+    "fold_count",
+    "summary_messages",
+    "bound_summary",
+    "summary_lines",
+    "cap_left_out",
+    "leaving_events",
+    "events_to_fold",
+    "SUMMARY_HEADER",
+]
+
+#: Past the events cap, the oldest 1/LEAVING_SHARE of the events held are "leaving": a new
+#: history window leaves them out (it then loses none for that many events instead of one
+#: every turn), and a compaction folds them into the actor's summary before they go.
+LEAVING_SHARE = 4
 
 SUMMARY_HEADER = "## Earlier in this conversation"
 
 _RULES = (
     "You keep the record of a long conversation in a game. Rewrite the earlier record "
-    "and the turns below as one summary in plain prose, at most {chars} characters: who "
+    "and the events and turns below as one summary in plain prose, at most {chars} characters: who "
     "said or did what, what was promised, given, taken or learned, and how the speakers "
     "feel about each other. Keep every name exactly as written (for example npc_2). "
     "Write only the summary."
 )
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
+
+
+def leaving_events(session: Session) -> int:
+    """The number below which events leave past the events cap within the next quarter of
+    the cap's worth of events (0 while nothing has left)."""
+    world = session.world
+    if not world.events_dropped:
+        return 0
+    return world.events_dropped + len(world.events) // LEAVING_SHARE
+
+
+def events_to_fold(session: Session, proj: Projection) -> tuple[list[tuple[int, Event]], int]:
+    """The leaving events the actor perceived that its summary does not hold yet, oldest
+    first, with their numbers; and the number the summary holds through once they are
+    folded. Empty until the oldest of them is within half the leaving share of the cap's
+    edge: a compaction then folds them all, well before the first of them leaves."""
+    world = session.world
+    leaving = leaving_events(session)
+    summary = session.summaries.get(proj.actor_id)
+    through = summary.events_through if summary is not None else 0
+    first = world.events_dropped
+    soon = first + max(1, len(world.events) // (2 * LEAVING_SHARE))
+    out = [
+        (number, ev)
+        for number, ev in enumerate(world.events, first)
+        if through <= number < leaving and proj.can_see_event(ev)
+    ]
+    if not out or out[0][0] >= soon:
+        return [], through
+    return out, leaving
 
 
 def fold_count(entries: list[TranscriptEntry], keep: int) -> int:
@@ -49,17 +93,31 @@ def summary_messages(
     max_chars: int,
     count: Callable[[str], int],
     budget: int,
-) -> tuple[list[dict[str, str]], int]:
-    """The summary request: the previous summary (if any) and as many of the oldest
-    `folded` turns as fit in `budget` tokens (the summary model's window less its
-    reply), with how many that is (0: not even one input and its reply fit)."""
+    events: Sequence[tuple[int, Event]] = (),
+) -> tuple[list[dict[str, str]], int, int]:
+    """The summary request: the previous summary (if any), the leaving world `events`
+    (`events_to_fold`) and as many of the oldest `folded` turns as fit in `budget`
+    tokens (the summary model's window less its reply), with how many turns and events
+    that is (0 turns: not even one input and its reply fit)."""
     previous = session.summaries.get(proj.actor_id)
     rules = _RULES.format(chars=max_chars)
     head = []
     if previous is not None and previous.text:
         head += ["Earlier record:", game_text(proj, previous.text), ""]
-    head.append("Turns to fold in, oldest first:")
     used = count(rules) + sum(count(line) + 1 for line in head) + 16  # 16: role markers
+    if events:
+        head.append("World events to fold in, oldest first:")
+        used += count(head[-1]) + 1
+        for n, (_, ev) in enumerate(events):
+            line = f"Event: {event_line(proj, ev)}"
+            used += count(line) + 1
+            if used > budget:
+                events = events[:n]
+                break
+            head.append(line)
+        head.append("")
+    head.append("Turns to fold in, oldest first:")
+    used += count(head[-1]) + 1
     me = "You" if proj.actor_id else "Narrator"
     turns: list[str] = []
     taken = 0
@@ -73,7 +131,7 @@ def summary_messages(
         if i + 1 == len(folded) or folded[i + 1].role not in ("actor", "narrator"):
             taken = i + 1  # never stop between an input and its reply
     text = "\n".join(head + turns[:taken])
-    return [{"role": "system", "content": rules}, {"role": "user", "content": text}], taken
+    return [{"role": "system", "content": rules}, {"role": "user", "content": text}], taken, len(events)
 
 
 def bound_summary(text: str, max_chars: int) -> str:
@@ -100,8 +158,13 @@ def summary_lines(proj: Projection, summary: TranscriptSummary | None) -> list[s
 def cap_left_out(session: Session, actor_id: str) -> list[LeftOut]:
     """What caps and compaction took from this actor's history, for a prompt's left_out."""
     out = []
-    dropped_events = session.world.events_dropped
-    if dropped_events:
+    summary = session.summaries.get(actor_id)
+    folded = summary.events_summarised if summary is not None else 0
+    dropped_events = session.world.events_dropped - folded
+    if folded:
+        why = "past the session's events cap (state.max_events): the transcript summary holds them"
+        out.append(LeftOut("history", "world_event", folded, why))
+    if dropped_events > 0:
         out.append(
             LeftOut(
                 "history",
@@ -111,7 +174,6 @@ def cap_left_out(session: Session, actor_id: str) -> list[LeftOut]:
                 "(not all of them were perceptible to this actor)",
             )
         )
-    summary = session.summaries.get(actor_id)
     if summary is not None:
         if summary.summarised:
             why = "compacted: the transcript summary holds them"

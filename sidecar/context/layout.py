@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, SEP
-from sidecar.context.compaction import SUMMARY_HEADER, summary_lines
+from sidecar.context.compaction import SUMMARY_HEADER, leaving_events, summary_lines
 from sidecar.context.context_index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
 from sidecar.context.contract import LeftOut, NarrateInput, RunSpec
 from sidecar.context.input_parts import asked_ids, input_part, input_text, said_part
@@ -65,10 +65,6 @@ __all__ = ["build_layout", "Entered", "LayoutInputs", "REQUIRED_ORDER", "Sticky"
 #: The required parts, highest priority first: the scene (seed 000: conditions, the focus
 #: entity's state, the actor's and the player's state; then where, who is present, what
 #: the player carries), then the story's texts (docs/context.md, Budget).
-#: Past the events cap, a new window leaves out the oldest 1/LEAVING_SHARE of the events
-#: held: it then loses none for that many events, instead of one every turn.
-LEAVING_SHARE = 4
-
 REQUIRED_ORDER = [
     "scene",
     "setting",
@@ -109,16 +105,6 @@ def _with_entered(
         kept.append(e)
         at.append(pos)
     return items, kept, at
-
-
-def leaving_events(session: Session) -> int:
-    """The number below which events leave past the events cap within the next quarter of
-    the cap's worth of events (0 while nothing has left): a window that held them would
-    lose one every turn, breaking its cached prefix each time (issue 31)."""
-    world = session.world
-    if not world.events_dropped:
-        return 0
-    return world.events_dropped + len(world.events) // LEAVING_SHARE
 
 
 def _without_narrated(items: list[HistoryItem], text: str) -> list[HistoryItem]:

@@ -23,14 +23,16 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from sidecar.config import Config
-from sidecar.context.compaction import bound_summary, fold_count, summary_messages
+from sidecar.context.compaction import bound_summary, events_to_fold, fold_count, summary_messages
 from sidecar.errors import SidecarError
 from sidecar.llm.gateway import ModelGateway
 from sidecar.llm.types import Completion, Limits, ModelRequest, TextPiece
 from sidecar.projection import Projection
 from sidecar.runs.counters import RunCounters
-from sidecar.state.model import TranscriptSummary
+from sidecar.state.model import Event, Session, TranscriptSummary
 
 if TYPE_CHECKING:
     from sidecar.state.store import SessionStore
@@ -41,6 +43,25 @@ log = logging.getLogger("sidecar.runs")
 
 #: Output tokens asked for a summary: a character is about a quarter of a token.
 _TOKENS_PER_CHAR = 0.3
+
+
+def _leaving(session: Session, actor_id: str) -> tuple[list[tuple[int, Event]], int]:
+    """The world events to fold into the actor's summary now (`events_to_fold`)."""
+    if actor_id and actor_id not in session.world.entities:
+        return [], 0
+    try:
+        return events_to_fold(session, _projection(session, actor_id))
+    except SidecarError:  # hidden since: it has no prompt to summarise for
+        return [], 0
+
+
+def _projection(session: Session, actor_id: str) -> Projection:
+    """The actor's view for its summary; the narrator's is where the players are (what
+    its narrations usually name: a narration's perception comes from what it names)."""
+    if actor_id:
+        return Projection(session, actor_id)
+    players = {e.id for e in session.world.entities.values() if e.kind == "player"}
+    return Projection(session, "", named_ids=players)
 
 
 class Compactor:
@@ -70,16 +91,21 @@ class Compactor:
             return
         cfg = self._cfg
         key = (session_id, actor_id)
+        if key in self._tasks:
+            return
         n = len(entries)
         due = cfg.compact_after_entries and n > cfg.compact_after_entries
         failed = self._failed.get(key)
         if due and failed is not None and n < failed + max(1, (cfg.compact_after_entries - cfg.keep_entries) // 4):
             due = False
-        if not (due or n > cfg.max_entries) or key in self._tasks:
+        # World events about to leave past the cap that the actor perceived are folded into
+        # its summary before they go (issue 31: they were dropped and never summarised).
+        events = bool(cfg.compact_after_entries) and bool(_leaving(session, actor_id)[0])
+        if not (due or events or n > cfg.max_entries):
             return
         if failed is not None and n < failed:
             self._failed.pop(key, None)  # replaced meanwhile (an import): start afresh
-        task = asyncio.get_running_loop().create_task(self._compact(session_id, actor_id, bool(due)))
+        task = asyncio.get_running_loop().create_task(self._compact(session_id, actor_id, bool(due), events))
         self._tasks[key] = task
         task.add_done_callback(lambda _t: self._done(key))
 
@@ -107,12 +133,12 @@ class Compactor:
             task.cancel()
         await self.idle()
 
-    async def _compact(self, session_id: str, actor_id: str, summarise: bool) -> None:
+    async def _compact(self, session_id: str, actor_id: str, entries_due: bool, events_due: bool) -> None:
         key = (session_id, actor_id)
         try:
-            if summarise:
+            if entries_due or events_due:
                 try:
-                    if await self._summarise(session_id, actor_id):
+                    if await self._summarise(session_id, actor_id, entries_due):
                         self._failed.pop(key, None)
                         return
                 except SidecarError as exc:
@@ -128,14 +154,17 @@ class Compactor:
         except Exception:  # noqa: BLE001 - a background task: logged, never lost silently
             log.exception("transcript compaction failed", extra={"fields": {"session_id": session_id}})
 
-    async def _summarise(self, session_id: str, actor_id: str) -> bool:
+    async def _summarise(self, session_id: str, actor_id: str, entries_due: bool) -> bool:
+        """Fold the oldest entries (when `entries_due`) and the leaving world events into
+        the actor's summary; False when there was nothing to fold or the summary failed."""
         cfg = self._cfg
         session = self._store.get(session_id)
         entries = session.transcripts[actor_id]
-        n = fold_count(entries, cfg.keep_entries)
-        if n == 0:
+        n = fold_count(entries, cfg.keep_entries) if entries_due else 0
+        events, through = _leaving(session, actor_id)
+        if n == 0 and not events:
             return False
-        proj = Projection(session, actor_id)
+        proj = _projection(session, actor_id)
         profile = cfg.summary_profile or session.options.profile or self._config.default_profile
         if profile not in self._config.profiles:
             profile = self._config.default_profile
@@ -145,8 +174,10 @@ class Compactor:
         out_tokens = max(64, int(cfg.summary_max_chars * _TOKENS_PER_CHAR))
         room = gateway.context_window(profile) - out_tokens
         count = gateway.token_counter(profile)
-        messages, n = summary_messages(session, proj, entries[:n], cfg.summary_max_chars, count, room)
-        if n == 0:
+        messages, n, folded = summary_messages(session, proj, entries[:n], cfg.summary_max_chars, count, room, events)
+        if folded < len(events):
+            through = events[folded][0]  # what did not fit waits for the next summary
+        if n == 0 and not folded:
             return False
         limits = Limits(max_output_tokens=out_tokens, temperature=0.0)
         self.requests += 1
@@ -173,7 +204,13 @@ class Compactor:
         if not text:
             return False
         previous = session.summaries.get(actor_id) or TranscriptSummary()
-        summary = TranscriptSummary(text, previous.summarised + n, previous.dropped)
+        summary = msgspec.structs.replace(
+            previous,
+            text=text,
+            summarised=previous.summarised + n,
+            events_through=max(through, previous.events_through),
+            events_summarised=previous.events_summarised + folded,
+        )
         if not await self._store.compact_transcript(session_id, actor_id, entries, n, summary):
             return True  # the transcript was replaced meanwhile: nothing to fold any more
         self.done += 1
@@ -189,6 +226,6 @@ class Compactor:
         while n < len(entries) and entries[n].role in ("actor", "narrator"):
             n += 1
         previous = session.summaries.get(actor_id) or TranscriptSummary()
-        summary = TranscriptSummary(previous.text, previous.summarised, previous.dropped + n)
+        summary = msgspec.structs.replace(previous, dropped=previous.dropped + n)
         await self._store.compact_transcript(session_id, actor_id, entries, n, summary)
 

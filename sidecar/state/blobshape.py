@@ -23,7 +23,7 @@ from typing import Any
 from msgspec import inspect as mi
 
 from sidecar.errors import InvalidBlob
-from sidecar.state.model import ActorUsage, Session, TranscriptEntry, Value, World
+from sidecar.state.model import ActorUsage, Session, TranscriptEntry, TranscriptSummary, Value, World
 
 __all__ = ["check_payload_shape", "ADDED_IN"]
 
@@ -44,6 +44,8 @@ ADDED_IN: dict[tuple[type, str], int] = {
     (TranscriptEntry, "mentions"): 2,
     **{(ActorUsage, name): 3 for name in ("summaries", "summary_prompt_tokens", "summary_completion_tokens",
                                           "summary_cost_usd")},  # fmt: skip
+    (TranscriptSummary, "events_through"): 4,
+    (TranscriptSummary, "events_summarised"): 4,
 }
 
 #: Deeper than any valid payload (value lists nest up to `max_value_depth`): a

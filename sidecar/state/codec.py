@@ -67,7 +67,9 @@ __all__ = [
 ]
 
 BLOB_FORMAT = "game-sidecar/session"
-BLOB_VERSION = 3  # 2: Session.prompt_state (an imported session builds the same prompts); 3: ActorUsage.summary_*
+#: 2: Session.prompt_state (an imported session builds the same prompts); 3: ActorUsage.summary_*;
+#: 4: TranscriptSummary.events_through / events_summarised (events past the cap, summarised).
+BLOB_VERSION = 4
 
 _enc = msgspec.msgpack.Encoder()
 #: Map keys sorted: one batch has one encoding, whatever order its maps arrived in.

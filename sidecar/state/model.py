@@ -228,6 +228,12 @@ class TranscriptSummary(msgspec.Struct):
     summarised: int = 0
     #: Entries dropped by the transcript cap without a summary, in all.
     dropped: int = 0
+    #: World events numbered below this (counted from the session's first) are held by
+    #: `text` where the actor perceived them: folded in before they left past the events
+    #: cap (sidecar.runs.compaction).
+    events_through: int = 0
+    #: World events folded into `text`, in all.
+    events_summarised: int = 0
 
     @property
     def removed(self) -> int:

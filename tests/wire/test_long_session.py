@@ -202,3 +202,29 @@ def test_an_undefined_summary_profile_is_refused() -> None:
     with pytest.raises(InvalidRequest) as err:
         Config(transcripts=TranscriptConfig(summary_profile="nope"))
     assert "summary_profile 'nope'" in err.value.message
+
+
+async def test_events_leaving_past_the_cap_are_folded_into_the_summary(make_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31, item 3: world events past the cap were dropped and never summarised. With
+    max_events=4, every event past the cap is folded into the actor's summary before it
+    leaves (the transcript itself is nowhere near due), journaled, and said so in left_out."""
+    running = await make_server(config(tmp_path, compact_after_entries=100, keep_entries=4, max_entries=200))
+    revision = await setup(running.client)
+    compactor = running.app.runs.compactor
+    for i in range(8):
+        revision = await World().event(f"Cart {i} rolls by the door.", at=INN).send(running.client, "g", revision)
+        assert await run(running.client, talk(i)) == "finished"
+        await eventually(lambda: not compactor._tasks, what="the compaction over")
+    session = running.app.store.get("g")
+    summary = session.summaries[NPC]
+    assert session.world.events_dropped == 4 and summary.text == SUMMARY
+    # Each event got folded while it was about to leave: all that left are held, and none twice.
+    assert summary.events_summarised == summary.events_through - 1 >= 4 and summary.summarised == 0
+    assert len(session.transcripts[NPC]) == 16
+    shown = await preview(running.client)
+    left = {lo.reason: lo.count for lo in shown.left_out if lo.section == "history" and lo.kind == "world_event"}
+    held = "past the session's events cap (state.max_events): the transcript summary holds them"
+    assert left[held] == summary.events_summarised and SUMMARY in shown.messages[0].content
+    await running.server.stop("restart")
+    second = await make_server(config(tmp_path, compact_after_entries=100, keep_entries=4, max_entries=200))
+    assert second.app.store.get("g").summaries[NPC] == summary  # journaled with the compaction

@@ -233,7 +233,7 @@ async def test_export_import(client: SidecarClient) -> None:
     await client.open_session("g")
     await client.apply_deltas("g", 0, [upsert("bob"), patch("bob", hp=tpb.Value(double_value=0.5))])
     exported = await client.sessions.ExportSession(spb.ExportSessionRequest(session_id="g"))
-    assert exported.format_version == 3 and exported.revision == 1
+    assert exported.format_version == 4 and exported.revision == 1
     imported = await client.sessions.ImportSession(spb.ImportSessionRequest(session_id="copy", blob=exported.blob))
     assert (imported.session_id, imported.revision) == ("copy", 1)
     assert await state_bytes(client, "copy") == await state_bytes(client, "g")
