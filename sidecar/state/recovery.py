@@ -82,5 +82,5 @@ def apply_compaction(session: Session, c: Compaction) -> None:
         raise ValueError(f"compaction of {c.actor_id!r} removes {c.removed} of {len(entries)} entries")
     session.transcripts[c.actor_id] = entries[c.removed :]
     session.summaries[c.actor_id] = c.summary
-    # What the actor's last prompt held counts the entries that went: start its prefix afresh.
-    session.prompt_state.pop(c.actor_id, None)
+    # What the actor's last prompt held stays: it names entries by their number from the
+    # transcript's first ever (sidecar/context/window.py), which a compaction does not shift.
