@@ -18,6 +18,8 @@ window") has the why of each rule.
   the actor, a player or the actor's place, then background events; newest first
   within each. The newest item always goes in when it fits at all.
 - A player line and the reply that follows it are taken or left together.
+- Past the events cap, a new selection leaves out the events about to leave (`leaving`):
+  a window that held them would lose one, and its cached prefix, with every new event.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import NamedTuple
 
 from sidecar.context.contract import LeftOut
 from sidecar.context.tokens import MESSAGE_OVERHEAD
+from sidecar.context.window_kept import carried, fits_more
 
 __all__ = ["FILL_MIN", "FRESH_FILL", "REFILL", "HistoryItem", "Selection", "Window", "select"]
 
@@ -205,7 +208,7 @@ def select(
         return items[i].kind != "event" or items[i].at >= leaving
 
     if previous is not None:
-        keep, intact = _carried(items, previous)
+        keep, intact = carried(items, previous)
         # A kept window that lost its oldest events past the cap moves once, clear of the
         # events about to leave, rather than losing one (and its prefix) every turn.
         if keep and (intact or not leaving) and sum(map(cost, keep)) <= allow and items[keep[0]].role != "assistant":
@@ -214,7 +217,7 @@ def select(
             # at budget 480 held 3 of 12 events in every later prompt at 3,000, issue 31).
             used = sum(map(cost, keep))
             room = allow - used
-            if used >= own * FILL_MIN or not _fits_more(items, set(keep), cost, stays, room, LOOKBACK * allow):
+            if used >= own * FILL_MIN or not fits_more(items, set(keep), cost, stays, room, LOOKBACK * allow):
                 return Window(items, keep, [cost(i) for i in keep], not intact)
     # Everything, when it fits.
     total, first = 0, n
@@ -265,49 +268,3 @@ def select(
     while len(chosen) > 1 and items[chosen[0]].role == "assistant":
         chosen.pop(0)
     return Window(items, chosen, [cost(i) for i in chosen], True, ranked=True, leaving=leaving)
-
-
-def _fits_more(
-    items: list[HistoryItem],
-    held: set[int],
-    cost: Callable[[int], int],
-    stays: Callable[[int], bool],
-    room: int,
-    reach: int,
-) -> bool:
-    """Whether a relevant item left out (among the newest `reach` tokens, and not about to
-    leave past the events cap) fits in `room`."""
-    seen = 0
-    for i in range(len(items) - 1, -1, -1):
-        c = cost(i)
-        if i not in held and items[i].relevant and c <= room and stays(i):
-            return True
-        seen += c
-        if seen > reach:
-            return False
-    return False
-
-
-def _carried(items: list[HistoryItem], previous: Selection) -> tuple[list[int], bool]:
-    """Indices of the items `previous` held that are still here and of every item new
-    since, in order; and whether all it held are still here. Numbers grow along the
-    timeline within each kind, so the scan runs back from the newest and stops below
-    the oldest item held of each kind: it costs the window, not the transcript."""
-    held = {"transcript": frozenset(previous.entries), "event": frozenset(previous.events)}
-    end = {"transcript": previous.entries_end, "event": previous.events_end}
-    low = {kind: min(numbers, default=end[kind]) for kind, numbers in held.items()}
-    # A kind is done once the scan is at (or, holding none of it, below) its oldest held.
-    done = {kind: False for kind in held}
-    keep: list[int] = []
-    for i in range(len(items) - 1, -1, -1):
-        it = items[i]
-        kind = it.kind
-        if it.at >= end[kind] or it.at in held[kind]:
-            keep.append(i)
-        if it.at < low[kind] or (held[kind] and it.at == low[kind]):
-            done[kind] = True
-            if all(done.values()):
-                break
-    keep.reverse()
-    found = sum(1 for i in keep if items[i].at < end[items[i].kind])
-    return keep, found == len(held["transcript"]) + len(held["event"])
