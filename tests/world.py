@@ -207,9 +207,25 @@ def ops_to_pb(ops: Iterable[o.Op]) -> list[pb.DeltaOp]:
             out.append(pb.DeltaOp(remove_entity=pb.RemoveEntityOp(id=op.id)))
         elif isinstance(op, o.RemoveLoreCard):
             out.append(pb.DeltaOp(remove_lore_card=pb.RemoveLoreCardOp(id=op.id)))
+        elif isinstance(op, o.PatchEntity):
+            out.append(pb.DeltaOp(patch_entity=_patch_pb(op)))
         else:
             raise NotImplementedError(f"no proto form for {type(op).__name__} in tests/world.py yet")
     return out
+
+
+def _patch_pb(op: o.PatchEntity) -> pb.PatchEntityOp:
+    fields = {k: tpb.FieldValue(value=_value_pb(f.value)) for k, f in op.set_fields.items()}
+    patch = pb.PatchEntityOp(id=op.id, set_fields=fields, unset_fields=op.unset_fields)
+    for name in ("name", "description", "location_id"):
+        if getattr(op, name) is not None:
+            setattr(patch, name, getattr(op, name))
+    if op.tags is not None:
+        patch.tags.extend(op.tags)
+        patch.has_tags = True
+    if op.visibility is not None:
+        patch.visibility.CopyFrom(_vis_pb(op.visibility))
+    return patch
 
 
 # -- the shared scenes -----------------------------------------------------------
