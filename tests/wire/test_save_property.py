@@ -1,8 +1,9 @@
 """Every save the sidecar writes imports as the same session (issue 31, item 1), as a
 property: sessions built through a real server the way games build them, from every
 delta op kind the proto has and every run input (dialogue, narration, describe,
-decision, continue), with non-ASCII names, memories, lore, moods, personas and
-compaction. Each is exported and imported under a new ID; GetState, every transcript as
+decision, continue), with non-ASCII names, memories, lore, moods, personas, compaction
+and, in some, a world sent over the chunked upload (ReplaceStateChunked) and a save
+imported in pieces. Each is exported and imported under a new ID; GetState, every transcript as
 the game reads it (model text included) and the next prompts of several actors are the
 same, byte for byte. A batch or run the server refuses is part of the game too: it must
 change nothing that the save then disagrees about."""
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from world import World
 
-from sidecar.client import SidecarClient
+from sidecar.client import CHUNK_BYTES, SidecarClient
 from sidecar.config import Config, ModelProfile, ScriptConfig, TranscriptConfig
 from sidecar.lifecycle import ListenSpec
 from sidecar.server import SidecarServer
@@ -26,6 +27,7 @@ from sidecar.state import ops as o
 from sidecar.state.model import Field, PersonaTemplate
 from sidecar.v1 import agent_service_pb2 as apb
 from sidecar.v1 import session_service_pb2 as spb
+from sidecar.v1 import types_pb2
 
 SID, COPY = "game", "loaded"
 TEST_TOKEN = "test-token-not-secret"
@@ -148,7 +150,20 @@ async def _outcome(call, session: str):  # type: ignore[no-untyped-def]
         return (err.code(), (err.details() or "").replace(repr(session), "<session>"))
 
 
-async def _play(steps: list[tuple]) -> None:  # type: ignore[type-arg]
+async def _chunked_world(client: SidecarClient) -> int:
+    """The world again through ReplaceState, grown past one message with 40 things of 12 KB
+    each: the client sends it in pieces (ReplaceStateChunked), as a game's big world goes."""
+    state = await client.sessions.GetState(spb.GetStateRequest(session_id=SID))
+    world = state.snapshot
+    for i in range(40):
+        world.entities.add(id=f"item-crate-{i}", kind=types_pb2.ENTITY_KIND_ITEM, name=f"crate {i}",
+                           description=f"Crate {i}, stencilled. " * 600, location_id=PLACES[1])  # fmt: skip
+    request = spb.ReplaceStateRequest(session_id=SID, snapshot=world)
+    assert request.ByteSize() > CHUNK_BYTES
+    return int((await client.replace_state(request)).revision)
+
+
+async def _play(steps: list[tuple], chunked: bool) -> None:  # type: ignore[type-arg]
     with tempfile.TemporaryDirectory(prefix="sidecar-save-") as tmp:
         server = SidecarServer(_config(), TEST_TOKEN)
         listen = ListenSpec("unix", os.path.join(tmp, "s.sock"))
@@ -157,6 +172,8 @@ async def _play(steps: list[tuple]) -> None:  # type: ignore[type-arg]
         try:
             revision = (await client.open_session(SID)).revision
             revision = await _base().send(client, SID, revision)
+            if chunked:
+                revision = await _chunked_world(client)
             for step in steps:
                 ops = _ops(step)
                 if ops is not None:
@@ -174,7 +191,7 @@ async def _play(steps: list[tuple]) -> None:  # type: ignore[type-arg]
                         assert err.code() != grpc.StatusCode.INTERNAL, err
             await server.app.runs.compactor.idle()
             exported = await client.sessions.ExportSession(spb.ExportSessionRequest(session_id=SID))
-            await client.sessions.ImportSession(spb.ImportSessionRequest(session_id=COPY, blob=exported.blob))
+            await client.import_session(COPY, exported.blob)  # in pieces when it is over one message
             a, b = [await client.sessions.GetState(spb.GetStateRequest(session_id=s)) for s in (SID, COPY)]
             assert a.revision == b.revision and a.snapshot == b.snapshot
             for actor in ("", *ACTORS):
@@ -203,6 +220,6 @@ def _pb(ops: list[o.Op]):  # type: ignore[no-untyped-def]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(STEP, min_size=2, max_size=16))
-def test_every_save_imports_as_the_same_session(steps: list[tuple]) -> None:  # type: ignore[type-arg]
-    asyncio.run(_play(steps))
+@given(st.lists(STEP, min_size=2, max_size=16), st.booleans())
+def test_every_save_imports_as_the_same_session(steps: list[tuple], chunked: bool) -> None:  # type: ignore[type-arg]
+    asyncio.run(_play(steps, chunked))
