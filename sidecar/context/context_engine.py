@@ -191,7 +191,7 @@ class ContextEngine:
         """What the layout needs from the caches, looked up once per build."""
         named = tuple(sorted(named_ids(spec, session)))
         actor = session.world.entities.get(spec.actor_id) if spec.actor_id else None
-        rendered = self.history.items(session, proj, cidx.base)
+        rendered = self.history.items(session, proj, cidx.base, named)
         # The actor's transcript and the world events it perceived, in order (docs/context.md).
         timeline = self.timelines.get(session, proj, cidx, rendered, named)
         persona = persona_text(self.templates, self.personas, session, proj, actor, timeline.newest_event)

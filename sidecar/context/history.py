@@ -75,15 +75,21 @@ class _Rendered:
 
 class HistoryCache:
     def __init__(self, maxsize: int = 4096) -> None:
-        #: (session ID, session object id, actor).
-        self._cache: SessionLRU[tuple[str, int, str], _Rendered] = SessionLRU(maxsize)
+        #: (session ID, session object id, actor, the IDs the input names).
+        self._cache: SessionLRU[tuple[str, int, str, tuple[str, ...]], _Rendered] = SessionLRU(maxsize)
 
-    def items(self, session: Session, proj: Projection, base: object) -> list[HistoryItem]:
-        """All of the actor's transcript as chat turns (the budget picks the window)."""
+    def items(
+        self, session: Session, proj: Projection, base: object, named: tuple[str, ...] = ()
+    ) -> list[HistoryItem]:
+        """All of the actor's transcript as chat turns (the budget picks the window).
+        `named`: the IDs the input names, which the projection makes perceivable: a line
+        renders by them ("player_1 says" or "someone says"), so they are part of the key
+        (issue 31: keyed without them, a render for an input that named the player served
+        the next input, and an imported session built another prompt)."""
         entries = session.transcripts.get(proj.actor_id)
         if not entries:
             return []
-        key = (session.id, id(session), proj.actor_id)
+        key = (session.id, id(session), proj.actor_id, named)
         with self._cache.lock:
             hit = self._cache.get(key)
             if hit is None or hit.base is not base or hit.entries is not entries or len(hit.items) > len(entries):

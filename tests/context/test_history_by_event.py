@@ -154,3 +154,23 @@ def test_a_compaction_leaves_no_stale_timeline_behind() -> None:
             s.summaries[NPC] = TranscriptSummary("Travellers came.", old.summarised + 4, old.dropped)
     # One timeline, one event list and one merge for the one actor and input kind.
     assert len(eng.timelines) == 3
+
+
+def test_a_line_renders_by_what_this_input_names_not_what_an_earlier_one_did() -> None:
+    """Issue 31: "player_1 says" in the original's prompt, "someone says" in its import's.
+    A dialogue names its speaker, who is then perceivable; the rendered history was cached
+    without that, so the next input (naming nobody) reused "player_1 says", while a fresh
+    engine (an imported session) rendered "someone says". The player is elsewhere here."""
+    from sidecar.state import codec
+
+    s = inn().entity(PLAYER, "player", "Mira", at=YARD, description="A ranger.").session()
+    eng = engine()
+    for i in range(2):
+        p = prepare(eng, s, RunSpec("s1", NPC, DialogueInput(f"Hello {i}?", PLAYER)))
+        p.record(f"Hi {i}.", interrupted=False, run_id=str(i))
+    spec = RunSpec("s1", NPC, NarrateInput("Bram sighs."))
+    here = prepare(eng, s, spec, preview=True).prompt
+    copy = codec.import_blob(codec.export_blob(s))
+    fresh = prepare(engine(), copy, spec, preview=True).prompt
+    assert here.messages == fresh.messages
+    assert 'someone says: "Hello 0?"' in "\n".join(history(here.messages))

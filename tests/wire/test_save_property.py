@@ -201,13 +201,18 @@ async def _play(steps: list[tuple], chunked: bool) -> None:  # type: ignore[type
                     for s in (SID, COPY)
                 ]  # fmt: skip
                 assert read[0] == read[1], actor
-            for step in (("dialogue", ACTORS[0], "And now?"), ("dialogue", ACTORS[1], "Ça va?"),
-                         ("narrate", "Thunder rolls.", [PLAYER]), ("describe", ACTORS[0], PLAYER)):  # fmt: skip
-                seen = [
-                    await _outcome(client.agent.PreviewPrompt(apb.PreviewPromptRequest(run=_run_request(s, step))), s)
-                    for s in (SID, COPY)
-                ]
-                assert seen[0] == seen[1], step
+            # The copy previews in the other order: a prompt must not depend on what an
+            # earlier one rendered (issue 31: "player_1 says" against "someone says").
+            looks = [("dialogue", ACTORS[0], "And now?"), ("dialogue", ACTORS[1], "Ça va?"),
+                     ("narrate", "Thunder rolls.", [PLAYER]), ("describe", ACTORS[0], PLAYER),
+                     ("narrate", "Quiet.", [])]  # fmt: skip
+            seen: dict[tuple[str, int], object] = {}
+            for s, order in ((SID, list(enumerate(looks))), (COPY, list(enumerate(looks))[::-1])):
+                for i, step in order:
+                    call = client.agent.PreviewPrompt(apb.PreviewPromptRequest(run=_run_request(s, step)))
+                    seen[(s, i)] = await _outcome(call, s)
+            for i, step in enumerate(looks):
+                assert seen[(SID, i)] == seen[(COPY, i)], step
         finally:
             await client.close()
             await server.stop("test over")
