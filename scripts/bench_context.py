@@ -35,6 +35,11 @@ Issue 23 (`issue23_figures`, the audit's scene: 15 characters, 50 events, long s
 - prefix_reuse_ratio_narration: prefix reuse over 12 narrations of tavern events, every
   third naming someone elsewhere.
 
+Issue 31 (`long_scenes`, `--scenes-only`, `--scenes-turns`): two long scenes of our own
+through the real sidecar (scripts/long_scenes.py): prefix reuse before and after the events
+cap, the history's fill of its share at every budget, player lines without their reply, RSS
+from turn 300 to the end.
+
 Token counts use cl100k_base through tiktoken (the gateway's fallback tokenizer).
 """
 
