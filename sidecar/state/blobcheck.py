@@ -159,6 +159,8 @@ def _runs_output(session: Session, limits: StateLimits) -> None:
         _text(summary.text, "transcript summary", text_limit)
         _count(summary.summarised, "transcript summary's summarised")
         _count(summary.dropped, "transcript summary's dropped")
+        _count(summary.events_through, "transcript summary's events_through")
+        _count(summary.events_summarised, "transcript summary's events_summarised")
     _count(session.world.events_dropped, "events_dropped")
     for actor, note in session.notes.items():
         _text(actor, "a notes actor", limits.max_id_length)

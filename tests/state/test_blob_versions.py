@@ -52,3 +52,15 @@ def test_an_earlier_versions_save_imports_as_the_same_session(tmp_path: Path, ve
         await today.aclose()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("field", ["events_through", "events_summarised"])
+def test_a_summarys_event_counts_are_checked_like_its_others(field: str) -> None:
+    """Format 4's fields are counts: a save with a negative one is INVALID_BLOB, naming it."""
+    from sidecar.errors import InvalidBlob
+    from sidecar.state.blobcheck import check_blob_session
+    from sidecar.state.model import Session, TranscriptSummary
+
+    session = Session(id="s", summaries={"bob": TranscriptSummary("Bob talked.", **{field: -1})})
+    with pytest.raises(InvalidBlob, match=f"transcript summary's {field} -1"):
+        check_blob_session(session, StateLimits())
