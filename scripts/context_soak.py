@@ -45,9 +45,9 @@ def _rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
-def _entity(eid: str, kind: int, name: str, location: str = "") -> spb.DeltaOp:
+def _entity(eid: str, kind: int, name: str, location: str = "", description: str = "") -> spb.DeltaOp:
     return spb.DeltaOp(upsert_entity=spb.UpsertEntityOp(entity=spb.Entity(
-        id=eid, kind=kind, name=name, location_id=location)))
+        id=eid, kind=kind, name=name, location_id=location, description=description)))
 
 
 async def _run(client: Any, request: apb.RunRequest) -> str:

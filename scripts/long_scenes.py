@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from context_soak import _CONFIG, _rss_mb
+from context_soak import _CONFIG, _entity, _rss_mb
 
 from sidecar.client import SidecarProcess
 from sidecar.context.budget import HISTORY_SHARE
@@ -148,11 +148,6 @@ def mine() -> Scene:
     scene = Scene("mine", ents, "PC_Main", ["NPC_Foreman", "NPC_Scout"], [c[0] for c in chain], budgets, events)
     scene.actors = [*scene.npcs, ""]
     return scene
-
-
-def _entity(eid: str, kind: int, name: str, location: str, description: str) -> spb.DeltaOp:
-    return spb.DeltaOp(upsert_entity=spb.UpsertEntityOp(entity=spb.Entity(
-        id=eid, kind=kind, name=name, location_id=location, description=description)))  # fmt: skip
 
 
 def _request(scene: Scene, sid: str, actor: str, turn: int, budget: int) -> apb.RunRequest:

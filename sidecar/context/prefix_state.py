@@ -85,21 +85,14 @@ def read(session: Session, actor_id: str) -> PrefixState:
     if not raw:
         return PrefixState()
     summary = session.summaries.get(actor_id)
-    # Numbers count from the first entry and event ever: none can reach past what the
-    # session has had (the same bytes may come with another session: checked each read).
-    had = (
-        len(session.transcripts.get(actor_id, ())) + (summary.removed if summary is not None else 0),
-        len(session.world.events) + session.world.events_dropped,
-    )
+    entries, events = len(session.transcripts.get(actor_id, ())), len(session.world.events)
     hit = _decoded.get(raw)
     if hit is None:
         try:
             w = _dec.decode(raw)
-            # And never more items than it holds (runs are expanded: a hostile save may claim
-            # a billion of them).
-            held = len(session.transcripts.get(actor_id, ())) + len(session.world.events)
-            spans = sum(b - a for a, b in (*(w.entries or ()), *w.events))
-            if w.ends[0] > had[0] or w.ends[1] > had[1] or spans > held:
+            # Never more items than the session holds: runs are expanded, and a hostile save
+            # may claim a billion of them.
+            if sum(b - a for a, b in (*(w.entries or ()), *w.events)) > entries + events:
                 return PrefixState()
             hit = _state(w)
         except (msgspec.DecodeError, msgspec.ValidationError):
@@ -108,8 +101,12 @@ def read(session: Session, actor_id: str) -> PrefixState:
         _decoded[raw] = hit
         if len(_decoded) > _DECODED_MAX:
             _decoded.popitem(last=False)
+    # Numbers count from the first entry and event ever: none can reach past what the
+    # session has had (the same bytes may come with another session: checked each read).
     sel = hit.history
-    if sel is not None and (sel.entries_end > had[0] or sel.events_end > had[1]):
+    entries_had = entries + (summary.removed if summary is not None else 0)
+    events_had = events + session.world.events_dropped
+    if sel is not None and (sel.entries_end > entries_had or sel.events_end > events_had):
         return PrefixState()
     return hit
 

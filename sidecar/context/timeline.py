@@ -168,8 +168,9 @@ class _Merge:
 def _merge(
     session: Session, proj: Projection, events: list[_Seen], rendered: list[HistoryItem], base: object
 ) -> _Merge:
-    entries = session.transcripts.get(proj.actor_id, [])
-    merge = _Merge(base, events, session.transcripts.get(proj.actor_id))
+    log = session.transcripts.get(proj.actor_id)
+    entries = log or []
+    merge = _Merge(base, events, log)
     merge.tell(entries)
     merge.extend(entries, rendered)
     return merge
@@ -210,11 +211,10 @@ class TimelineCache:
         hit = self._cache.get(key)
         if hit is not None and hit[0] is cidx.base and hit[1] is log and hit[2] == len(rendered):
             return hit[3]
-        ekey = key
-        seen = self._events.get(ekey)
+        seen = self._events.get(key)
         if seen is None or seen[0] is not cidx.base:
             seen = (cidx.base, _events(session, proj, cidx, seen[1] if seen is not None else ()))
-            self._events.put(ekey, seen)
+            self._events.put(key, seen)
         if not seen[1]:
             built = Timeline(rendered, entry_at=tuple(range(len(rendered))))
         else:

@@ -24,6 +24,7 @@ window") has the why of each rule.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter, countOf
@@ -132,9 +133,12 @@ class Window:
     def left_out(self) -> list[LeftOut]:
         held = set(self.chosen)
         out_items = [it for i, it in enumerate(self.items) if i not in held]
-        leaving = sum(1 for it in out_items if it.kind == "event" and it.at < self.leaving)
-        if leaving:
-            out_items = [it for it in out_items if not (it.kind == "event" and it.at < self.leaving)]
+
+        def leaves(it: HistoryItem) -> bool:
+            return it.kind == "event" and it.at < self.leaving
+
+        leaving = sum(map(leaves, out_items))
+        out_items = list(itertools.filterfalse(leaves, out_items))
         background = sum(1 for it in out_items if it.kind == "event" and not it.relevant)
         events = countOf(map(_kind, out_items), "event") - background
         entries = len(out_items) - events - background
@@ -211,11 +215,11 @@ def select(
         keep, intact = carried(items, previous)
         # A kept window that lost its oldest events past the cap moves once, clear of the
         # events about to leave, rather than losing one (and its prefix) every turn.
-        if keep and (intact or not leaving) and sum(map(cost, keep)) <= allow and items[keep[0]].role != "assistant":
+        used = sum(map(cost, keep))
+        if keep and (intact or not leaving) and used <= allow and items[keep[0]].role != "assistant":
             # Kept for its cached prefix, unless that costs relevant history: a window under
             # FILL_MIN of the share that leaves a relevant item out is selected anew (a run
             # at budget 480 held 3 of 12 events in every later prompt at 3,000, issue 31).
-            used = sum(map(cost, keep))
             room = allow - used
             if used >= own * FILL_MIN or not fits_more(items, set(keep), cost, stays, room, LOOKBACK * allow):
                 return Window(items, keep, [cost(i) for i in keep], not intact)

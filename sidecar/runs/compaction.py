@@ -45,23 +45,27 @@ log = logging.getLogger("sidecar.runs")
 _TOKENS_PER_CHAR = 0.3
 
 
-def _leaving(session: Session, actor_id: str) -> tuple[list[tuple[int, Event]], int]:
-    """The world events to fold into the actor's summary now (`events_to_fold`)."""
-    if actor_id and actor_id not in session.world.entities:
-        return [], 0
-    try:
-        return events_to_fold(session, _projection(session, actor_id))
-    except SidecarError:  # hidden since: it has no prompt to summarise for
-        return [], 0
-
-
 def _projection(session: Session, actor_id: str) -> Projection:
     """The actor's view for its summary; the narrator's is where the players are (what
-    its narrations usually name: a narration's perception comes from what it names)."""
+    its narrations usually name: a narration's perception comes from what it names).
+    Raises UnknownEntity / InvalidRequest for an actor removed or hidden since."""
     if actor_id:
         return Projection(session, actor_id)
     players = {e.id for e in session.world.entities.values() if e.kind == "player"}
     return Projection(session, "", named_ids=players)
+
+
+def _leaving(session: Session, actor_id: str) -> tuple[list[tuple[int, Event]], int, Projection | None]:
+    """The world events to fold into the actor's summary now (`events_to_fold`), and the
+    view they were read with. Nothing, and no view built, until events have left past the
+    cap: this runs after every run."""
+    if not session.world.events_dropped:
+        return [], 0, None
+    try:
+        proj = _projection(session, actor_id)
+    except SidecarError:  # removed or hidden since: it has no prompt to summarise for
+        return [], 0, None
+    return (*events_to_fold(session, proj), proj)
 
 
 class Compactor:
@@ -161,10 +165,11 @@ class Compactor:
         session = self._store.get(session_id)
         entries = session.transcripts[actor_id]
         n = fold_count(entries, cfg.keep_entries) if entries_due else 0
-        events, through = _leaving(session, actor_id)
+        events, through, proj = _leaving(session, actor_id)
         if n == 0 and not events:
             return False
-        proj = _projection(session, actor_id)
+        if proj is None:
+            proj = _projection(session, actor_id)  # a removed actor's entries: the failure is logged
         profile = cfg.summary_profile or session.options.profile or self._config.default_profile
         if profile not in self._config.profiles:
             profile = self._config.default_profile

@@ -32,12 +32,15 @@ class RunCounters:
         except SidecarError:
             return None
 
+    def _usage(self, session_id: str, actor_id: str) -> ActorUsage | None:
+        session = self._session(session_id)
+        return None if session is None else session.usage.setdefault(actor_id, ActorUsage())
+
     def usage(self, session_id: str, actor_id: str, progress: Progress) -> None:
         """One run that reached the model, with what it used."""
-        session = self._session(session_id)
-        if session is None:
+        usage = self._usage(session_id, actor_id)
+        if usage is None:
             return
-        usage = session.usage.setdefault(actor_id, ActorUsage())
         usage.runs += 1
         usage.prompt_tokens += progress.prompt_tokens
         usage.completion_tokens += progress.completion_tokens
@@ -47,10 +50,9 @@ class RunCounters:
     def summary(self, session_id: str, actor_id: str, done: Completion) -> None:
         """One transcript summary request (compaction), counted apart from the runs: it is
         journaled with the session's next write (the compaction's own, when one lands)."""
-        session = self._session(session_id)
-        if session is None:
+        usage = self._usage(session_id, actor_id)
+        if usage is None:
             return
-        usage = session.usage.setdefault(actor_id, ActorUsage())
         usage.summaries += 1
         usage.summary_prompt_tokens += done.prompt_tokens
         usage.summary_completion_tokens += done.completion_tokens
