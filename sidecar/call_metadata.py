@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 
-from sidecar.exits import SidecarGone
+from sidecar.exits import SidecarGone, WriteKept
 
 __all__ = ["RETRYABLE_REASONS", "auth_interceptors", "error_reason", "is_retryable"]
 
@@ -38,7 +38,10 @@ RETRYABLE_REASONS = frozenset(
 def is_retryable(error: grpc.aio.AioRpcError | grpc.RpcError) -> bool:
     """True when the failed request may succeed if sent again unchanged (`RETRYABLE_REASONS`,
     after a backoff). A `SidecarGone` is when its `will_restart` is: wait for the status
-    READY, then send it again (C#'s `IsRetryable`, C++'s `Status::retryable()`)."""
+    READY, then send it again (C#'s `IsRetryable`, C++'s `Status::retryable()`). Never a
+    `WriteKept`: its handle sends it; sent again, it would be a second batch."""
+    if isinstance(error, WriteKept):
+        return False
     if isinstance(error, SidecarGone):
         return error.will_restart
     return error_reason(error) in RETRYABLE_REASONS

@@ -62,7 +62,15 @@ class Link:
         self.shutdown_requested = False
         #: Set with `gone` by the supervisor: a restart policy will relaunch the process.
         self.will_restart = False
+        #: A restarted process's link while its tracked sessions resume: the link of the
+        #: process that died. The game's calls fail with its SidecarGone until READY
+        #: (None then); only the supervisor's own stubs (`admit=True`) call through.
+        self.restarting: Link | None = None
         self._callables: dict[tuple[str, str], Any] = {}
+
+    def refusing(self) -> Link | None:
+        """The link whose SidecarGone a game's call gets now, or None when calls go through."""
+        return self if self.gone else self.restarting
 
     def gone_error(self, detail: str = "") -> SidecarGone:
         exit = self.exit.result() if self.exit is not None and self.exit.done() else None
@@ -147,33 +155,39 @@ class GuardedCall:
 
 
 class _GuardedMultiCallable:
-    def __init__(self, current: Callable[[], Link], kind: str, method: str, kwargs: dict[str, Any]) -> None:
+    def __init__(self, current: Callable[[], Link], kind: str, method: str, kwargs: dict[str, Any],
+                 admit: bool) -> None:
         self._current = current
         self._kind = kind
         self._method = method
         self._kwargs = kwargs
+        self._admit = admit
 
     def __call__(self, *args: Any, **kwargs: Any) -> GuardedCall:
         link = self._current()
         if link.gone:
             raise link.gone_error("no call is made while it is gone")
+        if link.restarting is not None and not self._admit:
+            raise link.restarting.gone_error("no call is made while it restarts: wait for READY")
         return GuardedCall(link.multicallable(self._kind, self._method, self._kwargs)(*args, **kwargs), link)
 
 
 class SwappableChannel:
-    """What the generated stubs are built on: each call goes to `current()`'s channel."""
+    """What the generated stubs are built on: each call goes to `current()`'s channel.
+    `admit`: calls go through while the link's sessions resume (the supervisor's stubs)."""
 
-    def __init__(self, current: Callable[[], Link]) -> None:
+    def __init__(self, current: Callable[[], Link], admit: bool = False) -> None:
         self._current = current
+        self._admit = admit
 
     def unary_unary(self, method: str, **kwargs: Any) -> _GuardedMultiCallable:
-        return _GuardedMultiCallable(self._current, "unary_unary", method, kwargs)
+        return _GuardedMultiCallable(self._current, "unary_unary", method, kwargs, self._admit)
 
     def unary_stream(self, method: str, **kwargs: Any) -> _GuardedMultiCallable:
-        return _GuardedMultiCallable(self._current, "unary_stream", method, kwargs)
+        return _GuardedMultiCallable(self._current, "unary_stream", method, kwargs, self._admit)
 
     def stream_unary(self, method: str, **kwargs: Any) -> _GuardedMultiCallable:
-        return _GuardedMultiCallable(self._current, "stream_unary", method, kwargs)
+        return _GuardedMultiCallable(self._current, "stream_unary", method, kwargs, self._admit)
 
     def stream_stream(self, method: str, **kwargs: Any) -> _GuardedMultiCallable:
-        return _GuardedMultiCallable(self._current, "stream_stream", method, kwargs)
+        return _GuardedMultiCallable(self._current, "stream_stream", method, kwargs, self._admit)

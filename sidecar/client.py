@@ -29,7 +29,16 @@ import grpc
 
 from sidecar.call_metadata import RETRYABLE_REASONS, auth_interceptors, error_reason, is_retryable
 from sidecar.channel import KEEPALIVE_OPTIONS, Link, SwappableChannel, endpoint_of
-from sidecar.exits import ResentBatch, RestartOutcome, RestartPolicy, SidecarExit, SidecarGone, SidecarStatus
+from sidecar.exits import (
+    ResentBatch,
+    RestartOutcome,
+    RestartPolicy,
+    SidecarExit,
+    SidecarGone,
+    SidecarStatus,
+    WriteKept,
+    WriteNotApplied,
+)
 from sidecar.launcher import (
     ExitedBeforeHandshake,
     Handshake,
@@ -39,7 +48,7 @@ from sidecar.launcher import (
     StateDirBusy,
 )
 from sidecar.supervisor import SidecarProcess
-from sidecar.tracked import SessionLost, TrackedSession
+from sidecar.tracked import MAX_HELD_WRITES, SessionLost, TrackedSession
 from sidecar.v1 import agent_service_pb2 as agent_pb
 from sidecar.v1 import agent_service_pb2_grpc as agent_grpc
 from sidecar.v1 import session_service_pb2 as session_pb
@@ -60,6 +69,9 @@ __all__ = [
     "SidecarExit",
     "SidecarStatus",
     "SidecarGone",
+    "WriteKept",
+    "WriteNotApplied",
+    "MAX_HELD_WRITES",
     "RestartPolicy",
     "RestartOutcome",
     "ResentBatch",
@@ -150,8 +162,8 @@ class SidecarClient:
 
     @property
     def gone(self) -> bool:
-        """The process behind the current channel has exited; calls fail with SidecarGone."""
-        return self._link.gone
+        """The process has exited, or its restart is not READY yet: calls fail with SidecarGone."""
+        return self._link.refusing() is not None
 
     def _attach(self, link: Link) -> Link:
         """Make `link` the current channel; returns the previous one (for the supervisor)."""
@@ -166,9 +178,16 @@ class SidecarClient:
         return await self.track(session_id, **options)
 
     async def track(self, session_id: str, **options: Unpack[SessionOptionFields]) -> TrackedSession:
-        """Open (or resume) a session and return a handle that keeps its revision and
-        resends an unacknowledged batch after a supervised restart."""
+        """Open (or resume) a session and return a handle that keeps its revision and its
+        unacknowledged writes across a supervised restart (docs/protocol.md §1, "Tracked
+        writes across a restart"). One handle per session: tracking a session this client
+        tracks already returns that handle, as it is (no call; `options` are the first
+        track()'s), so no write of it can be left out of a restart."""
+        if session_id in self.tracked:
+            return self.tracked[session_id]
         opened = await self.open_session(session_id, **options)
+        if opened.session_id in self.tracked:  # a track() of it that ran meanwhile
+            return self.tracked[opened.session_id]
         tracked = TrackedSession(self, opened.session_id, opened.revision,
                                  session_pb.SessionOptions(**options))
         self.tracked[tracked.session_id] = tracked

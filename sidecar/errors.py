@@ -36,11 +36,13 @@ string and google.rpc.ErrorInfo metadata; see `sidecar.servicers.status`)::
         ├── ContextWindowExceeded      INVALID_ARGUMENT  CONTEXT_WINDOW_EXCEEDED
         └── ContentFiltered            FAILED_PRECONDITION CONTENT_FILTERED
 
-Set by the clients, never raised by the sidecar (it is gone when this applies;
-each client's error carries the exit: code or signal, last stderr lines, and
-whether the game asked for the stop)::
+Set by the clients, never raised by the sidecar (it is gone when these apply;
+the first two carry the exit: code or signal, last stderr lines, and whether the
+game asked for the stop; sidecar/exits.py, docs/protocol.md §1)::
 
     SidecarGone                        UNAVAILABLE       SIDECAR_GONE
+    └── WriteKept                      UNAVAILABLE       WRITE_KEPT
+    WriteNotApplied                    ABORTED           WRITE_NOT_APPLIED
 
 This module imports neither grpc nor generated code: domain code raises these.
 `code` is the name of a `grpc.StatusCode` member; `reason` is the name of an

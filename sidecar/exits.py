@@ -8,17 +8,22 @@ SidecarGone(Exception), RestartPolicy, RestartOutcome).
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
-__all__ = ["SidecarExit", "SidecarStatus", "SidecarGone", "RestartPolicy", "RestartOutcome", "ResentBatch"]
+__all__ = ["SidecarExit", "SidecarStatus", "SidecarGone", "WriteKept", "WriteNotApplied", "RestartPolicy",
+           "RestartOutcome", "ResentBatch"]
 
-#: The stable reason a client sets (proto ErrorReason.SIDECAR_GONE); never sent by the sidecar.
+#: The stable reasons a client sets (proto ErrorReason); never sent by the sidecar.
 SIDECAR_GONE = "SIDECAR_GONE"
+WRITE_KEPT = "WRITE_KEPT"
+WRITE_NOT_APPLIED = "WRITE_NOT_APPLIED"
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,52 @@ class SidecarGone(grpc.aio.AioRpcError):  # type: ignore[misc]  # grpc: no stubs
         what = exit.describe() if exit is not None else "the process is gone"
         message = f"sidecar at {endpoint} is gone: {what}" + (f" ({detail})" if detail else "")
         super().__init__(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
-                         grpc.aio.Metadata(("sidecar-reason", SIDECAR_GONE)), message)
+                         grpc.aio.Metadata(("sidecar-reason", self.reason)), message)
+
+    def __str__(self) -> str:
+        return str(self.details())
+
+
+class WriteKept(SidecarGone):
+    """A tracked write the sidecar has not acknowledged, kept by its TrackedSession: the
+    sidecar died with it in flight, or it was written while the sidecar was gone or
+    restarting (docs/protocol.md §1, "Tracked writes across a restart").
+
+    The handle sends it, under its delta ID and in order, once the restart re-opens the
+    session: do not send it again. `landed` resolves with its ApplyDeltasResponse when it
+    is in the session (once), or raises why not: `WriteNotApplied`, or the sidecar's
+    refusal (an AioRpcError, as a refused apply). Reason WRITE_KEPT; `will_restart` is
+    always true. C++: Status::write_kept(); C#: a later phase.
+    """
+
+    reason = WRITE_KEPT
+
+    def __init__(self, gone: SidecarGone, session_id: str, delta_id: str, landed: asyncio.Future[Any]) -> None:
+        self.session_id = session_id
+        self.delta_id = delta_id
+        self.landed = landed
+        super().__init__(gone.endpoint, gone.exit, f"batch {delta_id!r} of session {session_id!r} is kept and "
+                         "sent once the session is re-opened: do not send it again", will_restart=True)
+
+
+class WriteNotApplied(grpc.aio.AioRpcError):  # type: ignore[misc]  # grpc: no stubs
+    """A tracked write that is not in the session and that its handle will not send: the
+    sidecar is gone with no restart to follow (no policy, the policy used up, or stopped),
+    the restart lost the session, or the held queue was full. Nothing before it was
+    dropped. The game decides: apply it again (a new batch), or resync. Code ABORTED,
+    reason WRITE_NOT_APPLIED; never a SidecarGone, so a handler that carries on after
+    SidecarGone does not swallow it."""
+
+    reason = WRITE_NOT_APPLIED
+
+    def __init__(self, session_id: str, delta_id: str, why: str, exit: SidecarExit | None = None) -> None:
+        self.session_id = session_id
+        self.delta_id = delta_id
+        self.why = why
+        self.exit = exit
+        message = f"batch {delta_id!r} of session {session_id!r} was not applied: {why}"
+        super().__init__(grpc.StatusCode.ABORTED, grpc.aio.Metadata(),
+                         grpc.aio.Metadata(("sidecar-reason", self.reason)), message)
 
     def __str__(self) -> str:
         return str(self.details())
@@ -122,8 +172,8 @@ class RestartPolicy:
 
 @dataclass(frozen=True)
 class ResentBatch:
-    """A tracked batch sent without an acknowledgement before the exit, and what
-    resending it under its delta ID did."""
+    """A tracked batch the restart sent: the one in flight at the exit (resent under its
+    delta ID), or one written while the sidecar was gone; and what sending it did."""
 
     session_id: str
     delta_id: str

@@ -9,15 +9,17 @@ After the handshake a watcher task awaits the process and a liveness loop probes
 it (sidecar/liveness.py). When it ends, whatever the cause:
 
 1. its channel is marked gone and closed: calls in flight end with SidecarGone,
-   new calls fail at once with SidecarGone (also while RESTARTING: the game
-   retries once the status is READY);
+   new calls fail at once with SidecarGone (also while RESTARTING, until READY:
+   the game retries then), but for tracked writes, which are held in order;
 2. the socket folder is removed, `on_exit` callbacks get the SidecarExit;
 3. requested by the game -> STOPPED; no restart policy -> FAILED; otherwise the
    same command, arguments and environment (so the same --state-dir) are
    launched again after the policy's backoff, the new channel is attached under
-   the same `client`, tracked sessions are re-opened and their unacknowledged
-   batches resent, then READY and `on_restart(RestartOutcome)`. A policy used up
-   -> FAILED. `exited` resolves with the last exit once STOPPED or FAILED.
+   the same `client`, tracked sessions are re-opened, their unacknowledged
+   batches resent and their held writes sent (through the supervisor's own stub:
+   the game's calls are still refused), then READY and `on_restart(RestartOutcome)`.
+   A policy used up -> FAILED, and held writes fail (WriteNotApplied). `exited`
+   resolves with the last exit once STOPPED or FAILED.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from sidecar.channel import Link, SwappableChannel
 from sidecar.exits import RestartOutcome, RestartPolicy, SidecarExit, SidecarStatus
 from sidecar.launcher import Child, Handshake, LaunchError, LaunchSpec, stop_process
 from sidecar.liveness import Liveness
+from sidecar.v1 import session_service_pb2_grpc as session_grpc
 
 if TYPE_CHECKING:
     from sidecar.client import SidecarClient
@@ -187,8 +191,12 @@ class SidecarProcess:
     async def _gone(self, child: Child, exit: SidecarExit) -> None:
         """Within milliseconds of the exit: every call on its channel ends with SidecarGone."""
         link = self.client._link
-        link.will_restart = self._policy is not None and not exit.requested
+        link.will_restart = (self._policy is not None and not exit.requested
+                             and self._window(self._policy) < self._policy.max_restarts)
         link.gone = True
+        # Before any await: a call that fails with SidecarGone never finds the status READY.
+        self._set_status(SidecarStatus.RESTARTING if link.will_restart
+                         else SidecarStatus.STOPPED if exit.requested else SidecarStatus.FAILED)
         if link.exit is not None and not link.exit.done():
             link.exit.set_result(exit)
         await link.channel.close()  # cancels what is in flight; translated by the link
@@ -216,16 +224,23 @@ class SidecarProcess:
                 continue
             link = _link(child.handshake.target, child.token)
             link.exit = asyncio.get_running_loop().create_future()
+            # The game's calls are refused until READY: tracked writes are held, in order,
+            # and sent by the resume below (docs/protocol.md §1, "Tracked writes").
+            link.restarting = self.client._link
             self._child = child
             self.client._attach(link)
             if self._stopping.is_set():  # stop() came during the launch: this one too
                 await stop_process(child.proc, STOP_GRACE_S)
                 return True  # the loop records its (requested) exit
             try:
-                outcome = await self._resume(exit, attempt)
-            except grpc.aio.AioRpcError as exc:  # the new one ended too: the loop handles it
+                outcome = await self._resume(exit, attempt, link)
+            except grpc.aio.AioRpcError as exc:
+                # The new one ended too (the loop records it), or cannot be trusted: end it.
                 log.warning("resuming tracked sessions failed", extra={"fields": {"error": str(exc)}})
+                with contextlib.suppress(ProcessLookupError):
+                    child.proc.kill()
                 return True
+            link.restarting = None  # with READY, and no await in between: no write slips past
             self.last_restart = outcome
             self._set_status(SidecarStatus.READY)
             self._emit("restart", outcome)
@@ -233,30 +248,46 @@ class SidecarProcess:
         self._finish(SidecarStatus.FAILED, exit)
         return False
 
-    def _allow(self, policy: RestartPolicy) -> int | None:
-        """The number of this restart within the window, or None when used up."""
+    def _window(self, policy: RestartPolicy) -> int:
+        """How many restarts the policy's window holds now."""
         now = asyncio.get_running_loop().time()
         while self._restarts and now - self._restarts[0] > policy.window_s:
             self._restarts.popleft()
-        if len(self._restarts) >= policy.max_restarts:
-            return None
-        self._restarts.append(now)
         return len(self._restarts)
 
-    async def _resume(self, exit: SidecarExit, attempt: int) -> RestartOutcome:
+    def _allow(self, policy: RestartPolicy) -> int | None:
+        """The number of this restart within the window, or None when used up."""
+        if self._window(policy) >= policy.max_restarts:
+            return None
+        self._restarts.append(asyncio.get_running_loop().time())
+        return len(self._restarts)
+
+    async def _resume(self, exit: SidecarExit, attempt: int, link: Link) -> RestartOutcome:
+        """Re-open every tracked session, resend its unacknowledged batch, send what the
+        game wrote meanwhile; until nothing is held (the game may write during this)."""
+        sessions = session_grpc.SessionServiceStub(SwappableChannel(lambda: link, admit=True))
         lost: list[str] = []
         resumed: list[str] = []
         resent = []
         for tracked in list(self.client.tracked.values()):
-            found, batch = await tracked.resume()
+            found, batches = await tracked.resume(sessions)
             (resumed if found else lost).append(tracked.session_id)
-            if batch is not None:
-                resent.append(batch)
+            resent.extend(batches)
+        while held := [tracked for tracked in self.client.tracked.values() if tracked.held]:
+            for tracked in held:
+                resent.extend(await tracked.flush(sessions))
         return RestartOutcome(exit, attempt, sessions_lost=bool(lost) or not self._launch.state_dir,
                               lost=tuple(lost), resumed=tuple(resumed), resent=tuple(resent))
 
     def _finish(self, status: SidecarStatus, exit: SidecarExit) -> None:
-        self.client._link.will_restart = False  # stopped, or the policy is used up: it stays gone
+        link = self.client._link
+        for gone in (link, link.restarting):  # stopped, or the policy is used up: it stays gone
+            if gone is not None:
+                gone.will_restart = False
+        why = ("the sidecar was stopped" if status is SidecarStatus.STOPPED
+               else "no restart policy" if self._policy is None else "the restart policy is used up")
+        for tracked in self.client.tracked.values():
+            tracked.abandon(exit, why)
         self._set_status(status)
         if not self.exited.done():
             self.exited.set_result(exit)

@@ -42,6 +42,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_STORAGE_FULL: _ClassVar[ErrorReason]
     ERROR_REASON_SIDECAR_GONE: _ClassVar[ErrorReason]
     ERROR_REASON_DELTA_ID_REUSED: _ClassVar[ErrorReason]
+    ERROR_REASON_WRITE_KEPT: _ClassVar[ErrorReason]
+    ERROR_REASON_WRITE_NOT_APPLIED: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_UNAUTHENTICATED: ErrorReason
 ERROR_REASON_SESSION_NOT_FOUND: ErrorReason
@@ -75,6 +77,8 @@ ERROR_REASON_MODEL_NOT_INSTALLED: ErrorReason
 ERROR_REASON_STORAGE_FULL: ErrorReason
 ERROR_REASON_SIDECAR_GONE: ErrorReason
 ERROR_REASON_DELTA_ID_REUSED: ErrorReason
+ERROR_REASON_WRITE_KEPT: ErrorReason
+ERROR_REASON_WRITE_NOT_APPLIED: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("code", "reason", "message", "metadata")
