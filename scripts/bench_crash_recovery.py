@@ -21,10 +21,13 @@ whole loop itself, with its client's own SidecarProcess / TrackedSession:
    policy that allows every kill and holds the backoff at its initial 250 ms
    (max_restarts 1000 within 3600 s, backoff 250 ms up to 250 ms), so each kill
    times a first restart, not a backoff grown by the earlier kills;
-2. track one session and apply batches on top of the tracked revision (batch k,
-   the one making revision k, upserts entity `e<k>` with field k=<k> and records
-   the event "tick <k>"), while narrating in a loop; on SIDECAR_GONE wait for
-   READY and carry on (never resend a batch itself: the tracker does);
+2. track one session and apply a batch every 2 ms on top of the tracked revision
+   (batch k, the one making revision k, upserts entity `e<k>` with field k=<k> and
+   records the event "tick <k>"; delta ID "bench-<k>"), while narrating in a loop.
+   It writes through the restarts (issue 34, docs/protocol.md §1, "Tracked writes
+   across a restart"): at WRITE_KEPT it carries on (the tracker sends the batch and
+   says when it lands), at WRITE_NOT_APPLIED it writes the same batch again once
+   READY; it never resends a batch itself;
 3. N times: wait a random 50-500 ms, kill -9 the current sidecar, and time from
    the kill to the first batch acknowledged by the restarted process;
 4. N hangs: SIGSTOP the sidecar, time until the client reports it exited hung;
@@ -39,6 +42,12 @@ Then print ONE line of JSON (last line of stdout) with at least:
    "rss_mb_samples": [float, ...]}
 (rss_mb_samples: the RSS after each measured kill, the baseline first; the
 orchestrator turns them into "rss_mb_trend", the verdict's figure: see rss_trend)
+and, since issue 34, "writes_lost" (batches acknowledged, or kept and told to land,
+that are not in the final world, plus kept ones that never landed),
+"writes_applied_twice" (batches whose event is in the world more than once) and
+"write_blocked_ms_max" (the longest a write call kept the game waiting; target:
+no more than a restart, 3000 ms); "writes_kept" and "writes_refused" count the two
+outcomes.
 (extra fields are allowed: here gone_ms_p50/max, from the kill to the
 SIDECAR_GONE error of the batch in flight; ready_ms_p50, from the kill to
 READY; state_matches_reference;
@@ -87,6 +96,8 @@ from sidecar.client import (  # noqa: E402
     SidecarGone,
     SidecarProcess,
     SidecarStatus,
+    WriteKept,
+    WriteNotApplied,
 )
 from sidecar.v1 import session_service_pb2 as spb  # noqa: E402
 from sidecar.v1 import state_pb2 as pb  # noqa: E402
@@ -99,7 +110,10 @@ BENCH_POLICY = RestartPolicy(max_restarts=1000, window_s=3600.0, backoff_initial
 WARM_KILLS = 5
 MAX_REVISIONS = 2_000_000
 TARGETS = {"acked_ops_lost": 0, "ops_applied_twice": 0, "recover_ms_p50": 1000, "recover_ms_max": 3000,
-           "hang_detect_ms_max": 5000, "rss_mb_trend": 1.0, "fds_growth": 0}
+           "hang_detect_ms_max": 5000, "rss_mb_trend": 1.0, "fds_growth": 0,
+           "writes_lost": 0, "writes_applied_twice": 0, "write_blocked_ms_max": 3000}
+#: The game writes a batch this often, through the restarts (the held-out drill's pace).
+WRITE_GAP_S = 0.002
 
 
 def batch(k: int) -> list[pb.DeltaOp]:
@@ -133,6 +147,10 @@ class PythonDriver:
         self.hung_exits: list[tuple[float, SidecarExit]] = []
         self.hung_seen = asyncio.Event()
         self.acked_more = asyncio.Event()
+        #: Batches kept through a restart (WriteKept), by number: each must land.
+        self.kept: dict[int, asyncio.Future[object]] = {}
+        self.refused = 0
+        self.blocked_ms = 0.0
         self.done = False
         #: RSS (MB) after each kill from the baseline on: the trend the verdict reads.
         self.rss_samples: list[float] = []
@@ -197,28 +215,50 @@ class PythonDriver:
             self.hung_seen.set()
 
     def _on_restart(self, outcome: RestartOutcome) -> None:
-        for resent in outcome.resent:  # acknowledged after all, by the restart's resend
-            if resent.applied:
-                self.acked[resent.revision] = 1
+        pass  # each kept batch's `landed` says when it is in (_landed)
 
     async def _game(self, sidecar: SidecarProcess, tracked: object, ready: asyncio.Event) -> None:
+        """Writes batch after batch, every WRITE_GAP_S, through the restarts (issue 34): at
+        WriteKept it carries on (the tracker sends it), at WriteNotApplied it writes the
+        batch again once READY; it never resends a batch itself."""
         from sidecar.tracked import TrackedSession
 
         assert isinstance(tracked, TrackedSession)
+        k = 0
         while not self.done:
-            pid = sidecar.pid
+            k += 1
+            pid, started = sidecar.pid, time.perf_counter()
             try:
-                reply = await tracked.apply(batch(tracked.revision + 1))
-            except SidecarGone:
-                if self.killed_at and not self.recovered.is_set():
-                    self.gone_ms.append((time.perf_counter() - self.killed_at) * 1000)
+                await tracked.apply(batch(k), delta_id=f"bench-{k}")
+            except WriteKept as kept:
+                self._gone_seen()
+                self.kept[k] = kept.landed
+                kept.landed.add_done_callback(lambda landed, k=k: self._landed(k, landed))
+            except WriteNotApplied:
+                self.refused += 1
+                k -= 1  # not in the session: the same batch again, once it can be
                 await ready.wait()
-                continue
-            self.acked[reply.revision] = 1
-            self.acked_more.set()
-            if pid != self.killed_pid and self.killed_at and not self.recovered.is_set():
-                self.recover_ms.append((time.perf_counter() - self.killed_at) * 1000)
-                self.recovered.set()
+            except SidecarGone:  # no restart follows: cannot happen under BENCH_POLICY
+                raise
+            else:
+                self._acked(k, pid != self.killed_pid)
+            self.blocked_ms = max(self.blocked_ms, (time.perf_counter() - started) * 1000)
+            await asyncio.sleep(WRITE_GAP_S)
+
+    def _gone_seen(self) -> None:
+        if self.killed_at and not self.recovered.is_set() and len(self.gone_ms) < len(self.recover_ms) + 1:
+            self.gone_ms.append((time.perf_counter() - self.killed_at) * 1000)
+
+    def _landed(self, k: int, landed: asyncio.Future[object]) -> None:
+        if not landed.cancelled() and landed.exception() is None:
+            self._acked(k, True)
+
+    def _acked(self, k: int, by_a_new_process: bool) -> None:
+        self.acked[k] = 1
+        self.acked_more.set()
+        if by_a_new_process and self.killed_at and not self.recovered.is_set():
+            self.recover_ms.append((time.perf_counter() - self.killed_at) * 1000)
+            self.recovered.set()
 
     async def _narrate(self, sidecar: SidecarProcess, ready: asyncio.Event) -> None:
         while not self.done:
@@ -244,6 +284,8 @@ class PythonDriver:
         acked = [k for k, flag in enumerate(self.acked) if flag]
         lost = sum(1 for k in acked if entities.get(f"e{k}") is None
                    or entities[f"e{k}"].fields["k"].value.int_value != k)
+        # A kept batch that never landed is lost too (the game was told it would be sent).
+        never_landed = sum(1 for landed in self.kept.values() if not landed.done() or landed.exception())
         ticks: dict[str, int] = {}
         for event in state.snapshot.events:
             ticks[event.text] = ticks.get(event.text, 0) + 1
@@ -260,6 +302,9 @@ class PythonDriver:
             "gone_ms_max": round(max(self.gone_ms), 1) if self.gone_ms else None,
             "state_matches_reference": state.revision == reference.revision and state.snapshot == reference.snapshot,
             "acked_batches": len(acked), "hangs": len(hang_ms),
+            "writes_lost": lost + never_landed, "writes_applied_twice": twice,
+            "write_blocked_ms_max": round(self.blocked_ms, 1), "writes_kept": len(self.kept),
+            "writes_refused": self.refused,
             "rss_mb_samples": [round(v, 2) for v in self.rss_samples],
         }
 

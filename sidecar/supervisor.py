@@ -239,10 +239,12 @@ class SidecarProcess:
                 log.warning("resuming tracked sessions failed", extra={"fields": {"error": str(exc)}})
                 with contextlib.suppress(ProcessLookupError):
                     child.proc.kill()
+                self._open_gates()  # the writes waiting there are held for the next restart
                 return True
             link.restarting = None  # with READY, and no await in between: no write slips past
             self.last_restart = outcome
             self._set_status(SidecarStatus.READY)
+            self._open_gates()
             self._emit("restart", outcome)
             return True
         self._finish(SidecarStatus.FAILED, exit)
@@ -273,11 +275,14 @@ class SidecarProcess:
             found, batches = await tracked.resume(sessions)
             (resumed if found else lost).append(tracked.session_id)
             resent.extend(batches)
-        while held := [tracked for tracked in self.client.tracked.values() if tracked.held]:
-            for tracked in held:
-                resent.extend(await tracked.flush(sessions))
+        for tracked in list(self.client.tracked.values()):  # what the game wrote meanwhile; gates closed
+            resent.extend(await tracked.flush(sessions))
         return RestartOutcome(exit, attempt, sessions_lost=bool(lost) or not self._launch.state_dir,
                               lost=tuple(lost), resumed=tuple(resumed), resent=tuple(resent))
+
+    def _open_gates(self) -> None:
+        for tracked in self.client.tracked.values():
+            tracked.open_gate()
 
     def _finish(self, status: SidecarStatus, exit: SidecarExit) -> None:
         link = self.client._link
@@ -288,6 +293,7 @@ class SidecarProcess:
                else "no restart policy" if self._policy is None else "the restart policy is used up")
         for tracked in self.client.tracked.values():
             tracked.abandon(exit, why)
+        self._open_gates()  # a write waiting there is now refused: no restart follows
         self._set_status(status)
         if not self.exited.done():
             self.exited.set_result(exit)

@@ -112,6 +112,8 @@ class TrackedSession:
         #: How many writes may be held while the sidecar is gone.
         self.max_held = MAX_HELD_WRITES
         self._held: collections.deque[_Pending] = collections.deque()
+        #: Closed while a restart sends its last held writes: an apply waits then.
+        self._gate: asyncio.Event | None = None
         self._lock = asyncio.Lock()
         self._prefix = f"{session_id}-{os.urandom(4).hex()}"
         self._numbers = itertools.count(1)
@@ -125,6 +127,8 @@ class TrackedSession:
     async def apply(self, ops: Iterable[state_pb2.DeltaOp], delta_id: str = "") -> session_pb.ApplyDeltasResponse:
         """Apply `ops` on top of `revision`; the outcomes are in this module's docstring.
         Cancelled by the game: the batch stays pending and the next apply settles it first."""
+        if self._gate is not None:  # a restart is sending the last held writes: go after them
+            await self._gate.wait()
         if self.lost:
             raise self._lost_error()
         batch = _Pending(0, delta_id or f"{self._prefix}-{next(self._numbers)}", list(ops), next(self._order))
@@ -181,12 +185,22 @@ class TrackedSession:
                 return False, self._lose(opened.revision, "the session was lost in the restart")
             self.revision = opened.revision
             resent = [await self._settle(sessions)] if self.pending is not None else []
-            return True, resent + await self._flush(sessions)
+            # Only what is held now: the game may write as fast as these are sent (flush()
+            # sends the rest with the gate closed).
+            return True, resent + await self._flush(sessions, len(self._held))
 
     async def flush(self, sessions: Any) -> list[ResentBatch]:
-        """Send what was held while other sessions resumed (before READY)."""
+        """Send what was held while sessions resumed, with the gate closed: a game that
+        writes faster than they are sent waits for them instead of being held behind
+        them forever (the restart would never end). `open_gate()` once READY."""
+        self._gate = self._gate or asyncio.Event()
         async with self._lock:
             return await self._flush(sessions)
+
+    def open_gate(self) -> None:
+        if self._gate is not None:
+            self._gate.set()  # the waiting applies go on in the order they came
+            self._gate = None
 
     def abandon(self, exit: SidecarExit | None, why: str) -> None:
         """No restart follows: every held write fails (WriteNotApplied); a kept batch in
@@ -237,10 +251,11 @@ class TrackedSession:
         self._advance(reply)
         return reply
 
-    async def _flush(self, sessions: Any) -> list[ResentBatch]:
-        """Send the held batches in order, each on top of the last (under the lock)."""
-        sent = []
-        while self._held:
+    async def _flush(self, sessions: Any, count: int | None = None) -> list[ResentBatch]:
+        """Send the held batches in order (the first `count`, or all), each on top of the
+        last (under the lock)."""
+        sent: list[ResentBatch] = []
+        while self._held and (count is None or len(sent) < count):
             batch = self._held.popleft()
             batch.base_revision = self.revision
             self.pending = batch  # if the sidecar dies now, the next restart resends it

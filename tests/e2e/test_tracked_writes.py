@@ -265,3 +265,39 @@ async def test_a_call_that_ends_gone_never_finds_the_status_ready(tmp_path: Path
     status = await asyncio.wait_for(sending, GONE_WAIT_S)
     assert status is (SidecarStatus.RESTARTING if policy else SidecarStatus.FAILED)
     await sidecar.stop()
+
+
+async def test_a_game_writing_as_fast_as_it_can_does_not_keep_the_restart_from_finishing(tmp_path: Path) -> None:
+    """Writes that come faster than held ones are sent wait for the last sends (the gate),
+    instead of being held behind them for ever."""
+    sidecar = await launch(tmp_path, ["--state-dir", str(tmp_path / "state")], restart=SLOW)
+    seen = outcomes(sidecar)
+    tracked = await sidecar.client.track("g")
+    tracked.max_held = 100  # the sends take a round trip each: keep the test short
+    stop = asyncio.Event()
+    written = 0
+
+    async def game() -> None:
+        nonlocal written
+        while not stop.is_set():
+            try:
+                await tracked.apply(batch(written + 1), delta_id=f"b{written + 1}")
+            except WriteKept:
+                pass
+            except WriteNotApplied:  # full: this game tries again after a millisecond
+                await asyncio.sleep(0.001)
+                continue
+            written += 1
+            await asyncio.sleep(0.0005)
+
+    writer = asyncio.create_task(game())
+    await eventually(lambda: written >= 10, what="writes go on")
+    os.kill(sidecar.pid, signal.SIGKILL)
+    await eventually(lambda: seen, timeout=RESTART_WAIT_S, what="the restart finishes")
+    await eventually(lambda: tracked.revision > 200, timeout=RESTART_WAIT_S, what="writes go on after")
+    stop.set()
+    await writer
+    await eventually(lambda: not tracked.held and tracked.pending is None, what="everything sent")
+    state = await get_state(sidecar, "g")
+    assert state.revision == written == tracked.revision
+    await sidecar.stop()

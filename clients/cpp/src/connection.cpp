@@ -1,6 +1,7 @@
 // Connection: channel setup, the token on every call, and what the supervising
 // SidecarProcess does to it at an exit and a restart.
 #include "connection.h"
+#include "tracker_state.h"
 
 #include <algorithm>
 
@@ -265,12 +266,23 @@ bool Connection::ShutdownRequested() const {
   return shutdown_generation_ == generation_;
 }
 
-void Connection::AddTracker(const std::shared_ptr<TrackerState>& tracker) {
+std::shared_ptr<TrackerState> Connection::AddTracker(std::shared_ptr<TrackerState> tracker) {
   std::lock_guard<std::mutex> lock(mu_);
   trackers_.erase(std::remove_if(trackers_.begin(), trackers_.end(),
                                  [](const std::weak_ptr<TrackerState>& w) { return w.expired(); }),
                   trackers_.end());
+  for (auto& w : trackers_)
+    if (auto t = w.lock(); t && t->session_id() == tracker->session_id()) return t;
   trackers_.push_back(tracker);
+  return tracker;
+}
+
+std::shared_ptr<TrackerState> Connection::FindTracker(const std::string& session_id) {
+  if (session_id.empty()) return nullptr;  // the sidecar names it: a new session
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& w : trackers_)
+    if (auto t = w.lock(); t && t->session_id() == session_id) return t;
+  return nullptr;
 }
 
 std::vector<std::shared_ptr<TrackerState>> Connection::Trackers() {

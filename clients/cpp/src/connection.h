@@ -143,8 +143,10 @@ class Connection {
   void NoteShutdownRequested();
   bool ShutdownRequested() const;
 
-  // Tracked sessions re-opened after a restart (tracked_session.cpp).
-  void AddTracker(const std::shared_ptr<TrackerState>& tracker);
+  // Tracked sessions re-opened after a restart (tracked_session.cpp). One per
+  // session ID: AddTracker returns the one tracked already, if any, else `tracker`.
+  std::shared_ptr<TrackerState> AddTracker(std::shared_ptr<TrackerState> tracker);
+  std::shared_ptr<TrackerState> FindTracker(const std::string& session_id);
   std::vector<std::shared_ptr<TrackerState>> Trackers();
 
  private:

@@ -187,20 +187,32 @@ bool SidecarProcess::HandleExit() {
   e.endpoint = GrpcTarget(handshake);
   auto exit = std::make_shared<const SidecarExit>(e);
   bool restart = !e.requested && !stopping_.load() && options_.restart.has_value();
+  // Whether a restart will be tried, as the gone error says: not when the policy is used up.
+  bool will_restart = restart && !PolicyUsedUp(Clock::now());
   std::vector<std::function<void(const SidecarExit&)>> callbacks;
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_exit_ = e;
     callbacks = on_exit_;
   }
-  // First the clients: every call in flight ends now with SIDECAR_GONE.
-  for (auto& c : Connections()) c->MarkGone(exit, restart);
+  // The status before the clients hear: a call that ends with SIDECAR_GONE
+  // never finds status() still kReady.
+  SetStatus(will_restart ? SidecarStatus::kRestarting
+                         : stopping_.load() || e.requested ? SidecarStatus::kStopped : SidecarStatus::kFailed);
+  // Then the clients: every call in flight ends now with SIDECAR_GONE.
+  for (auto& c : Connections()) c->MarkGone(exit, will_restart);
   probe_.reset();
   child->StopReader(std::chrono::milliseconds(200));
   RemoveSocketFolder(handshake);
   for (auto& cb : callbacks) cb(e);
   if (restart && Restart(exit)) return true;
   for (auto& c : Connections()) c->MarkFinal();
+  // No restart follows: the writes held for one fail, each reported (WRITE_NOT_APPLIED).
+  std::string why = stopping_.load() || e.requested ? "the sidecar was stopped"
+                    : !options_.restart                ? "no restart policy"
+                                                       : "the restart policy is used up";
+  for (auto& c : Connections())
+    for (auto& tracker : c->Trackers()) tracker->Abandon(exit, why);
   // The status first, then wait_exit resolves: a game that waited sees the final status.
   SetStatus(stopping_.load() || e.requested ? SidecarStatus::kStopped : SidecarStatus::kFailed);
   {
@@ -217,10 +229,7 @@ bool SidecarProcess::Restart(const std::shared_ptr<const SidecarExit>& exit) {
   outcome.exit = *exit;
   for (;;) {
     Clock::time_point now = Clock::now();
-    restarts_.erase(std::remove_if(restarts_.begin(), restarts_.end(),
-                                   [&](Clock::time_point t) { return now - t > policy.window; }),
-                    restarts_.end());
-    bool exhausted = static_cast<int>(restarts_.size()) >= policy.max_restarts;
+    bool exhausted = PolicyUsedUp(now);
     // "restarting" only when a restart will be tried.
     if (!exhausted) SetStatus(SidecarStatus::kRestarting);
     if (exhausted) {
@@ -275,17 +284,18 @@ bool SidecarProcess::Restart(const std::shared_ptr<const SidecarExit>& exit) {
     Status st = info_probe->GetInfo(options_.hang_timeout, &info);
     bool durable = st.ok() && info.durable();
     outcome.sessions_lost = !durable;
-    for (auto& c : connections) {
-      for (auto& tracker : c->Trackers()) {
-        ResumedSession resumed = tracker->Resume();
-        if (!resumed.resumed) {
-          outcome.sessions_lost = true;
-          outcome.lost_sessions.push_back(resumed.session_id);
-        }
-        outcome.sessions.push_back(std::move(resumed));
+    std::vector<std::shared_ptr<internal::TrackerState>> trackers;
+    for (auto& c : connections)
+      for (auto& tracker : c->Trackers()) trackers.push_back(std::move(tracker));
+    for (auto& tracker : trackers) {
+      ResumedSession resumed = tracker->Resume();
+      if (!resumed.resumed) {
+        outcome.sessions_lost = true;
+        outcome.lost_sessions.push_back(resumed.session_id);
       }
+      outcome.sessions.push_back(std::move(resumed));
     }
-    for (auto& c : connections) c->Publish();  // the game's calls go to the new process from now on
+    PublishWhenNothingIsHeld(connections, trackers, &outcome);
     outcome.restarted = true;
     SetStatus(SidecarStatus::kReady);
     break;
@@ -297,6 +307,30 @@ bool SidecarProcess::Restart(const std::shared_ptr<const SidecarExit>& exit) {
   }
   for (auto& cb : callbacks) cb(outcome);
   return outcome.restarted;
+}
+
+bool SidecarProcess::PolicyUsedUp(Clock::time_point now) {
+  const RestartPolicy& policy = *options_.restart;
+  restarts_.erase(std::remove_if(restarts_.begin(), restarts_.end(),
+                                 [&](Clock::time_point t) { return now - t > policy.window; }),
+                  restarts_.end());
+  return static_cast<int>(restarts_.size()) >= policy.max_restarts;
+}
+
+void SidecarProcess::PublishWhenNothingIsHeld(const std::vector<std::shared_ptr<Connection>>& connections,
+                                              const std::vector<std::shared_ptr<internal::TrackerState>>& trackers,
+                                              RestartOutcome* outcome) {
+  // The game may write while the sessions resume: those writes are held too.
+  // Close the gates (a write now waits instead of being held), send what is
+  // held, publish the new process, open the gates: the waiting writes go to
+  // the new process after every held one, and the restart ends even when the
+  // game writes faster than the held writes can be sent. A write waits at most
+  // for the sends of what the game wrote while the sessions resumed.
+  for (auto& tracker : trackers) tracker->SetGate(true);
+  for (size_t i = 0; i < trackers.size(); ++i) trackers[i]->Flush(&outcome->sessions[i].held);
+  // What the sends left (the new process died too) stays held for the next restart.
+  for (auto& c : connections) c->Publish();  // the game's calls go to the new process from now on
+  for (auto& tracker : trackers) tracker->SetGate(false);
 }
 
 void SidecarProcess::RemoveSocketFolder(const Handshake& handshake) const {

@@ -2,6 +2,9 @@
 // batch, and the re-open after a restart.
 #include "game_sidecar/tracked_session.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <random>
 
@@ -20,11 +23,31 @@ bool Unanswered(const Status& st) {
          st.code == StatusCode::kCancelled || st.code == StatusCode::kUnknown;
 }
 
+Status KeptStatus(const Status& gone, const std::string& session_id, const std::string& delta_id) {
+  Status s = gone;
+  s.reason = "WRITE_KEPT";
+  s.sidecar_will_restart = true;
+  s.metadata["will_restart"] = "true";
+  s.metadata["delta_id"] = delta_id;
+  s.message = "batch " + delta_id + " of session " + session_id +
+              " is kept and sent once the session is re-opened: do not send it again (" + gone.message + ")";
+  return s;
+}
+
 }  // namespace
+
+Status TrackerState::LostStatus() const {
+  return Status::Local(StatusCode::kFailedPrecondition, "",
+                       "session " + open_.session_id() + " was lost in a sidecar restart; resync it with ReplaceState first");
+}
 
 TrackerState::TrackerState(std::shared_ptr<Connection> connection, v1::OpenSessionRequest open, int64_t revision,
                            std::string prefix)
-    : connection_(std::move(connection)), open_(std::move(open)), prefix_(std::move(prefix)), revision_(revision) {}
+    : connection_(std::move(connection)),
+      open_(std::move(open)),
+      prefix_(std::move(prefix)),
+      revision_(revision),
+      max_held_(TrackedSession::kMaxHeld) {}
 
 int64_t TrackerState::revision() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -41,9 +64,19 @@ std::string TrackerState::pending_delta_id() const {
   return pending_ ? pending_->delta_id() : "";
 }
 
+size_t TrackerState::held_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_.size();
+}
+
+void TrackerState::set_max_held(size_t max_held) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_held_ = max_held;
+}
+
 void TrackerState::Acknowledge(int64_t revision) {
   std::lock_guard<std::mutex> lock(mu_);
-  revision_ = revision;
+  revision_ = std::max(revision_, revision);
   pending_.reset();
 }
 
@@ -59,6 +92,41 @@ void TrackerState::Report(const ResumedSession& settled) {
     callback = on_pending_;
   }
   if (callback) callback(settled);
+}
+
+Status TrackerState::NotApplied(const std::string& delta_id, const std::string& why,
+                                std::shared_ptr<const SidecarExit> exit) const {
+  Status s = Status::Local(StatusCode::kAborted, "WRITE_NOT_APPLIED",
+                           "batch " + delta_id + " of session " + open_.session_id() + " was not applied: " + why);
+  s.metadata["delta_id"] = delta_id;
+  s.sidecar_exit = std::move(exit);
+  return s;
+}
+
+Status TrackerState::HoldLocked(v1::ApplyDeltasRequest request, uint64_t order, const Status& gone_now) {
+  const std::string& id = request.delta_id();
+  Status gone = gone_now;
+  if (!gone.sidecar_gone()) {
+    // Up, with writes still held: the restarted process died before it took
+    // them all; the next restart sends them (or, if none follows, they fail).
+    gone = Status::Local(StatusCode::kUnavailable, "SIDECAR_GONE",
+                         "the restarted sidecar has not taken the writes held before this one");
+    gone.sidecar_will_restart = true;
+  }
+  if (!gone.sidecar_will_restart)
+    return NotApplied(id, "the sidecar is gone and no restart follows", gone.sidecar_exit);
+  if (held_.size() >= max_held_)
+    return NotApplied(id,
+                      std::to_string(held_.size()) +
+                          " writes are already held while the sidecar restarts (max_held); they are kept",
+                      gone.sidecar_exit);
+  // By the order written: an Apply that waited for its turn was written before
+  // a write held meanwhile without waiting.
+  auto at = std::upper_bound(held_.begin(), held_.end(), order,
+                             [](uint64_t o, const Held& h) { return o < h.order; });
+  Status kept = KeptStatus(gone, open_.session_id(), id);
+  held_.insert(at, Held{std::move(request), order});
+  return kept;
 }
 
 ResumedSession::Pending TrackerState::ResendPending(Status* status) {
@@ -104,18 +172,58 @@ ResumedSession::Pending TrackerState::ResendPendingOnce(Status* status) {
   return ResumedSession::Pending::kNotApplied;
 }
 
+void TrackerState::WaitForLine() {
+  std::unique_lock<std::mutex> lock(mu_);
+  line_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return in_line_ == 0; });
+}
+
+void TrackerState::SetGate(bool closed) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    gate_closed_ = closed;
+  }
+  line_cv_.notify_all();
+}
+
 Status TrackerState::Apply(v1::ApplyDeltasRequest request, v1::ApplyDeltasResponse* response) {
+  uint64_t order;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    line_cv_.wait(lock, [this] { return !gate_closed_; });  // the last writes of a restart are being sent
+    if (lost_) return LostStatus();
+    if (request.delta_id().empty()) request.set_delta_id(prefix_ + "-" + std::to_string(next_id_++));
+    request.set_session_id(open_.session_id());
+    order = next_order_++;
+    Status gone;
+    // Gone, restarting (the new process is not published before its sessions
+    // are resumed and nothing is held), or behind held writes: hold, in order.
+    if (connection_->IsGone(&gone) || !held_.empty()) return HoldLocked(std::move(request), order, gone);
+    ++in_line_;
+  }
+  struct LeaveLine {
+    TrackerState* self;
+    ~LeaveLine() {
+      {
+        std::lock_guard<std::mutex> lock(self->mu_);
+        --self->in_line_;
+      }
+      self->line_cv_.notify_all();
+    }
+  } leave{this};
   std::lock_guard<std::mutex> call(call_mu_);
-  Status gone;
-  if (connection_->IsGone(&gone)) return gone;  // fail at once, send nothing
-  if (lost()) {
-    return Status::Local(StatusCode::kFailedPrecondition, "",
-                         "session " + open_.session_id() +
-                             " was lost in a sidecar restart; resync it with ReplaceState first");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Status gone;
+    if (connection_->IsGone(&gone) || !held_.empty()) return HoldLocked(std::move(request), order, gone);
+    if (lost_) return LostStatus();
   }
   Status resend;
   std::string pending_id = pending_delta_id();
   if (!pending_id.empty() && ResendPending(&resend) == ResumedSession::Pending::kNotApplied) {
+    if (resend.sidecar_gone()) {  // it is still pending; this one goes behind it
+      std::lock_guard<std::mutex> lock(mu_);
+      return HoldLocked(std::move(request), order, resend);
+    }
     if (Unanswered(resend)) return resend;
     Status s = resend;
     s.message = "the unacknowledged batch " + pending_id + " was not applied (" + resend.message +
@@ -124,8 +232,6 @@ Status TrackerState::Apply(v1::ApplyDeltasRequest request, v1::ApplyDeltasRespon
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (request.delta_id().empty()) request.set_delta_id(prefix_ + "-" + std::to_string(next_id_++));
-    request.set_session_id(open_.session_id());
     request.set_base_revision(revision_);
   }
   v1::ApplyDeltasResponse scratch;
@@ -137,7 +243,9 @@ Status TrackerState::Apply(v1::ApplyDeltasRequest request, v1::ApplyDeltasRespon
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (Unanswered(st)) {
+    std::string id = request.delta_id();
     pending_ = std::move(request);
+    if (st.sidecar_gone() && st.sidecar_will_restart) return KeptStatus(st, open_.session_id(), id);
   } else if (st.reason == "STALE_REVISION") {
     auto it = st.metadata.find("current_revision");
     if (it != st.metadata.end()) revision_ = std::strtoll(it->second.c_str(), nullptr, 10);
@@ -152,14 +260,68 @@ Status TrackerState::ReplaceState(v1::ReplaceStateRequest request, v1::ReplaceSt
   if (response == nullptr) response = &scratch;
   Status st = ReplaceWorld(*connection_, request, response);  // in pieces when the world is big
   if (st.ok()) {
-    Acknowledge(response->revision());
     std::lock_guard<std::mutex> lock(mu_);
+    revision_ = response->revision();  // a resync or a rewind may move it back
+    pending_.reset();
     lost_ = false;
   }
   return st;
 }
 
+void TrackerState::FailKept(const Status& why) {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& h : held_) ids.push_back(h.request.delta_id());
+    held_.clear();
+  }
+  for (const std::string& id : ids) {
+    ResumedSession settled;
+    settled.session_id = open_.session_id();
+    settled.revision = revision();
+    settled.pending = ResumedSession::Pending::kNotApplied;
+    settled.pending_delta_id = id;
+    settled.pending_status = NotApplied(id, why.message, why.sidecar_exit);
+    Report(settled);
+  }
+}
+
+void TrackerState::Abandon(const std::shared_ptr<const SidecarExit>& exit, const std::string& why) {
+  Status s;
+  s.message = why;
+  s.sidecar_exit = exit;
+  FailKept(s);
+}
+
+void TrackerState::FlushHeld(std::vector<ResumedSession::Held>* sent, size_t count) {
+  for (size_t n = 0; n < count; ++n) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (held_.empty() || pending_ || lost_) return;
+      pending_ = std::move(held_.front().request);  // if the sidecar dies now, the next restart resends it
+      held_.pop_front();
+    }
+    ResumedSession::Held one;
+    Status st;
+    one.outcome = ResendPending(&st);
+    one.delta_id = last_resent_id_;
+    one.revision = revision();
+    if (one.outcome == ResumedSession::Pending::kNotApplied) {
+      if (Unanswered(st)) return;  // gone again: it stays pending for the next restart
+      one.status = st;
+    }
+    if (sent != nullptr) sent->push_back(std::move(one));
+  }
+}
+
+void TrackerState::Flush(std::vector<ResumedSession::Held>* held) {
+  WaitForLine();
+  std::lock_guard<std::mutex> call(call_mu_);
+  FlushHeld(held, SIZE_MAX);  // the gate is closed: nothing comes in behind them
+}
+
 ResumedSession TrackerState::Resume() {
+  WaitForLine();
   std::lock_guard<std::mutex> call(call_mu_);
   ResumedSession out;
   out.session_id = open_.session_id();
@@ -192,6 +354,7 @@ ResumedSession TrackerState::Resume() {
       out.revision = revision_;
     }
     if (out.pending != ResumedSession::Pending::kNone && st.ok()) Report(out);
+    if (st.ok()) FailKept(Status::Local(StatusCode::kAborted, "", "the session was lost in the restart"));
     return out;
   }
   out.resumed = true;
@@ -203,6 +366,10 @@ ResumedSession TrackerState::Resume() {
   }
   out.pending = ResendPending(&out.pending_status);
   if (out.pending != ResumedSession::Pending::kNotApplied) out.pending_status = Status::Ok();
+  // Only what is held now: the game may write as fast as these are sent (Flush
+  // sends the rest with the gate closed).
+  if (!(out.pending == ResumedSession::Pending::kNotApplied && Unanswered(out.pending_status)))
+    FlushHeld(&out.held, held_count());
   out.revision = revision();
   return out;
 }
@@ -215,6 +382,11 @@ TrackedSession::~TrackedSession() = default;
 
 std::unique_ptr<TrackedSession> TrackedSession::Open(SidecarClient& client, const v1::OpenSessionRequest& request,
                                                      Status* status, std::string delta_prefix) {
+  // One tracked state per session: a second Open shares it (its writes stay in one queue).
+  if (auto tracked = client.connection_->FindTracker(request.session_id())) {
+    if (status != nullptr) *status = Status::Ok();
+    return std::unique_ptr<TrackedSession>(new TrackedSession(std::move(tracked)));
+  }
   v1::OpenSessionResponse opened;
   Status st = client.OpenSession(request, &opened);
   if (status != nullptr) *status = st;
@@ -230,14 +402,16 @@ std::unique_ptr<TrackedSession> TrackedSession::Open(SidecarClient& client, cons
   }
   auto state = std::make_shared<internal::TrackerState>(client.connection_, request, opened.revision(),
                                                         std::move(delta_prefix));
-  client.connection_->AddTracker(state);
-  return std::unique_ptr<TrackedSession>(new TrackedSession(std::move(state)));
+  // An Open of the same session that ran meanwhile wins: this one shares its state.
+  return std::unique_ptr<TrackedSession>(new TrackedSession(client.connection_->AddTracker(std::move(state))));
 }
 
 const std::string& TrackedSession::session_id() const { return state_->session_id(); }
 int64_t TrackedSession::revision() const { return state_->revision(); }
 std::string TrackedSession::pending_delta_id() const { return state_->pending_delta_id(); }
 bool TrackedSession::lost() const { return state_->lost(); }
+size_t TrackedSession::held_count() const { return state_->held_count(); }
+void TrackedSession::set_max_held(size_t max_held) { state_->set_max_held(max_held); }
 
 Status TrackedSession::Apply(const std::vector<v1::DeltaOp>& ops, v1::ApplyDeltasResponse* response,
                              std::string delta_id) {

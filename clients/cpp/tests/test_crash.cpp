@@ -11,6 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "crash_support.h"
 #include "e2e_support.h"
 #include "game_sidecar/tracked_session.h"
 
@@ -29,8 +30,6 @@ namespace v1 = ::sidecar::v1;
 
 namespace {
 
-constexpr auto kGenerous = std::chrono::seconds(30);
-
 bool Exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
@@ -38,72 +37,13 @@ bool Exists(const std::string& path) {
 
 std::string Dir(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
-// A fresh --state-dir, removed with its journal at the end.
-struct StateDir {
-  std::string path;
-  StateDir() {
-    char tmpl[] = "/tmp/gs-cpp-state-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~StateDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
-// Everything the process reports, collected from its supervisor thread.
-struct Events {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<SidecarStatus> statuses;
-  std::vector<SidecarExit> exits;
-  std::vector<RestartOutcome> restarts;
-
-  void Watch(game_sidecar::SidecarProcess& p) {
-    p.on_status([this](SidecarStatus s) { Add([&] { statuses.push_back(s); }); });
-    p.on_exit([this](const SidecarExit& e) { Add([&] { exits.push_back(e); }); });
-    p.on_restart([this](const RestartOutcome& o) { Add([&] { restarts.push_back(o); }); });
-  }
-  template <class F>
-  void Add(F f) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      f();
-    }
-    cv.notify_all();
-  }
-  bool WaitRestarts(size_t n) {
-    std::unique_lock<std::mutex> lock(mu);
-    return cv.wait_for(lock, kGenerous, [&] { return restarts.size() >= n; });
-  }
-};
-
-game_sidecar::SidecarOptions WithRestart(game_sidecar::SidecarOptions o, int max_restarts = 5) {
-  RestartPolicy policy;
-  policy.max_restarts = max_restarts;
-  policy.backoff_initial = std::chrono::milliseconds(50);
-  o.restart = policy;
-  return o;
-}
-
-game_sidecar::SidecarOptions WithStateDir(game_sidecar::SidecarOptions o, const StateDir& dir) {
-  o.args.push_back("--state-dir");
-  o.args.push_back(dir.path);
-  return o;
-}
-
-v1::DeltaOp Fact(const std::string& key, int64_t value) {
-  v1::DeltaOp op;
-  op.mutable_set_scene_fact()->set_key(key);
-  op.mutable_set_scene_fact()->mutable_value()->set_int_value(value);
-  return op;
-}
-
-v1::GetStateResponse State(game_sidecar::SidecarClient& client, const std::string& session) {
-  v1::GetStateRequest get;
-  get.set_session_id(session);
-  v1::GetStateResponse state;
-  Status st = client.GetState(get, &state);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return state;
-}
+using crash::Events;
+using crash::Fact;
+using crash::kGenerous;
+using crash::State;
+using crash::StateDir;
+using crash::WithRestart;
+using crash::WithStateDir;
 
 void ExpectGone(const Status& st, int signal, bool hung) {
   EXPECT_TRUE(st.sidecar_gone()) << st.ToString();

@@ -68,6 +68,16 @@ struct ResumedSession {
   Pending pending = Pending::kNone;
   std::string pending_delta_id;
   Status pending_status;  // for kNotApplied
+  // The writes held while the sidecar was gone (Apply answered WRITE_KEPT),
+  // sent after the pending one in the order written: kAppliedNow or
+  // kNotApplied (with why). Each is also reported to TrackedSession::on_pending.
+  struct Held {
+    std::string delta_id;
+    Pending outcome = Pending::kNone;
+    int64_t revision = 0;
+    Status status;  // for kNotApplied
+  };
+  std::vector<Held> held;
 };
 
 const char* PendingName(ResumedSession::Pending pending);

@@ -127,6 +127,7 @@ namespace internal {
 class Child;
 class Connection;
 class LivenessProbe;
+class TrackerState;
 }
 
 class SidecarProcess {
@@ -210,6 +211,14 @@ class SidecarProcess {
   // Handles the current child's exit; false when it was final.
   bool HandleExit();
   bool Restart(const std::shared_ptr<const SidecarExit>& exit);
+  // Forgets restarts older than the policy's window; true when no more are allowed.
+  bool PolicyUsedUp(std::chrono::steady_clock::time_point now);
+  // After the tracked sessions resumed: sends what the game wrote meanwhile
+  // (new writes wait meanwhile), then lets the game's calls through
+  // (sidecar_supervisor.cpp says why so).
+  void PublishWhenNothingIsHeld(const std::vector<std::shared_ptr<internal::Connection>>& connections,
+                                const std::vector<std::shared_ptr<internal::TrackerState>>& trackers,
+                                RestartOutcome* outcome);
   void SetStatus(SidecarStatus status);
   void RemoveSocketFolder(const Handshake& handshake) const;
 

@@ -62,15 +62,26 @@ struct Status {
   bool sidecar_will_restart = false;
 
   bool ok() const { return code == StatusCode::kOk; }
-  // The sidecar process is gone: code kUnavailable, reason "SIDECAR_GONE", with sidecar_exit set.
-  bool sidecar_gone() const { return reason == "SIDECAR_GONE"; }
+  // The sidecar process is gone: code kUnavailable, reason "SIDECAR_GONE" (or
+  // "WRITE_KEPT", below), with sidecar_exit set.
+  bool sidecar_gone() const { return reason == "SIDECAR_GONE" || write_kept(); }
+  // TrackedSession::Apply: the write is not acknowledged yet and the tracked
+  // session keeps it; it sends it once the restart re-opens the session and
+  // reports it to on_pending. Never send it again (docs/protocol.md §1,
+  // "Tracked writes across a restart"). Python's WriteKept.
+  bool write_kept() const { return reason == "WRITE_KEPT"; }
+  // TrackedSession: the write is not in the session and the client will not
+  // send it (no restart follows, the restart lost the session, or the held
+  // queue is full). Code kAborted; the game decides. Python's WriteNotApplied.
+  bool write_not_applied() const { return reason == "WRITE_NOT_APPLIED"; }
   // `reason` as the proto enum (sidecar::v1::ERROR_REASON_STALE_REVISION...), for
   // a switch; ERROR_REASON_UNSPECIFIED when empty or newer than this client.
   sidecar::v1::ErrorReason reason_code() const;
   // True when the failed request may succeed if sent again unchanged: reason
   // QUEUE_FULL, PROVIDER_TIMEOUT, PROVIDER_RATE_LIMITED, PROVIDER_UNAVAILABLE or
   // STORAGE_FULL (back off first), or SIDECAR_GONE with sidecar_will_restart (once
-  // the status is kReady again). Python's is_retryable, C#'s IsRetryable.
+  // the status is kReady again); never WRITE_KEPT (the tracked session sends it).
+  // Python's is_retryable, C#'s IsRetryable.
   bool retryable() const;
   // "ABORTED/STALE_REVISION: base revision 3 is stale (current 4)".
   std::string ToString() const;
