@@ -11,7 +11,9 @@
 // Prints one JSON line: {"client":"cpp","kills","acked_ops_lost",
 // "ops_applied_twice","recover_ms_p50","recover_ms_max","hang_detect_ms_max",
 // "rss_mb_growth","fds_growth", and ready_ms_p50, gone_ms_p50/max, state_matches_reference,
-// acked_batches, hangs}; progress goes to stderr.
+// acked_batches, hangs, and (issue 34: the game writes every 2 ms through the
+// restarts) writes_lost, writes_applied_twice, write_blocked_ms_max(_hangs),
+// writes_kept, writes_refused}; progress goes to stderr.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -100,7 +102,18 @@ struct Driver {
   std::condition_variable cv;
   bool ready = true;
   bool done = false;
-  std::set<int64_t> acked;  // revisions of acknowledged batches
+  // One flag per batch number (batch k makes revision k), allocated up front: the
+  // driver's own bookkeeping must not grow the footprint that is measured.
+  std::vector<uint8_t> acked = std::vector<uint8_t>(2'000'000);
+  size_t acked_count = 0;
+  void Ack(int64_t k) {
+    if (k <= 0 || static_cast<size_t>(k) >= acked.size()) Fail("batch number out of range");
+    acked_count += acked[k] ? 0 : 1;
+    acked[k] = 1;
+  }
+  uint64_t kept = 0, landed = 0, refused = 0;
+  double blocked_ms = 0, blocked_hang_ms = 0;
+  bool hanging = false;
   int killed_pid = 0;
   Clock::time_point killed_at{};
   bool recovered = true;
@@ -178,39 +191,62 @@ int main(int argc, char** argv) {
   Status st;
   auto tracked = TrackedSession::Open(client, open, &st);
   if (!tracked) Fail("track: " + st.ToString());
-  // A batch the game sent without seeing its acknowledgement, applied after all by the resend.
+  // A kept batch (WRITE_KEPT) that landed: the one in flight at the kill, or one
+  // written while the sidecar was gone. "bench-<k>" names batch k.
   tracked->on_pending([&](const ResumedSession& r) {
     if (r.pending != ResumedSession::Pending::kReplayed && r.pending != ResumedSession::Pending::kAppliedNow) return;
     std::lock_guard<std::mutex> lock(d.mu);
-    d.acked.insert(r.revision);
+    d.Ack(std::strtoll(r.pending_delta_id.c_str() + 6, nullptr, 10));
+    ++d.landed;
+    if (!d.recovered) {
+      d.recover_ms.push_back(Ms(Clock::now() - d.killed_at));
+      d.recovered = true;
+    }
+    d.cv.notify_all();
   });
 
+  // The game writes batch after batch, every 2 ms, through the restarts: at
+  // WRITE_KEPT it carries on (the tracker sends it), at WRITE_NOT_APPLIED it
+  // writes the same batch again once ready; it never resends a batch itself.
   std::thread game([&] {
-    for (;;) {
+    for (int64_t k = 1;;) {
       int pid = sidecar->pid();
       {
         std::lock_guard<std::mutex> lock(d.mu);
         if (d.done) return;
       }
       v1::ApplyDeltasResponse reply;
-      Status s = tracked->Apply(Batch(tracked->revision() + 1), &reply);
+      Clock::time_point started = Clock::now();
+      Status s = tracked->Apply(Batch(k), &reply, "bench-" + std::to_string(k));
       std::unique_lock<std::mutex> lock(d.mu);
+      double blocked = Ms(Clock::now() - started);
+      double& worst = d.hanging ? d.blocked_hang_ms : d.blocked_ms;
+      worst = std::max(worst, blocked);
       if (s.ok()) {
-        d.acked.insert(reply.revision());
+        d.Ack(k++);
         ++d.acks;
         if (pid != d.killed_pid && !d.recovered) {
           d.recover_ms.push_back(Ms(Clock::now() - d.killed_at));
           d.recovered = true;
         }
         d.cv.notify_all();
-      } else if (s.sidecar_gone()) {
+      } else if (s.write_kept()) {
+        ++k;
+        ++d.kept;
         if (!d.recovered && d.gone_ms.size() < d.recover_ms.size() + 1)
           d.gone_ms.push_back(Ms(Clock::now() - d.killed_at));
+      } else if (s.write_not_applied()) {
+        ++d.refused;  // the same batch again, once it can be
         lock.unlock();
         d.WaitReady();
+        continue;
       } else {
-        d.last_error = s.ToString();  // e.g. a stale revision: the tracker moved on; carry on
+        d.last_error = s.ToString();  // the contract has no other outcome under this policy
+        lock.unlock();
+        Fail("apply: " + s.ToString());
       }
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
   std::thread narrator([&] {
@@ -243,7 +279,9 @@ int main(int argc, char** argv) {
       d.killed_at = Clock::now();
     }
     kill(d.killed_pid, SIGKILL);
-    if (!d.WaitFor([&] { return d.recovered; })) Fail("no batch acknowledged within 60 s of a kill: " + d.last_error);
+    // Kept batches land before READY: wait for both.
+    if (!d.WaitFor([&] { return d.recovered && d.ready_at > d.killed_at; }))
+      Fail("no batch acknowledged within 60 s of a kill: " + d.last_error);
     {
       std::lock_guard<std::mutex> lock(d.mu);
       d.ready_ms.push_back(Ms(d.ready_at - d.killed_at));
@@ -252,6 +290,10 @@ int main(int argc, char** argv) {
     if (n + 1 >= kWarmKills) rss_samples.push_back(Footprint().first);
     std::fprintf(stderr, "kill %d: ready again after %.0f ms, first batch acknowledged after %.0f ms\n", n + 1,
                  d.ready_ms.back(), d.recover_ms.back());
+  }
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    d.hanging = true;
   }
   for (int n = 0; n < hangs; ++n) {
     d.WaitRestarted();
@@ -308,7 +350,8 @@ int main(int argc, char** argv) {
     entities[e.id()] = it == e.fields().end() ? -1 : it->second.value().int_value();
   }
   int64_t lost = 0, twice = 0;
-  for (int64_t k : d.acked) {
+  for (int64_t k = 1; k < static_cast<int64_t>(d.acked.size()); ++k) {
+    if (!d.acked[k]) continue;
     auto it = entities.find("e" + std::to_string(k));
     if (it == entities.end() || it->second != k) ++lost;
   }
@@ -329,13 +372,18 @@ int main(int argc, char** argv) {
       "{\"client\": \"cpp\", \"kills\": %zu, \"acked_ops_lost\": %lld, \"ops_applied_twice\": %lld, "
       "\"recover_ms_p50\": %.1f, \"recover_ms_max\": %.1f, \"hang_detect_ms_max\": %.1f, "
       "\"rss_mb_growth\": %.2f, \"fds_growth\": %d, \"ready_ms_p50\": %.1f, \"gone_ms_p50\": %.1f, \"gone_ms_max\": %.1f, "
-      "\"state_matches_reference\": %s, \"acked_batches\": %zu, \"hangs\": %zu, \"rss_mb_samples\": [%s]}\n",
+      "\"state_matches_reference\": %s, \"acked_batches\": %zu, \"hangs\": %zu, \"rss_mb_samples\": [%s], "
+      "\"writes_lost\": %lld, \"writes_applied_twice\": %lld, \"write_blocked_ms_max\": %.1f, "
+      "\"write_blocked_ms_max_hangs\": %.1f, \"writes_kept\": %llu, \"writes_refused\": %llu}\n",
       d.recover_ms.size(), static_cast<long long>(lost * kOpsPerBatch), static_cast<long long>(twice * kOpsPerBatch),
       Median(d.recover_ms), d.recover_ms.empty() ? 0.0 : *std::max_element(d.recover_ms.begin(), d.recover_ms.end()),
       hang_ms.empty() ? 0.0 : *std::max_element(hang_ms.begin(), hang_ms.end()), end.first - baseline.first,
       end.second - baseline.second, Median(d.ready_ms), Median(d.gone_ms),
       d.gone_ms.empty() ? 0.0 : *std::max_element(d.gone_ms.begin(), d.gone_ms.end()), matches ? "true" : "false",
-      d.acked.size(), hang_ms.size(), samples.c_str());
+      d.acked_count, hang_ms.size(), samples.c_str(),
+      static_cast<long long>(lost + static_cast<int64_t>(d.kept - d.landed)), static_cast<long long>(twice),
+      d.blocked_ms, d.blocked_hang_ms, static_cast<unsigned long long>(d.kept),
+      static_cast<unsigned long long>(d.refused));
   std::fflush(stdout);
   return 0;
 }
