@@ -68,6 +68,8 @@ class SidecarProcess:
         self.last_exit: SidecarExit | None = None
         self.last_restart: RestartOutcome | None = None
         self._status = SidecarStatus.READY
+        #: The last status `on_status` reported (an exit sets `_status` first: _gone).
+        self._announced = SidecarStatus.READY
         self._listeners: dict[str, list[Callable[[Any], None]]] = collections.defaultdict(list)
         self._stopping = asyncio.Event()
         self._liveness = Liveness(lambda: self.client._link.channel)
@@ -195,8 +197,9 @@ class SidecarProcess:
                              and self._window(self._policy) < self._policy.max_restarts)
         link.gone = True
         # Before any await: a call that fails with SidecarGone never finds the status READY.
-        self._set_status(SidecarStatus.RESTARTING if link.will_restart
-                         else SidecarStatus.STOPPED if exit.requested else SidecarStatus.FAILED)
+        # on_status hears of it where it always did, after on_exit (_set_status).
+        self._status = (SidecarStatus.RESTARTING if link.will_restart
+                        else SidecarStatus.STOPPED if exit.requested else SidecarStatus.FAILED)
         if link.exit is not None and not link.exit.done():
             link.exit.set_result(exit)
         await link.channel.close()  # cancels what is in flight; translated by the link
@@ -300,8 +303,9 @@ class SidecarProcess:
 
     # -- notifications --------------------------------------------------------
     def _set_status(self, status: SidecarStatus) -> None:
-        if status is not self._status:
-            self._status = status
+        self._status = status
+        if status is not self._announced:
+            self._announced = status
             self._emit("status", status)
 
     def _emit(self, kind: str, value: object) -> None:

@@ -30,7 +30,7 @@ from sidecar.llm.prompt_cache import PromptStateCache
 from sidecar.llm.types import Chunk, Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 
-__all__ = ["LocalLLM", "format_prompt", "llama_settings", "new_prompt_cache", "STOP"]
+__all__ = ["LocalLLM", "format_prompt", "prompt_of", "llama_settings", "new_prompt_cache", "STOP"]
 
 log = logging.getLogger("sidecar.llm.local")
 
@@ -84,6 +84,21 @@ def format_prompt(messages: list[dict[str, str]]) -> str:
         elif message.get("role") != "system":
             text += f"\n\n{content}"
     return text + "\nReply:"
+
+
+def prompt_of(messages: list[dict[str, str]], shape: Any, chat: ChatTemplate | None
+              ) -> tuple[str, list[str], bool, Any]:
+    """What the model continues for `messages`: (prompt, stops, templated, document). The
+    model's own template when it has one (`templated`), else a document it continues;
+    `document` (sidecar/llm/document.py) is None for an unshaped request. The benchmark
+    builds its direct llama.cpp calls with this too, so both sides get the same tokens."""
+    if shape is None:
+        return format_prompt(messages), list(STOP), False, None
+    templated = chat is not None
+    document = render_document(messages, shape)
+    prompt = chat.render(short_chat(document.turn, shape)) if chat is not None else document.text
+    stops = stop_for(shape, templated) + ([chat.eos] if chat is not None and chat.eos else [])
+    return prompt, stops, templated, document
 
 
 #: llama-cpp-python silences llama.cpp's C logs while it builds a model by pointing the
@@ -187,18 +202,11 @@ class LocalLLM:
             self.preload()
             llm, chat = self._llm, self._chat
             shape = params.get("reply_shape")
-            chosen, stops = 0, list(STOP)
-            # The model's own template when it has one; else a document it continues.
-            templated = shape is not None and chat is not None
-            if shape is None:
-                prompt = format_prompt(messages)
-            else:
-                document = render_document(messages, shape)
-                prompt = chat.render(short_chat(document.turn, shape)) if chat is not None else document.text
-                stops = stop_for(shape, templated) + ([chat.eos] if chat is not None and chat.eos else [])
-                if shape.kind == "decision":
-                    turn = document.turn
-                    chosen = 1 + choose_option(llm, turn.me, turn.situation, turn.earlier, list(turn.options))
+            prompt, stops, templated, document = prompt_of(messages, shape, chat)
+            chosen = 0
+            if document is not None and shape is not None and shape.kind == "decision":
+                turn = document.turn
+                chosen = 1 + choose_option(llm, turn.me, turn.situation, turn.earlier, list(turn.options))
             # A template writes its own BOS where its model wants one.
             tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
             cached = llm.longest_token_prefix(llm._input_ids.tolist(), tokens)

@@ -12,7 +12,7 @@ from typing import Any
 from launchers import player_env
 from waits import eventually
 
-from sidecar.client import SidecarProcess
+from sidecar.client import RestartOutcome, SidecarProcess
 from sidecar.lifecycle import process_alive
 from sidecar.v1 import session_service_pb2 as spb
 from sidecar.v1 import state_pb2 as pb
@@ -100,3 +100,10 @@ def same_world(a: spb.GetStateResponse, b: spb.GetStateResponse) -> bool:
 
 
 
+
+
+def outcomes(sidecar: SidecarProcess) -> list[RestartOutcome]:
+    """Every RestartOutcome the sidecar reports, as it reports them."""
+    seen: list[RestartOutcome] = []
+    sidecar.on_restart(seen.append)
+    return seen

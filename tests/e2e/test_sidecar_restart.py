@@ -21,6 +21,7 @@ from crash_rig import (
     launch,
     leftovers,
     no_process,
+    outcomes,
     reference_state,
     same_world,
 )
@@ -43,12 +44,6 @@ from sidecar.client import (
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 FAST = RestartPolicy(max_restarts=10, backoff_initial_s=0.05)
-
-
-def outcomes(sidecar: SidecarProcess) -> list[RestartOutcome]:
-    seen: list[RestartOutcome] = []
-    sidecar.on_restart(seen.append)
-    return seen
 
 
 async def kill_and_wait_restart(sidecar: SidecarProcess, seen: list[RestartOutcome]) -> RestartOutcome:

@@ -15,11 +15,10 @@ from typing import Any
 
 import grpc
 import pytest
-from crash_rig import GONE_WAIT_S, RESTART_WAIT_S, batch, get_state, launch, reference_state, same_world
+from crash_rig import GONE_WAIT_S, RESTART_WAIT_S, batch, get_state, launch, outcomes, reference_state, same_world
 from waits import eventually
 
 from sidecar.client import (
-    RestartOutcome,
     RestartPolicy,
     SessionLost,
     SidecarGone,
@@ -36,12 +35,6 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 #: A restart slow enough to write into before it is READY.
 SLOW = RestartPolicy(max_restarts=10, backoff_initial_s=0.3)
-
-
-def outcomes(sidecar: SidecarProcess) -> list[RestartOutcome]:
-    seen: list[RestartOutcome] = []
-    sidecar.on_restart(seen.append)
-    return seen
 
 
 async def kill_and_wait_down(sidecar: SidecarProcess) -> None:

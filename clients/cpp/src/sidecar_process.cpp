@@ -92,7 +92,7 @@ std::unique_ptr<SidecarProcess> SidecarProcess::Launch(SidecarOptions options, L
   if (p->options_.token.empty() && !handshake.token.empty()) p->token_ = handshake.token;
   p->child_ = std::move(child);
   p->handshake_ = handshake;
-  p->status_ = SidecarStatus::kReady;
+  p->status_ = p->announced_ = SidecarStatus::kReady;
   p->last_answer_ = p->last_answer_start_ = Clock::now();
   if (p->options_.liveness_interval.count() > 0)
     p->probe_ = std::make_unique<internal::LivenessProbe>(GrpcTarget(handshake), p->token_, ProbeOptions());

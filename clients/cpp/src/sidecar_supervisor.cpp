@@ -91,8 +91,9 @@ void SidecarProcess::SetStatus(SidecarStatus status) {
   std::vector<std::function<void(SidecarStatus)>> callbacks;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (status_ == status) return;
     status_ = status;
+    if (announced_ == status) return;
+    announced_ = status;
     callbacks = on_status_;
   }
   cv_.notify_all();
@@ -196,9 +197,13 @@ bool SidecarProcess::HandleExit() {
     callbacks = on_exit_;
   }
   // The status before the clients hear: a call that ends with SIDECAR_GONE
-  // never finds status() still kReady.
-  SetStatus(will_restart ? SidecarStatus::kRestarting
-                         : stopping_.load() || e.requested ? SidecarStatus::kStopped : SidecarStatus::kFailed);
+  // never finds status() still kReady. Its notification comes where it always
+  // did (after the exit's), below and in Restart.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = will_restart ? SidecarStatus::kRestarting
+                           : stopping_.load() || e.requested ? SidecarStatus::kStopped : SidecarStatus::kFailed;
+  }
   // Then the clients: every call in flight ends now with SIDECAR_GONE.
   for (auto& c : Connections()) c->MarkGone(exit, will_restart);
   probe_.reset();

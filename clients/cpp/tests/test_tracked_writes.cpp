@@ -76,6 +76,23 @@ bool HasFact(const v1::GetStateResponse& state, const std::string& key) {
   return false;
 }
 
+// A sidecar with a --state-dir and a restart policy (Slow, or the quick one),
+// what its process reports, and session "g" tracked.
+struct Restartable {
+  StateDir dir;
+  Events events;
+  e2e::Sidecar s;
+  std::unique_ptr<TrackedSession> tracked;
+  explicit Restartable(bool slow = true) {
+    game_sidecar::SidecarOptions options = testing_support::RealOptions();
+    s = e2e::Launch(WithStateDir(slow ? Slow(options) : crash::WithRestart(options, 10), dir));
+    if (!s.process) return;
+    events.Watch(*s.process);
+    tracked = Track(*s.client, "g");
+  }
+  bool ok() const { return s.process && tracked; }
+};
+
 void KillAndWaitDown(game_sidecar::SidecarProcess& p) {
   ASSERT_EQ(kill(p.pid(), SIGKILL), 0);
   ASSERT_TRUE(Eventually([&] { return p.status() != SidecarStatus::kReady; }, kGenerous));
@@ -84,13 +101,11 @@ void KillAndWaitDown(game_sidecar::SidecarProcess& p) {
 }  // namespace
 
 TEST(TrackedWrites, WritesMadeWhileTheSidecarRestartsAreKeptAndLandOnceInOrder) {
-  StateDir dir;
-  Events events;
-  auto s = e2e::Launch(WithStateDir(Slow(testing_support::RealOptions()), dir));
-  ASSERT_TRUE(s.process);
-  events.Watch(*s.process);
-  auto tracked = Track(*s.client, "g");
-  ASSERT_TRUE(tracked);
+  Restartable r;
+  ASSERT_TRUE(r.ok());
+  auto& s = r.s;
+  auto& events = r.events;
+  auto& tracked = r.tracked;
   Settled settled;
   settled.Watch(*tracked);
   ASSERT_TRUE(tracked->Apply({Fact("k1", 1)}).ok());
@@ -130,13 +145,11 @@ TEST(TrackedWrites, WritesMadeWhileTheSidecarRestartsAreKeptAndLandOnceInOrder) 
 // The game of the held-out drill: it writes every 2 ms from its own thread and
 // carries on at WRITE_KEPT, through three kills.
 TEST(TrackedWrites, ABurstOfWritesAcrossKillsLosesNothingAndDoublesNothing) {
-  StateDir dir;
-  Events events;
-  auto s = e2e::Launch(WithStateDir(crash::WithRestart(testing_support::RealOptions(), 10), dir));
-  ASSERT_TRUE(s.process);
-  events.Watch(*s.process);
-  auto tracked = Track(*s.client, "g");
-  ASSERT_TRUE(tracked);
+  Restartable r(false);
+  ASSERT_TRUE(r.ok());
+  auto& s = r.s;
+  auto& events = r.events;
+  auto& tracked = r.tracked;
   std::atomic<bool> stop{false};
   std::atomic<int> written{0}, kept{0}, wrong{0};
   std::thread game([&] {
@@ -181,13 +194,11 @@ TEST(TrackedWrites, ABurstOfWritesAcrossKillsLosesNothingAndDoublesNothing) {
 }
 
 TEST(TrackedWrites, TheHeldQueueIsBoundedAndRefusesPastItWithoutDroppingTheRest) {
-  StateDir dir;
-  Events events;
-  auto s = e2e::Launch(WithStateDir(Slow(testing_support::RealOptions()), dir));
-  ASSERT_TRUE(s.process);
-  events.Watch(*s.process);
-  auto tracked = Track(*s.client, "g");
-  ASSERT_TRUE(tracked);
+  Restartable r;
+  ASSERT_TRUE(r.ok());
+  auto& s = r.s;
+  auto& events = r.events;
+  auto& tracked = r.tracked;
   tracked->set_max_held(2);
   KillAndWaitDown(*s.process);
   EXPECT_TRUE(tracked->Apply({Fact("a", 1)}, nullptr, "a").write_kept());
@@ -299,13 +310,11 @@ TEST(TrackedWrites, StatusIsNoLongerReadyWhenACallReturnsGone) {
 // full: the restart still ends (the last held writes go with the gate closed),
 // and every write is in the session once.
 TEST(TrackedWrites, AGameWritingAsFastAsItCanDoesNotKeepTheRestartFromFinishing) {
-  StateDir dir;
-  Events events;
-  auto s = e2e::Launch(WithStateDir(Slow(testing_support::RealOptions()), dir));
-  ASSERT_TRUE(s.process);
-  events.Watch(*s.process);
-  auto tracked = Track(*s.client, "g");
-  ASSERT_TRUE(tracked);
+  Restartable r;
+  ASSERT_TRUE(r.ok());
+  auto& s = r.s;
+  auto& events = r.events;
+  auto& tracked = r.tracked;
   tracked->set_max_held(100);  // the sends take a round trip each: keep the test short
   std::atomic<bool> stop{false};
   std::atomic<int> written{0};

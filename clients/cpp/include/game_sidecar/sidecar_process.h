@@ -231,6 +231,9 @@ class SidecarProcess {
   std::shared_ptr<internal::Child> child_;
   Handshake handshake_;
   SidecarStatus status_ = SidecarStatus::kStarting;
+  // The last status on_status reported: an exit sets status_ first, the
+  // notification follows the exit's (sidecar_supervisor.cpp, HandleExit).
+  SidecarStatus announced_ = SidecarStatus::kStarting;
   std::thread supervisor_;
   std::atomic<bool> stopping_{false};
   bool stop_called_ = false;
