@@ -15,6 +15,10 @@ prompt token, and the sidecar never asks for prompt logprobs. One row is kept
 because `Llama.load_state` assigns `scores[:n_tokens] = state.scores`, which
 broadcasts a single row but not an empty array.
 
+The sidecar's `VoiceLlama.save_state` (sidecar/llm/sampling.py) copies that one row
+only: llama_cpp's own copied every row first (up to 512 MB), a run's peak memory. The
+slimming here stays for any other Llama a test or tool hands the cache.
+
 Duck-typed to llama_cpp's cache interface (`Llama.set_cache` takes any object
 with these methods), so importing this module does not import llama.cpp.
 """

@@ -120,3 +120,23 @@ class VoiceLlama(llama_cpp.Llama):
             self.last_sampler.close()
         self.last_sampler = CheckedSampler(self, self.next_sampling, self._seed, self.next_grammar)
         return self.last_sampler
+
+    def save_state(self) -> llama_cpp.LlamaState:
+        """llama_cpp's, copying one logits row instead of one per prompt token.
+
+        Its `save_state` copies `scores[:n_tokens]`: with `logits_all` off that is up to
+        n_batch rows of n_vocab floats, 512 MB with Gemma's 262,144-token vocabulary, all
+        made resident by the copy, before the prompt cache slims it to the one row a load
+        reads back (sidecar/llm/prompt_cache.py). That copy was a run's peak memory
+        (issue 30, item 3). Nothing reads the other rows: with `logits_all` off llama_cpp
+        never writes them."""
+        if self._logits_all:  # every row is real then (never so in the sidecar)
+            return super().save_state()
+        full = self.scores
+        last = max(0, min(self.n_tokens, full.shape[0]) - 1)
+        # `_scores` is `scores[:n_tokens]`: a one-row view makes it one row.
+        self.scores = full[last : last + 1]
+        try:
+            return super().save_state()
+        finally:
+            self.scores = full
