@@ -44,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 # Nothing here imports litellm any more; kept so an older checkout never fetches prices.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
+import grpc  # noqa: E402
+
 from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.llm.chat_template import template_of  # noqa: E402
 from sidecar.llm.local import llama_settings, prompt_of  # noqa: E402
@@ -169,7 +171,8 @@ def mixed(i: int) -> apb.RunRequest:
     if kind == 2:
         return apb.RunRequest(session_id="bench", actor_id="snag", continue_story=apb.ContinueInput(), limits=limits)
     options = [apb.ActionOption(action_id=a, label=d) for a, d in OPTIONS]
-    return apb.RunRequest(session_id="bench", actor_id="snag", limits=limits,
+    # A decision's JSON does not fit 48 tokens (INVALID_CHOICE): the profile's own limit.
+    return apb.RunRequest(session_id="bench", actor_id="snag",
                           decision=apb.DecisionInput(situation="Aria stands over Snag with a dagger.",
                                                      options=options))
 
@@ -211,12 +214,17 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
         del llm
         peak_decode = sampler.peak
         prefill, new, prompt_lengths = [], [], {}
+        errors: dict[str, int] = {}
         for i in range(soak):
             if i % 4 == 0:  # the world moves on between turns
                 moved = await client.apply_deltas("bench", revision, [event(f"Turn {i}: the drum beats.")])
                 revision = moved.revision
             request = mixed(i)
-            got = await timed_run(client, request)
+            try:
+                got = await timed_run(client, request)
+            except grpc.aio.AioRpcError as exc:  # e.g. INVALID_CHOICE: counted, the soak goes on
+                errors[exc.code().name] = errors.get(exc.code().name, 0) + 1
+                continue
             prefill.append(got["prompt"] - got["cached"])
             key = (request.actor_id, request.WhichOneof("input"))
             if key in prompt_lengths:
@@ -244,6 +252,7 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
         "rss_mb_peak_decode_runs": round(peak_decode, 1),
         "rss_mb_after_soak": round(after, 1),
         "rss_mb_growth_300": round(after - idle, 1),
+        "soak_errors": errors,
         "prefill_tokens_per_run": md(prefill) if prefill else None,
         "new_tokens_per_run": md(new) if new else None,
     }
