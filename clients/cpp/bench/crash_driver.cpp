@@ -106,10 +106,17 @@ struct Driver {
   // driver's own bookkeeping must not grow the footprint that is measured.
   std::vector<uint8_t> acked = std::vector<uint8_t>(2'000'000);
   size_t acked_count = 0;
-  void Ack(int64_t k) {
+  // Under mu: batch k is in the session; by a process started after the last
+  // kill, it is the kill's recovery (a kept batch that landed always is).
+  void Ack(int64_t k, bool by_a_new_process) {
     if (k <= 0 || static_cast<size_t>(k) >= acked.size()) Fail("batch number out of range");
     acked_count += acked[k] ? 0 : 1;
     acked[k] = 1;
+    if (by_a_new_process && !recovered) {
+      recover_ms.push_back(Ms(Clock::now() - killed_at));
+      recovered = true;
+    }
+    cv.notify_all();
   }
   uint64_t kept = 0, landed = 0, refused = 0;
   double blocked_ms = 0, blocked_hang_ms = 0;
@@ -196,13 +203,8 @@ int main(int argc, char** argv) {
   tracked->on_pending([&](const ResumedSession& r) {
     if (r.pending != ResumedSession::Pending::kReplayed && r.pending != ResumedSession::Pending::kAppliedNow) return;
     std::lock_guard<std::mutex> lock(d.mu);
-    d.Ack(std::strtoll(r.pending_delta_id.c_str() + 6, nullptr, 10));
+    d.Ack(std::strtoll(r.pending_delta_id.c_str() + 6, nullptr, 10), true);
     ++d.landed;
-    if (!d.recovered) {
-      d.recover_ms.push_back(Ms(Clock::now() - d.killed_at));
-      d.recovered = true;
-    }
-    d.cv.notify_all();
   });
 
   // The game writes batch after batch, every 2 ms, through the restarts: at
@@ -223,13 +225,8 @@ int main(int argc, char** argv) {
       double& worst = d.hanging ? d.blocked_hang_ms : d.blocked_ms;
       worst = std::max(worst, blocked);
       if (s.ok()) {
-        d.Ack(k++);
+        d.Ack(k++, pid != d.killed_pid);
         ++d.acks;
-        if (pid != d.killed_pid && !d.recovered) {
-          d.recover_ms.push_back(Ms(Clock::now() - d.killed_at));
-          d.recovered = true;
-        }
-        d.cv.notify_all();
       } else if (s.write_kept()) {
         ++k;
         ++d.kept;

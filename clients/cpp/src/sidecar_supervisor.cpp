@@ -217,7 +217,7 @@ bool SidecarProcess::HandleExit() {
                     : !options_.restart                ? "no restart policy"
                                                        : "the restart policy is used up";
   for (auto& c : Connections())
-    for (auto& tracker : c->Trackers()) tracker->Abandon(exit, why);
+    for (auto& tracker : c->Trackers()) tracker->FailHeld(why, exit);
   // The status first, then wait_exit resolves: a game that waited sees the final status.
   SetStatus(stopping_.load() || e.requested ? SidecarStatus::kStopped : SidecarStatus::kFailed);
   {

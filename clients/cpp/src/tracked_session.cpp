@@ -165,10 +165,7 @@ ResumedSession::Pending TrackerState::ResendPendingOnce(Status* status) {
   if (Unanswered(st)) return ResumedSession::Pending::kNotApplied;  // still pending
   std::lock_guard<std::mutex> lock(mu_);
   pending_.reset();  // refused: not applied, and never will be by us
-  if (st.reason == "STALE_REVISION") {
-    auto it = st.metadata.find("current_revision");
-    if (it != st.metadata.end()) revision_ = std::strtoll(it->second.c_str(), nullptr, 10);
-  }
+  FollowStaleLocked(st);
   return ResumedSession::Pending::kNotApplied;
 }
 
@@ -246,9 +243,8 @@ Status TrackerState::Apply(v1::ApplyDeltasRequest request, v1::ApplyDeltasRespon
     std::string id = request.delta_id();
     pending_ = std::move(request);
     if (st.sidecar_gone() && st.sidecar_will_restart) return KeptStatus(st, open_.session_id(), id);
-  } else if (st.reason == "STALE_REVISION") {
-    auto it = st.metadata.find("current_revision");
-    if (it != st.metadata.end()) revision_ = std::strtoll(it->second.c_str(), nullptr, 10);
+  } else {
+    FollowStaleLocked(st);
   }
   return st;
 }
@@ -268,7 +264,13 @@ Status TrackerState::ReplaceState(v1::ReplaceStateRequest request, v1::ReplaceSt
   return st;
 }
 
-void TrackerState::FailKept(const Status& why) {
+void TrackerState::FollowStaleLocked(const Status& st) {
+  if (st.reason != "STALE_REVISION") return;
+  auto it = st.metadata.find("current_revision");
+  if (it != st.metadata.end()) revision_ = std::strtoll(it->second.c_str(), nullptr, 10);
+}
+
+void TrackerState::FailHeld(const std::string& why, const std::shared_ptr<const SidecarExit>& exit) {
   std::vector<std::string> ids;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -281,16 +283,9 @@ void TrackerState::FailKept(const Status& why) {
     settled.revision = revision();
     settled.pending = ResumedSession::Pending::kNotApplied;
     settled.pending_delta_id = id;
-    settled.pending_status = NotApplied(id, why.message, why.sidecar_exit);
+    settled.pending_status = NotApplied(id, why, exit);
     Report(settled);
   }
-}
-
-void TrackerState::Abandon(const std::shared_ptr<const SidecarExit>& exit, const std::string& why) {
-  Status s;
-  s.message = why;
-  s.sidecar_exit = exit;
-  FailKept(s);
 }
 
 void TrackerState::FlushHeld(std::vector<ResumedSession::Held>* sent, size_t count) {
@@ -354,7 +349,7 @@ ResumedSession TrackerState::Resume() {
       out.revision = revision_;
     }
     if (out.pending != ResumedSession::Pending::kNone && st.ok()) Report(out);
-    if (st.ok()) FailKept(Status::Local(StatusCode::kAborted, "", "the session was lost in the restart"));
+    if (st.ok()) FailHeld("the session was lost in the restart", nullptr);
     return out;
   }
   out.resumed = true;

@@ -37,8 +37,9 @@ class TrackerState {
   ResumedSession Resume();
   // Sends what was held while other sessions resumed; appends to `held`.
   void Flush(std::vector<ResumedSession::Held>* held);
-  // No restart follows: every held write fails (WRITE_NOT_APPLIED, reported).
-  void Abandon(const std::shared_ptr<const SidecarExit>& exit, const std::string& why);
+  // No restart follows, or the session was lost: every held write fails
+  // (WRITE_NOT_APPLIED saying `why`), each reported to on_pending.
+  void FailHeld(const std::string& why, const std::shared_ptr<const SidecarExit>& exit);
   // The last part of a restart (sidecar_supervisor.cpp): with the gate closed,
   // an Apply waits instead of being held, so the last held writes are sent
   // without more coming in behind them (a game writing faster than they are
@@ -59,8 +60,8 @@ class TrackerState {
                     std::shared_ptr<const SidecarExit> exit) const;
   // Under call_mu_: sends the first `count` held writes in order, each on top of the last.
   void FlushHeld(std::vector<ResumedSession::Held>* held, size_t count);
-  // Under call_mu_: the session is lost; fail and report what was kept.
-  void FailKept(const Status& why);
+  // Under mu_: STALE_REVISION carries the session's revision: follow it.
+  void FollowStaleLocked(const Status& st);
   // Waits (bounded) until no Apply that began before the exit is still between
   // its start and its send-or-hold: they are earlier than anything held.
   void WaitForLine();
