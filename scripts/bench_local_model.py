@@ -18,8 +18,10 @@ with the model loaded and warm (`rss_mb_idle`), the highest seen during any run
 decide over a session that keeps changing: `rss_mb_growth_300` is that less the
 idle figure). Targets: growth <= 20 MB, peak within 150 MB of idle.
 `prefill_tokens_per_run`: the prompt tokens a run processed (prompt less cached,
-from the run's usage), median; `new_tokens_per_run`: how many prompt tokens were
-new since the same actor's previous run (the prompt length difference), median.
+from the run's usage), median; `new_tokens_per_run`: how many of its prompt tokens
+were new since the same actor's earlier runs (the prompt, tokenized here from the
+recorded messages, less its longest common prefix with any of them), median: what
+a run would prefill if every prefix it shares with the actor's past were kept.
 
 Usage: .venv/bin/python scripts/bench_local_model.py [--runs 8] [--max-tokens 64] [--soak 300]
 Prints one JSON object.
@@ -113,11 +115,28 @@ def last_record(path: Path) -> dict[str, Any]:
     return record
 
 
+def prompt_tokens(llm: Any, record: dict[str, Any]) -> list[int]:
+    """The tokens the sidecar's model was given for a recorded call."""
+    shape = ReplyShape(**record["shape"]) if record.get("shape") else None
+    prompt, _, templated, _ = prompt_of(record["messages"], shape, template_of(llm))
+    tokens: list[int] = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
+    return tokens
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def direct_run(llm: Any, record: dict[str, Any], max_tokens: int) -> tuple[float, float, int]:
     """(ttft_ms, decode tokens/s, tokens) for llama-cpp-python on the recorded call's prompt."""
     shape = ReplyShape(**record["shape"]) if record.get("shape") else None
-    prompt, stops, templated, _ = prompt_of(record["messages"], shape, template_of(llm))
-    tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
+    _, stops, _, _ = prompt_of(record["messages"], shape, template_of(llm))
+    tokens = prompt_tokens(llm, record)
     start = time.monotonic()
     first = last = 0.0
     n = 0
@@ -210,12 +229,13 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
             d = await asyncio.to_thread(direct_run, llm, last_record(record), max_tokens)
             direct.append(d)
             same += got["completion"] == d[2]
-        llm.close()
-        del llm
         peak_decode = sampler.peak
-        prefill, new, prompt_lengths = [], [], {}
+        prefill, new, seen = [], [], {}
         errors: dict[str, int] = {}
+        checkpoints: dict[int, float] = {}
         for i in range(soak):
+            if i and i % 100 == 0:
+                checkpoints[i] = round(sampler.now() - idle, 1)
             if i % 4 == 0:  # the world moves on between turns
                 moved = await client.apply_deltas("bench", revision, [event(f"Turn {i}: the drum beats.")])
                 revision = moved.revision
@@ -226,12 +246,14 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
                 errors[exc.code().name] = errors.get(exc.code().name, 0) + 1
                 continue
             prefill.append(got["prompt"] - got["cached"])
-            key = (request.actor_id, request.WhichOneof("input"))
-            if key in prompt_lengths:
-                new.append(max(0, got["prompt"] - prompt_lengths[key]))
-            prompt_lengths[key] = got["prompt"]
+            tokens = prompt_tokens(llm, last_record(record))
+            earlier = seen.setdefault(request.actor_id, [])
+            if earlier:
+                new.append(len(tokens) - max(common_prefix(tokens, e) for e in earlier))
+            earlier.append(tokens)
         await asyncio.sleep(1.0)
         after = sampler.now()
+        llm.close()
     finally:
         sampler.close()
         await sidecar.close()
@@ -252,6 +274,7 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
         "rss_mb_peak_decode_runs": round(peak_decode, 1),
         "rss_mb_after_soak": round(after, 1),
         "rss_mb_growth_300": round(after - idle, 1),
+        "rss_mb_growth_by_run": checkpoints,
         "soak_errors": errors,
         "prefill_tokens_per_run": md(prefill) if prefill else None,
         "new_tokens_per_run": md(new) if new else None,
