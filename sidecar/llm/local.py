@@ -4,9 +4,10 @@ so retries, timeouts and usage take the one path of sidecar.llm.call.
 
 One llama.cpp context, touched only by one worker thread: loaded once there,
 generating there, feeding tokens to the event loop through an asyncio queue.
-A stop flag checked per token ends a generation at once on cancel. Keeping
-one context plus a RAM state cache means consecutive turns reuse the KV of
-their common prompt prefix (docs/context.md: stable first, volatile last).
+A stop flag checked per token ends a generation at once on cancel. Each finished
+run's tokens stay in the context's KV buffer as a kept sequence, so an actor's next
+turn evaluates only what is new since its last (docs/context.md: stable first,
+volatile last; sidecar/llm/kv_prefixes.py).
 """
 
 from __future__ import annotations
@@ -27,11 +28,10 @@ from sidecar.llm.choose import choose_option
 from sidecar.llm.cpu_level import check_llama_cpu
 from sidecar.llm.document import render_document
 from sidecar.llm.grammars import grammar_for, stop_for
-from sidecar.llm.prompt_cache import PromptStateCache
 from sidecar.llm.types import Chunk, Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 
-__all__ = ["LocalLLM", "format_prompt", "prompt_of", "llama_settings", "new_prompt_cache", "STOP"]
+__all__ = ["LocalLLM", "format_prompt", "prompt_of", "llama_settings", "STOP"]
 
 log = logging.getLogger("sidecar.llm.local")
 
@@ -45,17 +45,13 @@ EXAMPLE = (
     "Input: Narrate what happens: the player opens the old chest.\n"
     "Reply: The rusted lid groans as you lift it. Inside, a bundle of yellowed letters rests on a bed of dust."
 )
-#: Bytes of saved llama.cpp states kept for prefix reuse across actors, counted
-#: whole (KV, logits, tokens: see sidecar/llm/prompt_cache.py), and at most
-#: CACHE_ENTRIES states (one per recent actor or scene is what reuse needs).
-CACHE_BYTES = 512 << 20
-CACHE_ENTRIES = 16
-
-
-def new_prompt_cache() -> PromptStateCache:
-    """The cache the loaded model uses (llama_cpp's own LlamaRAMCache grows
-    without bound: it does not count the logits each state holds)."""
-    return PromptStateCache(CACHE_BYTES, CACHE_ENTRIES)
+#: Prompt prefixes kept beside the live one (sidecar/llm/kv_prefixes.py): a recent
+#: actor or scene each. Their cells are shared with the live sequence where they
+#: agree; the rest widens every token's attention (decode about 10% slower for each
+#: 500 tokens kept apart, docs/benchmarks.md), hence both bounds.
+KEPT_SEQUENCES = 6
+#: Tokens the kept sequences may hold in all before the least recent is dropped.
+KEPT_TOKENS = 2048
 
 
 #: llama.cpp context size unless configured (`[local_model] context_tokens`).
@@ -180,10 +176,9 @@ class LocalLLM:
                 raise
             try:
                 with _LLAMA_INIT_LOCK:
-                    llm = VoiceLlama(path, **self._settings)
+                    llm = VoiceLlama(path, kept_sequences=KEPT_SEQUENCES, **self._settings)
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
-            llm.set_cache(new_prompt_cache())  # type: ignore[arg-type]  # duck-typed: see prompt_cache.py
             if self._closed:  # closed while loading (shutdown during start-up)
                 llm.close()
                 raise ModelUnavailable("the sidecar is shutting down")
@@ -233,12 +228,7 @@ class LocalLLM:
                 chosen = 1 + choose_option(llm, turn.me, turn.situation, turn.earlier, list(turn.options))
             # A template writes its own BOS where its model wants one.
             tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
-            cached = llm.longest_token_prefix(llm._input_ids.tolist(), tokens)
-            if llm.cache is not None:
-                try:
-                    cached = max(cached, llm.longest_token_prefix(llm.cache[tokens].input_ids.tolist(), tokens))
-                except KeyError:
-                    pass
+            cached = llm.prefixes.restore(tokens)  # the longest kept prefix becomes the live one
             user_stop = params.get("stop") or []
             stops += [user_stop] if isinstance(user_stop, str) else list(user_stop)
             llm.next_sampling = params.get("sampling") or Sampling()  # set by sidecar.llm.call
@@ -266,6 +256,7 @@ class LocalLLM:
                     finish = choice.get("finish_reason") or finish
             finally:
                 stream.close()
+                llm.prefixes.keep(KEPT_TOKENS)
                 self.generations += 1
                 sampler = getattr(llm, "last_sampler", None)  # (a test's stand-in Llama has none)
                 if sampler is not None:  # tokens drawn, not chunks (sidecar/llm/sampling.py)

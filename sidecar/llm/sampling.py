@@ -23,6 +23,7 @@ the rest (prompt cache, stop strings, streaming, finish reasons).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 from collections import deque
@@ -32,6 +33,7 @@ import llama_cpp
 import numpy as np
 from llama_cpp import _internals
 
+from sidecar.llm.kv_prefixes import KeptPrefixes
 from sidecar.llm.types import Sampling
 
 __all__ = ["CheckedSampler", "GrammarError", "VoiceLlama"]
@@ -189,12 +191,58 @@ class CheckedSampler:
 
 class VoiceLlama(llama_cpp.Llama):
     """llama_cpp.Llama whose generations sample with `CheckedSampler`: set
-    `next_sampling` (and `next_grammar`) before each `create_completion`."""
+    `next_sampling` (and `next_grammar`) before each `create_completion`.
+
+    With `kept_sequences`, its context holds that many sequences beside the live one in
+    one KV buffer (`prefixes`: sidecar/llm/kv_prefixes.py): llama-cpp-python's own
+    evaluation touches sequence 0 only, and a decode that finds no free cell drops the
+    least recently kept sequence and tries again. The buffer is cleared at load, so its
+    pages are resident from the start: what the kept sequences and the longest prompt use
+    is in the idle figure, not a growth over a session."""
 
     next_sampling: Sampling = Sampling()
     next_grammar: str | None = None
     #: The sampler of the last generation (its `refused` count, for the record).
     last_sampler: CheckedSampler | None = None
+    prefixes: KeptPrefixes | None = None
+    #: Kept sequences dropped because a decode found no free cell.
+    made_room = 0
+
+    def __init__(self, *args: Any, kept_sequences: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if kept_sequences:
+            self._one_buffer_for(kept_sequences + 1)
+            self.prefixes = KeptPrefixes(self, kept_sequences)
+        ctx = self._ctx
+        remove, decode = ctx.kv_cache_seq_rm, ctx.decode
+
+        def remove_live(seq_id: int, p0: int, p1: int) -> bool:  # llama_cpp passes -1: every sequence
+            return bool(remove(0 if seq_id < 0 else seq_id, p0, p1))
+
+        def decode_making_room(batch: Any) -> None:
+            while True:
+                try:
+                    return decode(batch)  # type: ignore[no-any-return]  # unannotated upstream
+                except RuntimeError as exc:  # "llama_decode returned 1": no free cell for the batch
+                    if "returned 1" not in str(exc) or self.prefixes is None or not self.prefixes.drop_oldest():
+                        raise
+                    self.made_room += 1
+
+        ctx.kv_cache_seq_rm = remove_live  # type: ignore[method-assign]  # per instance, on purpose
+        ctx.decode = decode_making_room  # type: ignore[method-assign]
+        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx.ctx), True)  # pages resident now
+
+    def _one_buffer_for(self, sequences: int) -> None:
+        """Rebuild the context for `sequences` sequences sharing one KV buffer of n_ctx
+        cells (llama_cpp.Llama has no such argument; its context is built in __init__)."""
+        params = self.context_params
+        params.n_seq_max = sequences
+        params.kv_unified = True  # one buffer: a kept prefix's cells are shared, not split per sequence
+        params.swa_full = True  # Gemma's sliding-window layers keep every cell a kept prefix needs
+        self._ctx.close()  # type: ignore[no-untyped-call]  # unannotated upstream
+        self._ctx = self._stack.enter_context(
+            contextlib.closing(_internals.LlamaContext(model=self._model, params=params, verbose=self.verbose))
+        )
 
     def _init_sampler(self, *args: Any, **kwargs: Any) -> Any:  # noqa: ARG002 - ours replace llama_cpp's
         if self.last_sampler is not None:
@@ -207,10 +255,11 @@ class VoiceLlama(llama_cpp.Llama):
 
         Its `save_state` copies `scores[:n_tokens]`: with `logits_all` off that is up to
         n_batch rows of n_vocab floats, 512 MB with Gemma's 262,144-token vocabulary, all
-        made resident by the copy, before the prompt cache slims it to the one row a load
-        reads back (sidecar/llm/prompt_cache.py). That copy was a run's peak memory
-        (issue 30, item 3). Nothing reads the other rows: with `logits_all` off llama_cpp
-        never writes them."""
+        made resident by the copy, when a load reads back only the last. It was a run's
+        peak memory while the sidecar saved states (issue 30, item 3); it keeps prefixes
+        in the KV buffer now (sidecar/llm/kv_prefixes.py) and saves none, but a tool or
+        test that saves one should not pay it. Nothing reads the other rows: with
+        `logits_all` off llama_cpp never writes them."""
         if self._logits_all:  # every row is real then (never so in the sidecar)
             return super().save_state()
         full = self.scores

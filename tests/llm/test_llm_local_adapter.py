@@ -15,6 +15,7 @@ import pytest
 
 from sidecar.config import Config
 from sidecar.llm import Completion, Limits, ModelGateway, ModelRequest, TextPiece
+from sidecar.llm.kv_prefixes import common_prefix
 from sidecar.llm.local import STOP, format_prompt
 from sidecar.llm.weights import LocalModelStatus
 
@@ -26,14 +27,28 @@ class _Ids(list):
         return list(self)
 
 
+class _LiveOnly:
+    """KeptPrefixes with nothing kept (sidecar/llm/kv_prefixes.py, tested on the real
+    model): a run reuses what the live sequence shares with it."""
+
+    def __init__(self, llama: StandInLlama) -> None:
+        self.llama = llama
+
+    def restore(self, tokens: list[int]) -> int:
+        return common_prefix(self.llama._input_ids, tokens)
+
+    def keep(self, budget: int) -> None:
+        pass
+
+
 class StandInLlama:
     """What LocalLLM calls on llama_cpp.Llama; one token per word of `reply`."""
 
     def __init__(self, reply: str = "The hinges creak. Dust falls.", endless: bool = False) -> None:
         self.reply = reply
         self.endless = endless
-        self.cache = None
         self._input_ids = _Ids()
+        self.prefixes = _LiveOnly(self)
         self.calls: list[dict[str, Any]] = []
         self.emitted = 0
         self.stream_closed = threading.Event()

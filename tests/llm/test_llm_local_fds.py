@@ -35,9 +35,6 @@ class SilencingLlama:
                 pass
             time.sleep(0.05)
 
-    def set_cache(self, cache: object) -> None:
-        pass
-
     def close(self) -> None:
         pass
 
