@@ -50,6 +50,7 @@ import grpc  # noqa: E402
 
 from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.llm.chat_template import template_of  # noqa: E402
+from sidecar.llm.kv_prefixes import common_prefix  # noqa: E402
 from sidecar.llm.local import llama_settings, prompt_of  # noqa: E402
 from sidecar.llm.types import ReplyShape  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
@@ -121,15 +122,6 @@ def prompt_tokens(llm: Any, record: dict[str, Any]) -> list[int]:
     prompt, _, templated, _ = prompt_of(record["messages"], shape, template_of(llm))
     tokens: list[int] = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
     return tokens
-
-
-def common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def direct_run(llm: Any, record: dict[str, Any], max_tokens: int) -> tuple[float, float, int]:

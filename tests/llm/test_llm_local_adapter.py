@@ -56,15 +56,6 @@ class StandInLlama:
     def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return [hash(w) % 50_000 for w in data.decode().split()]
 
-    @staticmethod
-    def longest_token_prefix(a: list[int], b: list[int]) -> int:
-        n = 0
-        for x, y in zip(a, b, strict=False):
-            if x != y:
-                break
-            n += 1
-        return n
-
     def create_completion(self, tokens: list[int], **params: Any) -> Iterator[dict]:
         self.calls.append({"tokens": tokens, **params})
         words = self.reply.split(" ")
