@@ -7,8 +7,9 @@ Saving states out of the context (llama-cpp-python's cache) copies the KV, about
 token with Gemma 3 270M, into new memory on every run: a session's RSS grows by the whole
 cache budget. Here a finished run's tokens are kept as a sequence of their own in the
 same buffer (`llama_memory_seq_cp` shares the cells: nothing is copied), and a run that
-shares more with a kept sequence than with the live one starts from it. The buffer is
-allocated and cleared when the model loads, so keeping prefixes costs no memory after.
+shares more with a kept sequence than with the live one starts from it. llama.cpp
+allocates and clears the buffer when the model loads, so keeping prefixes costs no
+memory after (a wider attention does, a little: docs/benchmarks.md).
 
 Sequence 0 is the live one that llama-cpp-python evaluates into (`VoiceLlama` confines
 its `seq_rm` to it); sequences 1..`slots` are kept. When a decode finds no free cell,

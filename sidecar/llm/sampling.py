@@ -196,9 +196,9 @@ class VoiceLlama(llama_cpp.Llama):
     With `kept_sequences`, its context holds that many sequences beside the live one in
     one KV buffer (`prefixes`: sidecar/llm/kv_prefixes.py): llama-cpp-python's own
     evaluation touches sequence 0 only, and a decode that finds no free cell drops the
-    least recently kept sequence and tries again. The buffer is cleared at load, so its
-    pages are resident from the start: what the kept sequences and the longest prompt use
-    is in the idle figure, not a growth over a session."""
+    least recently kept sequence and tries again. llama.cpp clears the buffer when it
+    builds the context, so its pages are resident from the load (the same RSS with a
+    second clear or without): keeping sequences in it adds no memory."""
 
     next_sampling: Sampling = Sampling()
     next_grammar: str | None = None
@@ -229,8 +229,7 @@ class VoiceLlama(llama_cpp.Llama):
                     self.made_room += 1
 
         ctx.kv_cache_seq_rm = remove_live  # type: ignore[method-assign]  # per instance, on purpose
-        ctx.decode = decode_making_room  # type: ignore[method-assign]
-        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx.ctx), True)  # pages resident now
+        ctx.decode = decode_making_room  # type: ignore[method-assign]  # per instance, on purpose
 
     def _one_buffer_for(self, sequences: int) -> None:
         """Rebuild the context for `sequences` sequences sharing one KV buffer of n_ctx
