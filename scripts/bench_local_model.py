@@ -116,19 +116,17 @@ def last_record(path: Path) -> dict[str, Any]:
     return record
 
 
-def prompt_tokens(llm: Any, record: dict[str, Any]) -> list[int]:
-    """The tokens the sidecar's model was given for a recorded call."""
+def recorded_prompt(llm: Any, record: dict[str, Any]) -> tuple[list[int], list[str]]:
+    """The tokens the sidecar's model was given for a recorded call, and its stops."""
     shape = ReplyShape(**record["shape"]) if record.get("shape") else None
-    prompt, _, templated, _ = prompt_of(record["messages"], shape, template_of(llm))
+    prompt, stops, templated, _ = prompt_of(record["messages"], shape, template_of(llm))
     tokens: list[int] = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
-    return tokens
+    return tokens, stops
 
 
 def direct_run(llm: Any, record: dict[str, Any], max_tokens: int) -> tuple[float, float, int]:
     """(ttft_ms, decode tokens/s, tokens) for llama-cpp-python on the recorded call's prompt."""
-    shape = ReplyShape(**record["shape"]) if record.get("shape") else None
-    _, stops, _, _ = prompt_of(record["messages"], shape, template_of(llm))
-    tokens = prompt_tokens(llm, record)
+    tokens, stops = recorded_prompt(llm, record)
     start = time.monotonic()
     first = last = 0.0
     n = 0
@@ -238,7 +236,7 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
                 errors[exc.code().name] = errors.get(exc.code().name, 0) + 1
                 continue
             prefill.append(got["prompt"] - got["cached"])
-            tokens = prompt_tokens(llm, last_record(record))
+            tokens, _ = recorded_prompt(llm, last_record(record))
             earlier = seen.setdefault(request.actor_id, [])
             if earlier:
                 new.append(len(tokens) - max(common_prefix(tokens, e) for e in earlier))

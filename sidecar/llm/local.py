@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import ctypes
+import functools
 import logging
 import os
 import threading
@@ -98,15 +98,16 @@ def prompt_of(messages: list[dict[str, str]], shape: Any, chat: ChatTemplate | N
     return prompt, stops, templated, document
 
 
+@functools.cache
 def _heap_trimmer() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, looked up on first use (the gateway imports this module at start-up)."""
+    import ctypes
+
     try:
         trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
         return trim
     except (AttributeError, OSError, TypeError):  # not glibc (Windows, macOS, musl): nothing to trim
         return None
-
-
-_MALLOC_TRIM = _heap_trimmer()
 
 
 def release_heap() -> None:
@@ -117,8 +118,9 @@ def release_heap() -> None:
     vocabulary now and then: sidecar/llm/sampling.py). glibc keeps such freed memory in
     its arenas, so a long session's RSS climbed by what the largest passes ever held,
     150 MB over 60 runs (issue 30, item 3). malloc_trim returns it, in about 1 ms."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
+    trim = _heap_trimmer()
+    if trim is not None:
+        trim(0)
 
 
 #: llama-cpp-python silences llama.cpp's C logs while it builds a model by pointing the

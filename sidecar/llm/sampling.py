@@ -145,8 +145,7 @@ class CheckedSampler:
         while True:
             self.widest = max(self.widest, min(size, self._n_vocab))
             if size >= self._n_vocab:  # every token: the pass this replaces
-                self._all.copy_logits(logits)
-                llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._all.candidates))
+                llama_cpp.llama_sampler_apply(self._grammar, self._candidates(ctx, idx))
                 return
             if order is None:  # the top `size`, unordered: enough for the first slice
                 top = np.argpartition(logits, -size)[-size:]
@@ -210,9 +209,10 @@ class VoiceLlama(llama_cpp.Llama):
 
     def __init__(self, *args: Any, kept_sequences: int = 0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if kept_sequences:
-            self._one_buffer_for(kept_sequences + 1)
-            self.prefixes = KeptPrefixes(self, kept_sequences)
+        if not kept_sequences:
+            return
+        self._one_buffer_for(kept_sequences + 1)
+        prefixes = self.prefixes = KeptPrefixes(self, kept_sequences)
         ctx = self._ctx
         remove, decode = ctx.kv_cache_seq_rm, ctx.decode
 
@@ -224,7 +224,7 @@ class VoiceLlama(llama_cpp.Llama):
                 try:
                     return decode(batch)  # type: ignore[no-any-return]  # unannotated upstream
                 except RuntimeError as exc:  # "llama_decode returned 1": no free cell for the batch
-                    if "returned 1" not in str(exc) or self.prefixes is None or not self.prefixes.drop_oldest():
+                    if "returned 1" not in str(exc) or not prefixes.drop_oldest():
                         raise
                     self.made_room += 1
 

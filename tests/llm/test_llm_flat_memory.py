@@ -11,6 +11,7 @@ docs/benchmarks.md has the sidecar's own figures (scripts/bench_local_model.py).
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 from fakes.runs_rig import build_rig, drain
@@ -33,7 +34,7 @@ def _rss_mb() -> float:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
 
 
-@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="reads /proc")
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc")
 async def test_rss_stays_flat_over_mixed_runs() -> None:
     rig = build_rig(model="local/gemma3-270m", context_window=4096, max_output_tokens=60)
     await rig.session()
