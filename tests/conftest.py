@@ -24,6 +24,27 @@ TEST_TOKEN = "test-token-not-secret"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Hold the summary until no embedded model is being built, and build none while it is
+    written. A server a test started warms the model up on a thread of its own, which may
+    outlive the test; llama_cpp points fds 1 and 2 at /dev/null while it builds, so a build
+    overlapping the summary swallowed it (CI's log had 100% and no summary line). Runs
+    before the terminal reporter's own sessionfinish prints; released in unconfigure."""
+    from sidecar.llm.local import _LLAMA_INIT_LOCK
+
+    session.config.stash[_SUMMARY_HOLDS_BUILDS] = _LLAMA_INIT_LOCK.acquire(timeout=120)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.stash.get(_SUMMARY_HOLDS_BUILDS, False):
+        from sidecar.llm.local import _LLAMA_INIT_LOCK
+
+        _LLAMA_INIT_LOCK.release()
+
+
+_SUMMARY_HOLDS_BUILDS = pytest.StashKey[bool]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked local_model need the embedded model's weights; without them
     they are skipped, with the reason in pytest's summary (-rs), unless
