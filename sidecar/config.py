@@ -271,6 +271,9 @@ class LocalModelConfig(msgspec.Struct, forbid_unknown_fields=True):
     threads: Count = 0
     #: Prompt tokens llama.cpp evaluates per step (its n_batch).
     batch_tokens: Positive = 512
+    #: Prefill a session's recent actors' next prompts while the model is idle, after the
+    #: session opens and whenever its state changes (docs/runs.md, Warm-up).
+    warm_up: bool = True
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True):

@@ -42,6 +42,7 @@ from sidecar.runs.events import Finished, Started, Timings
 from sidecar.runs.handle import END, RunHandle
 from sidecar.runs.plan import RunOptions, RunPlan, RunPlanner
 from sidecar.runs.prompt import RunPrompt, prepare_prompt
+from sidecar.runs.warm_up import WarmUp, any_local
 from sidecar.session_gate import SessionGate
 
 if TYPE_CHECKING:
@@ -77,6 +78,17 @@ class RunScheduler:
         self.counters = RunCounters(store)
         #: Transcript compaction after runs, in the background (sidecar.runs.compaction).
         self.compactor = Compactor(config, store, gateway, self.counters)
+        #: The embedded model prefills recent actors' next prompts while idle (sidecar.runs.warm_up).
+        actor_profiles = config.runs.actor_profiles.values()
+        self.warm_up = WarmUp(
+            gateway,
+            functools.partial(self.planner.plan, preview=True),
+            functools.partial(self._prompt, preview=True),
+            lambda: bool(self._running or self._queued),
+            # Only where the default or an actor's profile is the embedded model: nothing else is warmed.
+            enabled=config.local_model.warm_up and any_local(gateway, config.default_profile, *actor_profiles),
+        )
+        store.on_change.append(self.warm_up.touch)
         self._draining = draining
         self._runs: dict[str, RunHandle] = {}
         #: Waiting runs per (session, actor), in arrival order.
@@ -108,6 +120,7 @@ class RunScheduler:
                 metadata={"queue_length": str(self._queued), "max_queue": str(self.config.max_queue)},
             )
         self._order += 1
+        self.warm_up.ran(spec, (options or RunOptions()).profile)
         handle = RunHandle(plan=plan, order=self._order)
         run_id = plan.run_id
         self._runs[run_id] = handle
@@ -179,6 +192,7 @@ class RunScheduler:
         handle.cancel(RunCancelled(f"run {run_id!r} was cancelled by CancelRun"))
 
     async def cancel_session(self, session_id: str) -> int:
+        self.warm_up.forget(session_id)
         handles = [h for h in self._runs.values() if h.spec.session_id == session_id and not h.done]
         for handle in handles:
             handle.cancel(RunCancelled(f"session {session_id!r} was closed"))
@@ -186,6 +200,7 @@ class RunScheduler:
 
     async def aclose(self) -> None:
         self._closing = True
+        await self.warm_up.aclose()
         await self.compactor.aclose()
         handles = list(self._runs.values())
         for handle in handles:
@@ -247,6 +262,7 @@ class RunScheduler:
             if not persisted:
                 await self.counters.persist(session_id)
             self.compactor.after_run(session_id, handle.spec.actor_id)
+            self.warm_up.touch(session_id)  # the reply is in the others' history now
 
     async def _serve(self, handle: RunHandle, emit: Callable[[Any], None]) -> Finished:
         """Run the model and record its reply; the run's Finished, for `_life` to send."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sidecar.config import StateLimits
 from sidecar.errors import SessionExists, SessionNotFound, ShuttingDown, SidecarError, StaleRevision
@@ -47,6 +47,9 @@ class SessionStore:
         self._slots: dict[str, _Slot] = {}
         self._journal: Journal | None = None
         self._closed = False
+        #: Called with a session's ID after it opens and after each write that changes its
+        #: state (not a replayed delta); must not block (the run scheduler's warm-up).
+        self.on_change: list[Callable[[str], None]] = []
 
     # -- lifecycle -------------------------------------------------------------
     async def start(self) -> None:
@@ -111,6 +114,7 @@ class SessionStore:
         check_capacity(len(self._slots), self.limits)
         session = Session(id=session_id or f"s-{uuid.uuid4().hex}", options=options or SessionOptions())
         await self._add(session)
+        self._changed(session.id)
         return session, True
 
     async def _add(self, session: Session) -> None:
@@ -161,6 +165,7 @@ class SessionStore:
             if delta_id:
                 remember_delta(s, delta_id, revision, self.limits.delta_id_window, digest)
             slot.wake()
+        self._changed(session_id)
         if self._journal is not None:
             await self.compact_if_due(session_id)
         return revision, False
@@ -178,6 +183,7 @@ class SessionStore:
             s.world = World()
             apply_ops(s, ops, new_rev, self.limits)
             slot.wake()
+        self._changed(session_id)
         if self._journal is not None:
             await self.compact_if_due(session_id)
         return new_rev
@@ -190,6 +196,7 @@ class SessionStore:
         if slot is None:
             check_capacity(len(self._slots), self.limits)
             await self._add(imported)
+            self._changed(target)
             return target, imported.revision
         if not overwrite:
             raise SessionExists(f"session {target!r} exists; set overwrite to replace it")
@@ -200,7 +207,12 @@ class SessionStore:
                 if name != "id":
                     setattr(slot.session, name, getattr(imported, name))
             slot.wake()
-            return target, imported.revision
+        self._changed(target)
+        return target, imported.revision
+
+    def _changed(self, session_id: str) -> None:
+        for listener in self.on_change:
+            listener(session_id)
 
     async def wait_for_revision(self, session_id: str, revision: int, timeout_s: float) -> None:
         """Return once the session reaches `revision`, else RevisionNotReached."""

@@ -1,0 +1,91 @@
+"""Issue 30, item 2: the embedded model warms a prompt while idle (`LocalLLM.warm`), a
+run that shares its prefix evaluates only the rest and replies as a fresh evaluation
+does, and a warm-up gives way to a generation at its next step (sidecar/llm/local.py).
+The sidecar's own warm-ups, after a session opens or changes: tests/e2e/test_warm_up.py."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from waits import eventually
+
+from sidecar.llm.local import WARM_STEP, LocalLLM, format_prompt
+from sidecar.llm.types import Chunk, Sampling
+
+pytest.importorskip("llama_cpp")
+pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(600)]
+
+TAVERN = "You narrate a crowded tavern at night. " + "A bard tunes his lute while dice clatter on oak. " * 30
+
+
+def _messages(*turns: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": TAVERN}] + [{"role": "user", "content": t} for t in turns]
+
+
+def _run(model: LocalLLM, messages: list[dict[str, str]]) -> tuple[str, int, int]:
+    """(text, prompt tokens, tokens reused) of one greedy generation, as the sidecar runs it."""
+    out: list[object] = []
+    params = {"max_tokens": 12, "sampling": Sampling(temperature=0.0), "seed": 1}
+    model._count_waiting(1)  # as `astreaming` counts a generation it submits
+    model._generate(messages, params, threading.Event(), out.append)
+    assert not isinstance(out[-1], BaseException), out[-1]
+    chunks = [c for c in out if isinstance(c, Chunk)]
+    prompt, _, cached = chunks[-1].usage
+    return "".join(c.text for c in chunks), prompt, cached
+
+
+@pytest.fixture(scope="module")
+def model():
+    local = LocalLLM()
+    local.preload()
+    yield local
+    local.close()
+
+
+def _prompt_tokens(model: LocalLLM, messages: list[dict[str, str]]) -> int:
+    return len(model._llm.tokenize(format_prompt(messages).encode(), add_bos=True, special=True))
+
+
+async def test_a_warmed_prompt_leaves_a_run_only_its_new_tokens_and_the_same_reply(model) -> None:
+    warmed = await model.warm(_messages("The door bangs open."), None)
+    assert warmed > 300, warmed
+    assert await model.warm(_messages("The door bangs open."), None) == 0  # nothing new: nothing evaluated
+
+    text, prompt, cached = _run(model, _messages("The door bangs open.", "A stranger walks in, dripping wet."))
+    assert cached >= warmed - 4, (cached, warmed)  # all but the reply cue and what follows it
+    assert prompt - cached < 40, (prompt, cached)
+
+    model._llm.prefixes.clear()
+    model._llm.reset()
+    fresh, _, none = _run(model, _messages("The door bangs open.", "A stranger walks in, dripping wet."))
+    assert none == 0 and fresh == text
+
+
+async def test_a_warm_up_gives_way_to_a_generation_at_its_next_step(model) -> None:
+    model._llm.prefixes.clear()
+    model._llm.reset()
+    long = _messages("The fire crackles. " * 80)  # about 1,000 tokens: seconds to evaluate on CPU
+    total = _prompt_tokens(model, long)
+    llm = model._llm
+    warming = asyncio.ensure_future(model.warm(long, None))
+    await eventually(lambda: llm.n_tokens >= 2 * WARM_STEP, timeout=60, what="the warm-up is under way")
+
+    params = {"max_tokens": 4, "sampling": Sampling(temperature=0.0), "seed": 1}
+    chunks = [c async for c in model.astreaming("local/x", _messages("A mug shatters."), params)]
+    warmed = await warming
+    assert 2 * WARM_STEP <= warmed < total, (warmed, total)  # it stopped, and kept what it had
+    assert chunks[-1].finish is not None
+    assert model._waiting == 0
+
+    # What it evaluated before it gave way is kept: the long prompt now starts from it.
+    _, _, cached = _run(model, long)
+    assert cached >= warmed - 1, (cached, warmed)
+
+
+async def test_a_warm_up_never_loads_the_model() -> None:
+    idle = LocalLLM()
+    assert await idle.warm(_messages("Nothing."), None) == 0
+    assert not idle.loaded
+    idle.close()
