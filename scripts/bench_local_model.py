@@ -80,6 +80,15 @@ def entity(eid: str, kind: int, name: str, description: str, location: str = "")
     return spb.DeltaOp(upsert_entity=spb.UpsertEntityOp(entity=ent))
 
 
+def scene() -> list[spb.DeltaOp]:
+    """The bench's world: a cave, Aria (the player) and Snag (a goblin)."""
+    return [
+        entity("cave", tpb.ENTITY_KIND_LOCATION, "Damp Cave", "A damp cave lit by torches."),
+        entity("aria", tpb.ENTITY_KIND_PLAYER, "Aria", "A young swordswoman.", "cave"),
+        entity("snag", tpb.ENTITY_KIND_CHARACTER, "Snag", "A sneaky goblin.", "cave"),
+    ]
+
+
 def event(text: str) -> spb.DeltaOp:
     return spb.DeltaOp(record_event=spb.RecordEventOp(event=spb.GameEvent(text=text, entity_ids=["aria", "snag"])))
 
@@ -197,11 +206,7 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
     try:
         client = sidecar.client
         await client.open_session("bench")
-        revision = (await client.apply_deltas("bench", 0, [
-            entity("cave", tpb.ENTITY_KIND_LOCATION, "Damp Cave", "A damp cave lit by torches."),
-            entity("aria", tpb.ENTITY_KIND_PLAYER, "Aria", "A young swordswoman.", "cave"),
-            entity("snag", tpb.ENTITY_KIND_CHARACTER, "Snag", "A sneaky goblin.", "cave"),
-        ])).revision
+        revision = (await client.apply_deltas("bench", 0, scene())).revision
         for _ in range(600):
             if (await client.get_info()).llm_ready:
                 break

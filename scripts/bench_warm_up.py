@@ -33,13 +33,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_local_model import EVENTS, entity, event, last_record, narrate, recorded_prompt, timed_run  # noqa: E402
+from bench_local_model import EVENTS, event, last_record, narrate, recorded_prompt, scene, timed_run  # noqa: E402
 
 from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.llm.local import llama_settings  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
 from sidecar.runs.replay_log import ENV as RECORD_ENV  # noqa: E402
-from sidecar.v1 import types_pb2 as tpb  # noqa: E402
 
 FIRST_LINE = "Aria steps into the cave, torch held high."
 
@@ -59,11 +58,7 @@ async def session(warm: bool, runs: int, settle: float) -> tuple[list[dict[str, 
                 break
             await asyncio.sleep(0.1)
         await client.open_session("bench")
-        revision = (await client.apply_deltas("bench", 0, [
-            entity("cave", tpb.ENTITY_KIND_LOCATION, "Damp Cave", "A damp cave lit by torches."),
-            entity("aria", tpb.ENTITY_KIND_PLAYER, "Aria", "A young swordswoman.", "cave"),
-            entity("snag", tpb.ENTITY_KIND_CHARACTER, "Snag", "A sneaky goblin.", "cave"),
-        ])).revision
+        revision = (await client.apply_deltas("bench", 0, scene())).revision
         await asyncio.sleep(settle)
         out.append(await timed_run(client, narrate(FIRST_LINE, 8)))
         for i in range(runs):

@@ -6,12 +6,10 @@ such a turn evaluated its whole prompt again: 1-4 of about 500 tokens were reuse
 
 from __future__ import annotations
 
-import threading
-
 import pytest
+from local_runs import greedy_run
 
 from sidecar.llm.local import KEPT_TOKENS, LocalLLM
-from sidecar.llm.types import Chunk, Sampling
 
 pytest.importorskip("llama_cpp")
 pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -25,14 +23,7 @@ def _messages(system: str, *turns: str) -> list[dict[str, str]]:
 
 
 def _run(model: LocalLLM, messages: list[dict[str, str]]) -> tuple[str, int, int]:
-    """(text, prompt tokens, tokens reused) of one greedy generation, as the sidecar runs it."""
-    out: list[object] = []
-    params = {"max_tokens": 16, "sampling": Sampling(temperature=0.0), "seed": 1}
-    model._generate(messages, params, threading.Event(), out.append)
-    assert not isinstance(out[-1], BaseException), out[-1]
-    chunks = [c for c in out if isinstance(c, Chunk)]
-    prompt, _, cached = chunks[-1].usage
-    return "".join(c.text for c in chunks), prompt, cached
+    return greedy_run(model, messages, 16)
 
 
 @pytest.fixture(scope="module")

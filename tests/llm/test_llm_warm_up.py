@@ -6,13 +6,13 @@ The sidecar's own warm-ups, after a session opens or changes: tests/e2e/test_war
 from __future__ import annotations
 
 import asyncio
-import threading
 
 import pytest
+from local_runs import greedy_run
 from waits import eventually
 
 from sidecar.llm.local import WARM_STEP, LocalLLM, format_prompt
-from sidecar.llm.types import Chunk, Sampling
+from sidecar.llm.types import Sampling
 
 pytest.importorskip("llama_cpp")
 pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -25,15 +25,7 @@ def _messages(*turns: str) -> list[dict[str, str]]:
 
 
 def _run(model: LocalLLM, messages: list[dict[str, str]]) -> tuple[str, int, int]:
-    """(text, prompt tokens, tokens reused) of one greedy generation, as the sidecar runs it."""
-    out: list[object] = []
-    params = {"max_tokens": 12, "sampling": Sampling(temperature=0.0), "seed": 1}
-    model._count_waiting(1)  # as `astreaming` counts a generation it submits
-    model._generate(messages, params, threading.Event(), out.append)
-    assert not isinstance(out[-1], BaseException), out[-1]
-    chunks = [c for c in out if isinstance(c, Chunk)]
-    prompt, _, cached = chunks[-1].usage
-    return "".join(c.text for c in chunks), prompt, cached
+    return greedy_run(model, messages, 12)
 
 
 @pytest.fixture(scope="module")
