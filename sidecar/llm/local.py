@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import logging
 import os
 import threading
@@ -23,6 +22,7 @@ from typing import Any
 
 from sidecar.config import LocalModelConfig
 from sidecar.errors import ModelNotInstalled, ModelUnavailable
+from sidecar.heap import release_heap
 from sidecar.llm.chat_template import ChatTemplate, short_chat, template_of
 from sidecar.llm.choose import choose_option
 from sidecar.llm.cpu_level import check_llama_cpu
@@ -100,31 +100,6 @@ def prompt_of(messages: list[dict[str, str]], shape: Any, chat: ChatTemplate | N
     prompt = chat.render(short_chat(document.turn, shape)) if chat is not None else document.text
     stops = stop_for(shape, templated) + ([chat.eos] if chat is not None and chat.eos else [])
     return prompt, stops, templated, document
-
-
-@functools.cache
-def _heap_trimmer() -> Callable[[int], int] | None:
-    """glibc's malloc_trim, looked up on first use (the gateway imports this module at start-up)."""
-    import ctypes
-
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
-        return trim
-    except (AttributeError, OSError, TypeError):  # not glibc (Windows, macOS, musl): nothing to trim
-        return None
-
-
-def release_heap() -> None:
-    """Give the C heap's free pages back to the system after a generation.
-
-    llama.cpp allocates and frees many small blocks per token (the grammar decodes each
-    candidate it is given into a vector; a decision's forced tokens still need the whole
-    vocabulary now and then: sidecar/llm/sampling.py). glibc keeps such freed memory in
-    its arenas, so a long session's RSS climbed by what the largest passes ever held,
-    150 MB over 60 runs (issue 30, item 3). malloc_trim returns it, in about 1 ms."""
-    trim = _heap_trimmer()
-    if trim is not None:
-        trim(0)
 
 
 #: llama-cpp-python silences llama.cpp's C logs while it builds a model by pointing the

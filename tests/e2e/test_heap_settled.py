@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,8 @@ async def test_the_heap_is_frozen_once_loaded_and_runs_still_work(tmp_path: Path
         assert (await sidecar.client.get_info()).llm_ready  # settled only after the loading
         # The modules, classes and functions of grpc, protobuf, msgspec and ours, at least.
         assert settled.fields["frozen"] > 10_000
+        # glibc's mmap threshold is fixed from here on (sidecar/heap.py; tests/test_heap.py).
+        assert settled.fields["mmap_threshold_fixed"] is sys.platform.startswith("linux")
         await sidecar.client.open_session("g1")
         request = apb.RunRequest(session_id="g1", narrate=apb.NarrateInput(text="A bell rings."))
         events = [event async for event in sidecar.client.run(request)]

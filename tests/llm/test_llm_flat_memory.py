@@ -2,7 +2,7 @@
 frees many small blocks per token (the grammar's decoded candidates above all); glibc
 kept them, and a session's RSS climbed by about 150 MB in 60 mixed runs. The grammar now
 gets slices of the vocabulary (tests/llm/test_llm_grammar_slices.py) and the heap is
-trimmed after each generation (`sidecar.llm.local.release_heap`).
+trimmed after each generation (`sidecar.heap.release_heap`).
 
 Measured in this process, through the real pipeline on the real weights: narrations,
 dialogue and decisions, as a game would send them. A memory bound, not a timing one;
