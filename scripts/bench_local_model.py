@@ -10,7 +10,9 @@ client, over gRPC. Its recorded messages then become the same prompt tokens
 here (`sidecar.llm.local.prompt_of`, the code the sidecar uses), run on this
 process's own `llama_cpp.Llama` with the same settings, greedily and with the
 same stops. `decode_ratio` = the sidecar's decode tokens/s over the direct ones
-(medians; target >= 0.95).
+(medians; target >= 0.95). Before each timed run, on either side, the bench waits until
+the sidecar has used no CPU for 0.3 s: its warm-ups (docs/runs.md) would otherwise
+share the cores with the direct side.
 
 Memory: the sidecar's RSS (VmRSS, /proc) sampled every 2 ms by a thread: idle
 with the model loaded and warm (`rss_mb_idle`), the highest seen during any run
@@ -119,6 +121,24 @@ class RssSampler:
         self._thread.join()
 
 
+def cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+async def settle(pid: int, quiet_s: float = 0.3) -> None:
+    """Until the sidecar has used no CPU for `quiet_s` (its warm-ups are over: they start
+    0.25 s after a change and run on the model's worker), so that what is timed next,
+    here or in the sidecar, has the cores to itself."""
+    await asyncio.sleep(quiet_s)
+    for _ in range(200):
+        before = cpu_ticks(pid)
+        await asyncio.sleep(quiet_s)
+        if cpu_ticks(pid) == before:
+            return
+
+
 def last_record(path: Path) -> dict[str, Any]:
     lines = path.read_text(encoding="utf-8").strip().splitlines()
     record: dict[str, Any] = json.loads(lines[-1])
@@ -219,8 +239,10 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
         direct_run(llm, last_record(record), 8)  # warm the direct side too
         side, direct, same = [], [], 0
         for i in range(runs):
+            await settle(sidecar.pid)
             got = await timed_run(client, narrate(EVENTS[i % len(EVENTS)], max_tokens))
             side.append(got)
+            await settle(sidecar.pid)
             d = await asyncio.to_thread(direct_run, llm, last_record(record), max_tokens)
             direct.append(d)
             same += got["completion"] == d[2]

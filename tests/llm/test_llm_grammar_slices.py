@@ -39,6 +39,9 @@ def llm():
 
 
 def _reply(llm, shape: ReplyShape, sampling: Sampling, seed: int) -> tuple[str, int, int]:
+    # Evaluated afresh each time: a prompt partly reused from the last call goes through
+    # llama.cpp in other steps, whose last bits (flash attention) can tip a near-tie.
+    llm.reset()
     llm.next_sampling = sampling
     llm.next_grammar = grammar_for(shape)
     tokens = llm.tokenize(DOCUMENT.encode(), add_bos=True)
