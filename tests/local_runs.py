@@ -8,7 +8,12 @@ from typing import Any
 
 from sidecar.llm.types import Chunk, Sampling
 
-__all__ = ["greedy_run"]
+__all__ = ["chat", "greedy_run"]
+
+
+def chat(system: str, *turns: str) -> list[dict[str, str]]:
+    """A system message, then each turn as a user message."""
+    return [{"role": "system", "content": system}] + [{"role": "user", "content": t} for t in turns]
 
 
 def greedy_run(model: Any, messages: list[dict[str, str]], max_tokens: int) -> tuple[str, int, int]:

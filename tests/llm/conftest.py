@@ -4,16 +4,26 @@ gateway whose profiles point at it."""
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 from fakes.openai_server import FakeOpenAI
 
 from sidecar.config import Config, ModelProfile
 from sidecar.llm import ModelGateway
+from sidecar.llm.local import LocalLLM
 from sidecar.llm.tokens import shared_cl100k
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+
+@pytest.fixture(scope="module")
+def local_llm() -> Iterator[LocalLLM]:
+    """The embedded model, loaded once per test module (tests that read what it reuses)."""
+    local = LocalLLM()
+    local.preload()
+    yield local
+    local.close()
 
 
 @pytest.fixture(scope="session", autouse=True)

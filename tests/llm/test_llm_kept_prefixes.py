@@ -7,7 +7,7 @@ such a turn evaluated its whole prompt again: 1-4 of about 500 tokens were reuse
 from __future__ import annotations
 
 import pytest
-from local_runs import greedy_run
+from local_runs import chat, greedy_run
 
 from sidecar.llm.local import KEPT_TOKENS, LocalLLM
 
@@ -18,32 +18,20 @@ HARBOUR = "You narrate a harbour town at dusk. " + "Gulls circle the masts while
 FORGE = "You voice Halvard, an old smith. " + "Sparks fly as the hammer rings on the anvil. " * 25
 
 
-def _messages(system: str, *turns: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": system}] + [{"role": "user", "content": t} for t in turns]
-
-
 def _run(model: LocalLLM, messages: list[dict[str, str]]) -> tuple[str, int, int]:
     return greedy_run(model, messages, 16)
 
 
-@pytest.fixture(scope="module")
-def model():
-    local = LocalLLM()
-    local.preload()
-    yield local
-    local.close()
-
-
-def test_an_actors_next_turn_starts_from_its_kept_prompt_and_replies_as_fresh(model) -> None:
-    _run(model, _messages(HARBOUR, "A ship docks."))
-    _run(model, _messages(FORGE, "The fire dies down."))  # another actor: the live sequence is the forge now
-    text, prompt, cached = _run(model, _messages(HARBOUR, "A ship docks.", "The harbour master shouts."))
+def test_an_actors_next_turn_starts_from_its_kept_prompt_and_replies_as_fresh(local_llm) -> None:
+    _run(local_llm, chat(HARBOUR, "A ship docks."))
+    _run(local_llm, chat(FORGE, "The fire dies down."))  # another actor: the live sequence is the forge now
+    text, prompt, cached = _run(local_llm, chat(HARBOUR, "A ship docks.", "The harbour master shouts."))
     assert cached >= prompt * 0.8, (cached, prompt)
-    assert model._llm.prefixes.restored >= 1
+    assert local_llm._llm.prefixes.restored >= 1
 
-    model._llm.prefixes.clear()
-    model._llm.reset()
-    fresh, _, none = _run(model, _messages(HARBOUR, "A ship docks.", "The harbour master shouts."))
+    local_llm._llm.prefixes.clear()
+    local_llm._llm.reset()
+    fresh, _, none = _run(local_llm, chat(HARBOUR, "A ship docks.", "The harbour master shouts."))
     assert none == 0 and text == fresh
 
 
@@ -53,11 +41,11 @@ def test_kept_sequences_make_room_when_the_buffer_is_full() -> None:
     try:
         for i in range(6):
             system = f"Scene {i}. " + (HARBOUR if i % 2 else FORGE)  # none continues another
-            _run(small, _messages(system, "Something happens."))
+            _run(small, chat(system, "Something happens."))
         prefixes = small._llm.prefixes
         assert small._llm.made_room >= 1, "the kept sequences never filled the buffer: the test proves nothing"
         assert 1 <= len(prefixes) and prefixes.tokens_kept <= max(KEPT_TOKENS, 1024)
-        text, prompt, _ = _run(small, _messages(FORGE + " Scene 9.", "The end."))
+        text, prompt, _ = _run(small, chat(FORGE + " Scene 9.", "The end."))
         assert text and prompt > 300
     finally:
         small.close()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from local_runs import greedy_run
+from local_runs import chat, greedy_run
 from waits import eventually
 
 from sidecar.llm.local import WARM_STEP, LocalLLM, format_prompt
@@ -21,58 +21,50 @@ TAVERN = "You narrate a crowded tavern at night. " + "A bard tunes his lute whil
 
 
 def _messages(*turns: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": TAVERN}] + [{"role": "user", "content": t} for t in turns]
+    return chat(TAVERN, *turns)
 
 
 def _run(model: LocalLLM, messages: list[dict[str, str]]) -> tuple[str, int, int]:
     return greedy_run(model, messages, 12)
 
 
-@pytest.fixture(scope="module")
-def model():
-    local = LocalLLM()
-    local.preload()
-    yield local
-    local.close()
-
-
 def _prompt_tokens(model: LocalLLM, messages: list[dict[str, str]]) -> int:
     return len(model._llm.tokenize(format_prompt(messages).encode(), add_bos=True, special=True))
 
 
-async def test_a_warmed_prompt_leaves_a_run_only_its_new_tokens_and_the_same_reply(model) -> None:
-    warmed = await model.warm(_messages("The door bangs open."), None)
+async def test_a_warmed_prompt_leaves_a_run_only_its_new_tokens_and_the_same_reply(local_llm) -> None:
+    warmed = await local_llm.warm(_messages("The door bangs open."), None)
     assert warmed > 300, warmed
-    assert await model.warm(_messages("The door bangs open."), None) == 0  # nothing new: nothing evaluated
+    assert await local_llm.warm(_messages("The door bangs open."), None) == 0  # nothing new: nothing evaluated
 
-    text, prompt, cached = _run(model, _messages("The door bangs open.", "A stranger walks in, dripping wet."))
+    text, prompt, cached = _run(local_llm, _messages("The door bangs open.", "A stranger walks in, dripping wet."))
     assert cached >= warmed - 4, (cached, warmed)  # all but the reply cue and what follows it
     assert prompt - cached < 40, (prompt, cached)
 
-    model._llm.prefixes.clear()
-    model._llm.reset()
-    fresh, _, none = _run(model, _messages("The door bangs open.", "A stranger walks in, dripping wet."))
+    local_llm._llm.prefixes.clear()
+    local_llm._llm.reset()
+    fresh, _, none = _run(local_llm, _messages("The door bangs open.", "A stranger walks in, dripping wet."))
     assert none == 0 and fresh == text
 
 
-async def test_a_warm_up_gives_way_to_a_generation_at_its_next_step(model) -> None:
-    model._llm.prefixes.clear()
-    model._llm.reset()
+async def test_a_warm_up_gives_way_to_a_generation_at_its_next_step(local_llm) -> None:
+    local_llm._llm.prefixes.clear()
+    local_llm._llm.reset()
     long = _messages("The fire crackles. " * 80)  # about 1,000 tokens: seconds to evaluate on CPU
-    total = _prompt_tokens(model, long)
-    llm = model._llm
-    warming = asyncio.ensure_future(model.warm(long, None))
+    total = _prompt_tokens(local_llm, long)
+    llm = local_llm._llm
+    warming = asyncio.ensure_future(local_llm.warm(long, None))
     await eventually(lambda: llm.n_tokens >= 2 * WARM_STEP, timeout=60, what="the warm-up is under way")
 
     params = {"max_tokens": 4, "sampling": Sampling(temperature=0.0), "seed": 1}
-    chunks = [c async for c in model.astreaming("local/x", _messages("A mug shatters."), params)]
+    chunks = [c async for c in local_llm.astreaming("local/x", _messages("A mug shatters."), params)]
     warmed = await warming
     assert 2 * WARM_STEP <= warmed < total, (warmed, total)  # it stopped, and kept what it had
     assert chunks[-1].finish is not None
-    assert model._waiting == 0
+    assert local_llm._waiting == 0
 
     # What it evaluated before it gave way is kept: the long prompt now starts from it.
-    _, _, cached = _run(model, long)
+    _, _, cached = _run(local_llm, long)
     assert cached >= warmed - 1, (cached, warmed)
 
 
