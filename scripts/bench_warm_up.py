@@ -43,8 +43,8 @@ from sidecar.runs.replay_log import ENV as RECORD_ENV  # noqa: E402
 FIRST_LINE = "Aria steps into the cave, torch held high."
 
 
-async def session(warm: bool, runs: int, settle: float) -> tuple[list[dict[str, Any]], Path]:
-    """The narrations of one sidecar (the first line first), and its record of model calls."""
+async def session(warm: bool, runs: int, settle: float) -> list[dict[str, Any]]:
+    """The narrations of one sidecar (the first line first), each after the first with its recorded model call."""
     work = Path(tempfile.mkdtemp(prefix="bench-warm-"))
     record, config = work / "runs.jsonl", work / "sidecar.toml"
     config.write_text(f"[local_model]\nwarm_up = {'true' if warm else 'false'}\n")
@@ -68,7 +68,7 @@ async def session(warm: bool, runs: int, settle: float) -> tuple[list[dict[str, 
             got = await timed_run(client, narrate(EVENTS[i % len(EVENTS)], 8))
             got["record"] = last_record(record)
             out.append(got)
-    return out, record
+    return out
 
 
 def direct_prefill_ms(llm: Any, record: dict[str, Any], new: int) -> float:
@@ -85,8 +85,8 @@ def direct_prefill_ms(llm: Any, record: dict[str, Any], new: int) -> float:
 async def main(runs: int, settle: float) -> dict[str, Any]:
     import llama_cpp
 
-    warm, _ = await session(True, runs, settle)
-    cold, _ = await session(False, runs, settle)
+    warm = await session(True, runs, settle)
+    cold = await session(False, runs, settle)
     llm = llama_cpp.Llama(resolve_weights(find_local_model()), **llama_settings())
     direct_prefill_ms(llm, warm[1]["record"], 8)  # first-call costs, not counted
     anchors = [direct_prefill_ms(llm, got["record"], max(1, got["prompt"] - got["cached"])) for got in warm[1:]]

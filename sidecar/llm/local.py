@@ -76,7 +76,8 @@ def llama_settings(n_ctx: int = DEFAULT_N_CTX, threads: int = 0, batch_tokens: i
     cells x tokens) into llama.cpp's compute buffer, so what that buffer holds resident
     grew with the cells in use, the kept prefixes' among them: +52 MB at 2,900 cells, and
     a sidecar's RSS jumped 56 MB late in a 300-run session. With it (and 256-token micro
-    batches) +15 MB, prompts evaluate 15-25% faster and decoding is no slower."""
+    batches) +15 MB; prompts evaluate as fast (within run-to-run noise) and decoding is
+    5-8% faster (docs/benchmarks.md)."""
     n_threads = threads or max(1, os.cpu_count() or 1)
     return {"n_ctx": n_ctx, "n_threads": n_threads, "n_batch": batch_tokens, "n_ubatch": min(MICRO_BATCH, batch_tokens),
             "flash_attn": True, "verbose": False}  # fmt: skip
@@ -147,9 +148,8 @@ class LocalLLM:
         #: Generations submitted to the worker and not yet begun: a warm-up yields to them.
         self._waiting = 0
         self._waiting_lock = threading.Lock()
-        #: Warm-ups that evaluated something, and the prompt tokens they evaluated.
+        #: Warm-ups that evaluated something (WarmUp counts the tokens).
         self.warm_ups = 0
-        self.warmed_tokens = 0
 
     @property
     def loaded(self) -> bool:
@@ -250,8 +250,7 @@ class LocalLLM:
             if done > start:
                 llm.prefixes.keep(KEPT_TOKENS)
                 self.warm_ups += 1
-                self.warmed_tokens += done - start
-            release_heap()
+                release_heap()
         return done - start
 
     def _generate(
