@@ -39,7 +39,7 @@ def main() -> int:
     args = parser.parse_args()
     import llama_cpp
 
-    from sidecar.llm.sampling import VoiceLlama
+    from sidecar.llm.voice_llama import VoiceLlama
 
     path = resolve_weights(find_local_model(os.environ.get("GAME_SIDECAR_MODEL_PATH", "")))
     grammar = grammar_for(ReplyShape("prose"))

@@ -218,7 +218,7 @@ class ModelCall:
         "length", whatever the provider would have sent."""
         first, upstream, model = self._first, self._upstream, self._target.profile.model
         parts: list[str] = []
-        usage, finish = first.usage, first.finish
+        usage, finish, queued_ms = first.usage, first.finish, first.queued_ms
         budget = _OutputBudget(output_ceiling(self._max_tokens))
         for piece in budget.pieces(first.text):
             parts.append(piece)
@@ -228,6 +228,7 @@ class ModelCall:
             if not budget.over and not (finish and usage):
                 async for chunk in upstream:
                     usage = chunk.usage or usage
+                    queued_ms = chunk.queued_ms or queued_ms
                     for piece in budget.pieces(chunk.text):
                         parts.append(piece)
                         yield TextPiece(piece)
@@ -265,6 +266,7 @@ class ModelCall:
             prompt_tokens=prompt,
             completion_tokens=completion,
             cached_tokens=cached,
+            queued_ms=queued_ms,
             cost_usd=_cost(self._litellm, self._target.route, model, prompt, completion, cached),
             profile=self._target.name,
             model=model,

@@ -100,6 +100,24 @@ class KeptPrefixes:
         while len(self._kept) > 1 and self.tokens_kept > budget:
             self.drop_oldest()
 
+    # -- parking (sidecar/llm/turns.py): sequences outside the kept ones ----------
+
+    def hold(self, slot: int) -> None:
+        """Tag the live sequence's cells with `slot` too, so they outlive the live one."""
+        lib = self._llama_cpp
+        lib.llama_memory_seq_rm(self._memory, slot, -1, -1)
+        lib.llama_memory_seq_cp(self._memory, 0, slot, -1, -1)
+
+    def take(self, slot: int) -> None:
+        """Make `slot`'s cells the live sequence (what was live goes)."""
+        lib = self._llama_cpp
+        lib.llama_memory_seq_rm(self._memory, 0, -1, -1)
+        lib.llama_memory_seq_cp(self._memory, slot, 0, -1, -1)
+
+    def let_go(self, slot: int) -> None:
+        """Free `slot`'s hold on its cells."""
+        self._llama_cpp.llama_memory_seq_rm(self._memory, slot, -1, -1)
+
     def drop_oldest(self) -> bool:
         """Free the cells of the least recently used kept sequence; False if none is kept."""
         if not self._kept:

@@ -17,13 +17,13 @@ peak, and freed in pieces the heap kept (RSS +150 MB over 60 runs, issue 30 item
 3). It gets the highest logits first, in growing slices, until enough of them pass
 that the chain's pick among the allowed cannot lie outside (`_Enough`).
 
-`VoiceLlama` is llama_cpp.Llama with this sampler: `create_completion` keeps doing
-the rest (prompt cache, stop strings, streaming, finish reasons).
+`VoiceLlama` (sidecar/llm/voice_llama.py) is llama_cpp.Llama with this sampler:
+`create_completion` keeps doing the rest (prompt cache, stop strings, streaming, finish
+reasons).
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import math
 from collections import deque
@@ -33,10 +33,9 @@ import llama_cpp
 import numpy as np
 from llama_cpp import _internals
 
-from sidecar.llm.kv_prefixes import KeptPrefixes
 from sidecar.llm.types import Sampling
 
-__all__ = ["CheckedSampler", "GrammarError", "VoiceLlama"]
+__all__ = ["CheckedSampler", "GrammarError"]
 
 
 class GrammarError(ValueError):
@@ -181,91 +180,14 @@ class CheckedSampler:
         self.sampled += 1
         return token
 
+    def __del__(self) -> None:
+        # A generation's sampler is closed when the next one is made (`VoiceLlama`), but a
+        # paused generation's (sidecar/llm/turns.py) may end after that: then here.
+        if hasattr(self, "_chain"):
+            self.close()
+
     def close(self) -> None:
         if self._grammar is not None:
             llama_cpp.llama_sampler_free(self._grammar)
             self._grammar = None
         self._chain.close()  # type: ignore[no-untyped-call]  # unannotated upstream
-
-
-class VoiceLlama(llama_cpp.Llama):
-    """llama_cpp.Llama whose generations sample with `CheckedSampler`: set
-    `next_sampling` (and `next_grammar`) before each `create_completion`.
-
-    With `kept_sequences`, its context holds that many sequences beside the live one in
-    one KV buffer (`prefixes`: sidecar/llm/kv_prefixes.py): llama-cpp-python's own
-    evaluation touches sequence 0 only, and a decode that finds no free cell drops the
-    least recently kept sequence and tries again. llama.cpp clears the buffer when it
-    builds the context, so its pages are resident from the load (the same RSS with a
-    second clear or without): keeping sequences in it adds no memory."""
-
-    next_sampling: Sampling = Sampling()
-    next_grammar: str | None = None
-    #: The sampler of the last generation (its `refused` count, for the record).
-    last_sampler: CheckedSampler | None = None
-    prefixes: KeptPrefixes | None = None
-    #: Kept sequences dropped because a decode found no free cell.
-    made_room = 0
-
-    def __init__(self, *args: Any, kept_sequences: int = 0, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if not kept_sequences:
-            return
-        self._one_buffer_for(kept_sequences + 1)
-        prefixes = self.prefixes = KeptPrefixes(self, kept_sequences)
-        ctx = self._ctx
-        remove, decode = ctx.kv_cache_seq_rm, ctx.decode
-
-        def remove_live(seq_id: int, p0: int, p1: int) -> bool:  # llama_cpp passes -1: every sequence
-            return bool(remove(0 if seq_id < 0 else seq_id, p0, p1))
-
-        def decode_making_room(batch: Any) -> None:
-            while True:
-                try:
-                    return decode(batch)  # type: ignore[no-any-return]  # unannotated upstream
-                except RuntimeError as exc:  # "llama_decode returned 1": no free cell for the batch
-                    if "returned 1" not in str(exc) or not prefixes.drop_oldest():
-                        raise
-                    self.made_room += 1
-
-        ctx.kv_cache_seq_rm = remove_live  # type: ignore[method-assign]  # per instance, on purpose
-        ctx.decode = decode_making_room  # type: ignore[method-assign]  # per instance, on purpose
-
-    def _one_buffer_for(self, sequences: int) -> None:
-        """Rebuild the context for `sequences` sequences sharing one KV buffer of n_ctx
-        cells (llama_cpp.Llama has no such argument; its context is built in __init__)."""
-        params = self.context_params
-        params.n_seq_max = sequences
-        params.kv_unified = True  # one buffer: a kept prefix's cells are shared, not split per sequence
-        params.swa_full = True  # Gemma's sliding-window layers keep every cell a kept prefix needs
-        self._ctx.close()  # type: ignore[no-untyped-call]  # unannotated upstream
-        self._ctx = self._stack.enter_context(
-            contextlib.closing(_internals.LlamaContext(model=self._model, params=params, verbose=self.verbose))
-        )
-
-    def _init_sampler(self, *args: Any, **kwargs: Any) -> Any:  # noqa: ARG002 - ours replace llama_cpp's
-        if self.last_sampler is not None:
-            self.last_sampler.close()
-        self.last_sampler = CheckedSampler(self, self.next_sampling, self._seed, self.next_grammar)
-        return self.last_sampler
-
-    def save_state(self) -> llama_cpp.LlamaState:
-        """llama_cpp's, copying one logits row instead of one per prompt token.
-
-        Its `save_state` copies `scores[:n_tokens]`: with `logits_all` off that is up to
-        n_batch rows of n_vocab floats, 512 MB with Gemma's 262,144-token vocabulary, all
-        made resident by the copy, when a load reads back only the last. It was a run's
-        peak memory while the sidecar saved states (issue 30, item 3); it keeps prefixes
-        in the KV buffer now (sidecar/llm/kv_prefixes.py) and saves none, but a tool or
-        test that saves one should not pay it. Nothing reads the other rows: with
-        `logits_all` off llama_cpp never writes them."""
-        if self._logits_all:  # every row is real then (never so in the sidecar)
-            return super().save_state()
-        full = self.scores
-        last = max(0, min(self.n_tokens, full.shape[0]) - 1)
-        # `_scores` is `scores[:n_tokens]`: a one-row view makes it one row.
-        self.scores = full[last : last + 1]
-        try:
-            return super().save_state()
-        finally:
-            self.scores = full

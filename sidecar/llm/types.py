@@ -101,6 +101,8 @@ class Completion(msgspec.Struct):
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_usd: float = 0.0
+    #: Milliseconds the request waited for the model before it began (the embedded model).
+    queued_ms: float = 0.0
     #: The profile that served it (after fallbacks) and its model string.
     profile: str = ""
     model: str = ""
@@ -116,3 +118,6 @@ class Chunk(msgspec.Struct):
     finish: str | None = None
     #: (prompt, completion, cached) tokens, on the chunk that carries usage.
     usage: tuple[int, int, int] | None = None
+    #: Milliseconds the request waited for the model before it began (the embedded
+    #: model's turns: sidecar/llm/turns.py), on the chunk that carries usage; 0 for providers.
+    queued_ms: float = 0.0

@@ -62,6 +62,8 @@ class Progress:
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_usd: float = 0.0
+    #: Milliseconds its model calls waited for the model to begin (the embedded model's turns).
+    queued_ms: float = 0.0
     finish_reason: str = "stop"
     profile: str = ""
     model: str = ""
@@ -75,6 +77,7 @@ class Progress:
         self.completion_tokens += done.completion_tokens
         self.cached_tokens += done.cached_tokens
         self.cost_usd += done.cost_usd
+        self.queued_ms += done.queued_ms
         self.finish_reason = done.finish_reason
         self.profile, self.model = done.profile, done.model
 

@@ -314,7 +314,7 @@ class RunScheduler:
         end = time.monotonic()
         first = (progress.first_text_at - started) * 1000 if progress.first_text_at else 0.0
         timings = Timings(
-            queued_ms=(started - handle.arrived) * 1000,
+            queued_ms=(started - handle.arrived) * 1000 + progress.queued_ms,  # a slot, then the model
             prompt_build_ms=prompt.build_ms,
             first_token_ms=first,
             total_ms=(end - handle.arrived) * 1000,

@@ -30,7 +30,7 @@ SETTINGS = [Sampling(temperature=0.0), Sampling(temperature=1.2, top_k=40, repea
 
 @pytest.fixture(scope="module")
 def llm():
-    from sidecar.llm.sampling import VoiceLlama
+    from sidecar.llm.voice_llama import VoiceLlama
 
     with _LLAMA_INIT_LOCK:  # built as the sidecar builds it (sidecar/llm/local.py)
         model = VoiceLlama(resolve_weights(find_local_model()), **llama_settings(n_ctx=1024))

@@ -50,8 +50,13 @@ class StandInLlama:
         self._input_ids = _Ids()
         self.prefixes = _LiveOnly(self)
         self.calls: list[dict[str, Any]] = []
+        self.n_tokens = 0
+        self.evaluated: list[list[int]] = []
         self.emitted = 0
         self.stream_closed = threading.Event()
+
+    def eval(self, tokens: list[int]) -> None:
+        self.evaluated.append(list(tokens))
 
     def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return [hash(w) % 50_000 for w in data.decode().split()]
@@ -100,6 +105,7 @@ async def test_streams_chunks_and_usage_without_litellm(gateway) -> None:
     prompt_tokens = len(llama.tokenize(format_prompt(MESSAGES).encode()))
     assert (done.prompt_tokens, done.completion_tokens, done.cached_tokens) == (prompt_tokens, 5, 0)
     assert done.cost_usd == 0.0 and done.profile == "local" and done.model == "local/gemma3-270m"
+    assert done.queued_ms > 0  # the wait for the model's first turn, carried to the Completion
     call = llama.calls[0]
     assert call["max_tokens"] == 40 and llama.next_sampling.temperature == 0.7  # the local profile's default
     assert llama.next_grammar is None  # a request with no reply shape: free text

@@ -16,7 +16,7 @@ import pytest
 llama_cpp = pytest.importorskip("llama_cpp")
 from llama_cpp._utils import suppress_stdout_stderr  # noqa: E402
 
-from sidecar.llm import sampling  # noqa: E402
+from sidecar.llm import voice_llama  # noqa: E402
 from sidecar.llm.local import LocalLLM  # noqa: E402
 
 
@@ -47,7 +47,7 @@ def _identity(fd: int) -> tuple[int, int]:
 def test_overlapping_model_builds_leave_stdout_and_stderr_alone(tmp_path: Path, monkeypatch) -> None:
     weights = tmp_path / "model.gguf"
     weights.write_bytes(b"GGUF")
-    monkeypatch.setattr(sampling, "VoiceLlama", SilencingLlama)  # the class LocalLLM builds
+    monkeypatch.setattr(voice_llama, "VoiceLlama", SilencingLlama)  # the class LocalLLM builds
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     before = {fd: _identity(fd) for fd in (1, 2)}
     try:

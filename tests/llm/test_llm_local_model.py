@@ -75,7 +75,7 @@ async def test_cancel_stops_the_generation(rig) -> None:
             if isinstance(event, Text):
                 await rig.runs.cancel(handle.run_id)
     # The worker thread is free again once the stopped generation returned.
-    await asyncio.wrap_future(local._worker.submit(lambda: None))
+    await asyncio.wrap_future(local.call(lambda: None))
     assert local.stopped == 1 and local.last_tokens < 300
     last = rig.app.store.get("s1").transcripts[""][-1]
     assert last.interrupted and last.text

@@ -26,7 +26,7 @@ def _continue(llm, seed: int = 7) -> str:
 
 
 def test_a_saved_state_holds_one_logits_row_and_still_serves_prefix_reuse() -> None:
-    from sidecar.llm.sampling import VoiceLlama
+    from sidecar.llm.voice_llama import VoiceLlama
 
     # Built as the sidecar builds it: one at a time in the process (llama_cpp points fds 1
     # and 2 at /dev/null meanwhile; two builds overlapping leave them silenced).

@@ -61,7 +61,7 @@ async def test_a_warm_up_gives_way_to_a_generation_at_its_next_step(local_llm) -
     warmed = await warming
     assert 2 * WARM_STEP <= warmed < total, (warmed, total)  # it stopped, and kept what it had
     assert chunks[-1].finish is not None
-    assert local_llm._waiting == 0
+    await eventually(lambda: local_llm.waiting == 0, what="the generation's turn ended")
 
     # What it evaluated before it gave way is kept: the long prompt now starts from it.
     _, _, cached = _run(local_llm, long)
