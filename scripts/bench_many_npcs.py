@@ -77,12 +77,15 @@ def narrate(i: int, max_tokens: int) -> apb.RunRequest:
 
 async def timed(client: Any, request: apb.RunRequest, start: float) -> dict[str, float]:
     """Milliseconds from `start` to the first text and to `finished`, and the reported queue wait."""
-    out = {"first_ms": float("nan"), "end_ms": float("nan"), "queued_ms": 0.0}
+    out = {"first_ms": float("nan"), "end_ms": float("nan"), "queued_ms": 0.0, "prompt": 0, "prefill": 0}
     async for response in client.agent.Run(request):
         kind = response.event.WhichOneof("kind")
         now = (time.monotonic() - start) * 1000
         if kind == "text" and out["first_ms"] != out["first_ms"]:
             out["first_ms"] = now
+        elif kind == "usage":
+            usage = response.event.usage
+            out["prompt"], out["prefill"] = usage.prompt_tokens, usage.prompt_tokens - usage.cached_tokens
         elif kind == "finished":
             out["end_ms"] = now
             out["queued_ms"] = response.event.finished.timings.queued_ms
@@ -127,6 +130,10 @@ async def over_grpc(bursts: int, max_tokens: int) -> dict[str, Any]:
         "queue_wait_ms_max_8_sessions": round(max(g["queued_ms"] for g in runs), 1),
         "queue_wait_ms_p50_8_sessions": round(md(g["queued_ms"] for g in runs), 1),
         "burst_ms_p50": round(md(burst_ms), 1),
+        "prompt_tokens_p50": md(g["prompt"] for g in runs),
+        "prefill_tokens_p50_lone": md(g["prefill"] for g in lone),
+        "prefill_tokens_p50_8_sessions": md(g["prefill"] for g in runs),
+        "prefill_tokens_max_8_sessions": max(g["prefill"] for g in runs),
     }
 
 

@@ -52,17 +52,22 @@ EXAMPLE = (
 #: Prompt prefixes kept beside the live one (sidecar/llm/kv_prefixes.py): a recent
 #: actor or scene each. Their cells are shared with the live sequence where they
 #: agree; the rest widens every token's attention (decode about 10% slower for each
-#: 500 tokens kept apart, docs/benchmarks.md), hence both bounds.
-KEPT_SEQUENCES = 6
+#: 500 tokens kept apart, docs/benchmarks.md), hence both bounds. Eight: one per NPC of
+#: eight speaking at once (with six, two of them evaluated their whole prompt each time).
+KEPT_SEQUENCES = 8
 #: Tokens the kept sequences may hold in all before the least recent is dropped.
 KEPT_TOKENS = 2048
-#: Generations that can take turns at once (each paused one holds a parking sequence in
-#: the KV buffer; more wait for one to end): the scheduler's default `max_concurrent`.
+#: Generations that can take turns at once, each with a parking sequence in the KV
+#: buffer (more wait for one to end): the scheduler's default `max_concurrent`.
 TURNS = 8
-#: Prompt tokens a warm-up, or a generation's prompt while others take turns, evaluates
-#: per step. A run arriving mid-warm-up waits at most one step (about 60 ms on two
-#: cores: docs/benchmarks.md), and starts from what was warmed so far.
+#: Prompt tokens a warm-up evaluates per step. A run arriving mid-warm-up waits at most
+#: one step (about 60 ms on two cores: docs/benchmarks.md), and starts from what was
+#: warmed so far.
 WARM_STEP = 32
+#: Prompt tokens a generation evaluates per step while others take turns: the longest
+#: pause its prompt puts in their replies (about 200 ms on two cores). Alone, it
+#: evaluates its prompt in one go.
+PROMPT_STEP = 128
 
 
 #: llama.cpp context size unless configured (`[local_model] context_tokens`).
@@ -198,7 +203,7 @@ class LocalLLM:
                 raise
             try:
                 with _LLAMA_INIT_LOCK:
-                    llm = VoiceLlama(path, kept_sequences=KEPT_SEQUENCES, parked_sequences=TURNS - 1, **self._settings)
+                    llm = VoiceLlama(path, kept_sequences=KEPT_SEQUENCES, parked_sequences=TURNS, **self._settings)
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
             if self._closed:  # closed while loading (shutdown during start-up)
@@ -325,10 +330,11 @@ class LocalLLM:
                 chosen = 1 + choose_option(llm, turn.me, turn.situation, turn.earlier, list(turn.options))
             cached = llm.prefixes.restore(tokens)  # the longest kept prefix becomes the live one
             done = llm.n_tokens = min(cached, len(tokens) - 1)  # the last is evaluated for its logits
-            # While others take turns, the prompt goes a slice a step; alone, in one go (by
-            # llama-cpp-python, with its last token).
-            while self._turns.foreground > 1 and len(tokens) - done > 1:
-                step = tokens[done : min(done + WARM_STEP, len(tokens) - 1)]
+            # While others take turns, the prompt goes PROMPT_STEP tokens a step; the last
+            # of it (alone: all of it) is evaluated by llama-cpp-python in the step that
+            # draws the first token, so a short prompt's first text comes in one step.
+            while self._turns.foreground > 1 and len(tokens) - done > PROMPT_STEP + 1:
+                step = tokens[done : done + PROMPT_STEP]
                 llm.eval(step)
                 done += len(step)
                 yield None

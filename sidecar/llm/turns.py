@@ -13,9 +13,12 @@ buffer under a sequence of their own (`host.park`), and its llama-cpp-python sta
 happens between steps, where llama-cpp-python's generator has just handed out a token
 it has not yet evaluated, so nothing is evaluated twice.
 
-Admission: at most `slots` generations take turns, and only while the tokens they may
-hold (prompt + output limit each) fit in the buffer's cells; the rest wait in arrival
-order. A generation alone is admitted whatever it needs (llama.cpp says so if it cannot).
+A generation admitted takes its first step before the others' next ones (in order of
+admission among the new), then joins the round: a run waits for one step of the others,
+not a round of them. At most `slots` generations take turns, and only while the tokens
+they may hold (prompt + output limit each) fit in the buffer's cells; the rest wait in
+arrival order. A generation alone is admitted whatever it needs (llama.cpp says so if it
+cannot).
 
 Background turns (warm-ups) run only while no generation is admitted or waiting, one at
 a time, and are never parked: they end themselves at their next step when one arrives.
@@ -216,7 +219,9 @@ class Turns:
             elif self._free_slots:
                 turn.slot = self._free_slots.pop()
             self._queued.popleft()
-            self._active.append(turn)
+            # Its first step comes next, after those of turns admitted before it that have not had one.
+            first = next((i for i, t in enumerate(self._active) if t.began is not None), len(self._active))
+            self._active.insert(first, turn)
             self.most_at_once = max(self.most_at_once, len(self._active))
 
     def _round(self) -> None:

@@ -4,11 +4,11 @@ the prompt cache, and cancelling stops generation."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 import pytest
 from fakes.runs_rig import build_rig, drain
+from waits import eventually
 from world import World
 
 from sidecar.context.contract import DialogueInput
@@ -74,8 +74,8 @@ async def test_cancel_stops_the_generation(rig) -> None:
         async for event in handle.events():
             if isinstance(event, Text):
                 await rig.runs.cancel(handle.run_id)
-    # The worker thread is free again once the stopped generation returned.
-    await asyncio.wrap_future(local.call(lambda: None))
+    # The stopped generation's turn ends at its next step.
+    await eventually(lambda: local.waiting == 0, what="the stopped generation's turn ended")
     assert local.stopped == 1 and local.last_tokens < 300
     last = rig.app.store.get("s1").transcripts[""][-1]
     assert last.interrupted and last.text

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
 from fakes.runs_rig import drain
 from waits import eventually
 
 from sidecar.config import RunsConfig, ScriptConfig
 from sidecar.context.contract import ActionOption, DecisionInput
 from sidecar.errors import InvalidChoice, ProviderRateLimited, ProviderTimeout, ProviderUnavailable, RevisionNotReached
-from sidecar.llm.scripted import DEFAULT_REPLY
+from sidecar.llm.scripted import DEFAULT_REPLY, ScriptedLLM
 from sidecar.llm.types import Limits
 from sidecar.runs.events import ActionChosen, AttemptRejected, Finished, NotesChanged, Text, UsageReport
 from sidecar.state.model import Event
@@ -209,3 +210,20 @@ async def test_profile_choice_run_then_actor_then_session_then_default(make_rig)
     rig.app.store.get("s1").options.profile = "sess"
     assert await served(actor_id="actor-000") == "sess"
     assert await served(actor_id="actor-001") == "alt"
+
+
+async def test_the_models_wait_for_a_first_turn_is_in_the_queued_timing(make_rig, monkeypatch) -> None:
+    """The embedded model reports how long a request waited for its first turn (on the
+    chunk with the usage); the run adds it to `timings.queued_ms`, each attempt's."""
+    serve = ScriptedLLM.astreaming
+
+    async def after_a_wait(self, model, messages, params):  # type: ignore[no-untyped-def]
+        async for chunk in serve(self, model, messages, params):
+            yield msgspec.structs.replace(chunk, queued_ms=250.0) if chunk.usage else chunk
+
+    monkeypatch.setattr(ScriptedLLM, "astreaming", after_a_wait)
+    rig = make_rig()
+    await rig.session()
+    out = await drain(rig.submit("A goblin bursts in."))
+    finished = out.events[-1]
+    assert isinstance(finished, Finished) and 250.0 <= finished.timings.queued_ms < 250.0 + finished.timings.total_ms
