@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_local_model import settle  # noqa: E402
+from bench_local_model import entity, settle  # noqa: E402
 
 from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.v1 import agent_service_pb2 as apb  # noqa: E402
@@ -53,11 +53,6 @@ EVENTS = [
     "Aria finds a rusted key.", "Water drips from the ceiling.", "A bat swoops past Aria.",
     "Aria hears footsteps behind her.", "A door creaks open somewhere.",
 ]
-
-
-def entity(eid: str, kind: int, name: str, description: str, location: str = "") -> spb.DeltaOp:
-    ent = spb.Entity(id=eid, kind=kind, name=name, description=description, location_id=location)
-    return spb.DeltaOp(upsert_entity=spb.UpsertEntityOp(entity=ent))
 
 
 def world(i: int) -> list[spb.DeltaOp]:

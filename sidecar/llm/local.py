@@ -233,10 +233,6 @@ class LocalLLM:
 
         concurrent.futures.wait([self._turns.close(free)], timeout=timeout_s)
 
-    def call(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
-        """Run `fn` on the model's thread between two steps of its generations."""
-        return self._turns.call(fn)
-
     @property
     def waiting(self) -> int:
         """Generations submitted and not yet ended."""

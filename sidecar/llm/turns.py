@@ -70,7 +70,6 @@ class Turn:
         self.steps = steps
         self.background = background
         self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self.submitted = time.monotonic()
         #: When the model first worked on it after admission (None: not yet).
         self.began: float | None = None
         #: KV cells it may hold (prompt + output limit), from its first step.
@@ -78,11 +77,6 @@ class Turn:
         #: Its parking sequence (0 = none) and what was put aside when it was parked.
         self.slot = 0
         self.parked: Any = None
-
-    @property
-    def waited_s(self) -> float:
-        """Seconds from submission until the model began on it."""
-        return (self.began or time.monotonic()) - self.submitted
 
 
 class Turns:
@@ -120,16 +114,6 @@ class Turns:
             self._new.append(turn)
             self._cond.notify()
         return turn
-
-    def call(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
-        """Run `fn` on the worker between two steps (the model is the worker's alone)."""
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        with self._cond:
-            if self._closing:
-                raise RuntimeError("the model's worker is closed")
-            self._calls.append((fn, future))
-            self._cond.notify()
-        return future
 
     def close(self, last: Callable[[], Any]) -> concurrent.futures.Future[Any]:
         """End every turn at its current step, then run `last` and stop the worker."""
@@ -195,12 +179,12 @@ class Turns:
         self._queued.append(turn)
 
     def _admit(self) -> None:
-        if not self._slots_known:
-            slots, _ = self._host.capacity()
-            if slots > 1:  # known once the model is loaded (a first step loads it)
-                self._free_slots = list(range(slots - 1, 0, -1))
-                self._slots_known = True
-        _, cells = self._host.capacity()
+        if not self._queued:  # (every step passes here: ask the host only when there is one to admit)
+            return
+        slots, cells = self._host.capacity()
+        if not self._slots_known and slots > 1:  # known once the model is loaded (a first step loads it)
+            self._free_slots = list(range(slots - 1, 0, -1))
+            self._slots_known = True
         while self._queued:
             turn = self._queued[0]
             if turn.background:
