@@ -243,6 +243,12 @@ class IdMatcher:
         return self._unglued(out, written, mask)
 
     def _unglued(self, out: str, written: list[tuple[int, int]], mask: Mask | None) -> str:
+        # The texts written are masked as the guard masks them (aliases and generic words
+        # are in its mask): an ID's text inside one ("something", an ID too) would else
+        # win the overlap and hide the ID it spells with the text after it ("thing_12"
+        # in "something_12"), which the guard, masking the word, then finds.
+        own = Mask({out[ws:we] for ws, we in written})
+        mask = own if mask is None else mask.plus(own)
         for _ in range(_MAX_PASSES):
             seam = None
             for start, end in self.spans(out, mask):

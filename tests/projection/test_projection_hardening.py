@@ -18,7 +18,9 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from world import HIDDEN, World, apply
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from world import HIDDEN, PUBLIC, World, apply
 
 from sidecar.config import Config, StateLimits
 from sidecar.context import ContextEngine
@@ -189,6 +191,48 @@ def test_a_replacement_never_spells_an_id_across_its_seam():
     p = Projection(s, "")
     out = p.text("pc_12")
     assert out == "npc_1 2"
+    check_outgoing([{"role": "user", "content": out}], p.engine_ids, aliases=p.alias_mask)
+
+
+def test_a_generic_word_never_hides_an_id_across_its_seam():
+    # Situation is out of sight: it reads "something", an ID too, which would win the
+    # overlap with "thing_12" that it spells with the "_12" after it (the guard, which
+    # masks generic words, then found thing_12; a hypothesis case of the realistic-ID test).
+    s = (
+        World()
+        .entity("Situation", "other", "S", visibility=HIDDEN)
+        .entity("something", "other", "T")
+        .entity("thing_12", "character", "U")
+        .session("s1")
+    )
+    p = Projection(s, "")
+    out = p.text("Situation_12_sees")
+    assert out == "something _12_sees"
+    check_outgoing([{"role": "user", "content": out}], p.engine_ids, aliases=p.alias_mask)
+
+
+GLUE = ["", "", "_", "_1", "_12", "2", "1", "x", "s", " ", ":", "thing", "one", "where", "npc", "pc_"]
+ROOTS = ["pc_1", "pc_12", "npc_1", "npc_12", "thing_1", "thing_12", "item_1", "loc_2", "one_2", "where_1"]
+WORD_IDS = ["something", "someone", "somewhere", "Situation", "Identity", "narrator", "Blacksmith"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    ids=st.lists(st.sampled_from(ROOTS + WORD_IDS), min_size=1, max_size=7, unique=True),
+    hidden=st.sets(st.integers(0, 6)),
+    kinds=st.lists(st.sampled_from(["character", "location", "item", "other"]), min_size=7, max_size=7),
+    parts=st.lists(st.tuples(st.integers(0, 6), st.sampled_from(GLUE)), min_size=1, max_size=6),
+)
+def test_projected_text_never_holds_an_id_by_the_guards_rule(ids, hidden, kinds, parts):
+    # The class of the two cases above: whatever IDs a text glues together, and
+    # whichever of them read as aliases or as generic words, what the projection
+    # writes passes the guard (which masks aliases and generic words alike).
+    w = World()
+    for n, eid in enumerate(ids):
+        w.entity(eid, kinds[n], "N", visibility=HIDDEN if n in hidden else PUBLIC)
+    p = Projection(w.session("s1"), "")
+    text = "".join(ids[n % len(ids)] + glue for n, glue in parts)
+    out = p.text(text)
     check_outgoing([{"role": "user", "content": out}], p.engine_ids, aliases=p.alias_mask)
 
 
