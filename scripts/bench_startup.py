@@ -174,7 +174,7 @@ async def main(runs: int) -> dict[str, object]:
             "max": round(max(parent_kill), 1),
         },
         "targets": {
-            "spawn_to_handshake_ms_p50": 500,
+            "spawn_to_handshake_ms_p50": 300,
             "exit_after_stdin_eof_ms_max": 1000,
             "exit_after_parent_sigkill_ms_max": 1000,
         },

@@ -154,7 +154,7 @@ async def _serve(
     for name in held_signals:
         server.request_stop(name)
     try:
-        bound = await server.start(listen)
+        bound = await server.start(listen, load=False)
     except StateDirBusy as exc:
         # Its own exit code: the game's launcher can say "already running" rather than "broken".
         log.error("state dir in use", extra={"fields": {"error": str(exc), "state_dir": exc.state_dir}})
@@ -166,6 +166,7 @@ async def _serve(
         listen.cleanup()
         return EXIT_CANNOT_START
     lifecycle.write_handshake(handshake_fd, bound, token if generated else None)
+    server.load()  # the model and litellm load from here on, off the handshake's path
     lifecycle.watch_host(loop, server.request_stop, parent_pid, watch_stdin=watch_stdin)
     await server.wait_stop_requested()
     await server.stop()

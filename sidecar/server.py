@@ -112,6 +112,7 @@ class SidecarServer:
         self._listen: ListenSpec | None = None
         self._settle: asyncio.Task[None] | None = None
         self._state_lock: StateDirLock | None = None
+        self._loading = False
 
     def request_stop(self, why: str = "") -> None:
         if not self._stop_requested.is_set():
@@ -121,8 +122,10 @@ class SidecarServer:
     async def wait_stop_requested(self) -> None:
         await self._stop_requested.wait()
 
-    async def start(self, listen: ListenSpec) -> ListenSpec:
-        """Bind, register everything, start serving; returns the spec with the bound port."""
+    async def start(self, listen: ListenSpec, *, load: bool = True) -> ListenSpec:
+        """Bind, register everything, start serving; returns the spec with the bound port.
+        `load=False`: the caller starts the background loading (`load()`) itself, as the
+        sidecar's main does once its handshake is out."""
         from sidecar.servicers.agent_service import AgentServicer
         from sidecar.servicers.session_service import SessionServicer
         from sidecar.servicers.sidecar_service import SidecarServicer
@@ -152,12 +155,22 @@ class SidecarServer:
         await self._server.start()
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        app.gateway.start()  # litellm loads in the background
-        if self._settle_heap_when_loaded:
-            self._settle = asyncio.create_task(self._settle_heap(), name="settle-heap")
         self._listen = listen
         log.info("serving", extra={"fields": {"address": listen.handshake_address(), "transport": listen.transport}})
+        if load:
+            self.load()
         return listen
+
+    def load(self) -> None:
+        """Begin the background loading (the embedded model, litellm): on threads that
+        contend for the interpreter with whatever runs beside them, so the sidecar's
+        main starts them after its handshake, not before it."""
+        if self._loading:
+            return
+        self._loading = True
+        self.app.gateway.start()
+        if self._settle_heap_when_loaded:
+            self._settle = asyncio.create_task(self._settle_heap(), name="settle-heap")
 
     async def _settle_heap(self) -> None:
         """Once the background loading is over, freeze what start-up made, so the
