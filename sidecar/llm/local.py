@@ -28,7 +28,7 @@ from sidecar.errors import ModelNotInstalled, ModelUnavailable
 from sidecar.heap import release_heap
 from sidecar.llm.chat_template import ChatTemplate, short_chat, template_of
 from sidecar.llm.choose import choose_option
-from sidecar.llm.cpu_level import check_llama_cpu
+from sidecar.llm.cpu_level import check_llama_cpu, load_backends
 from sidecar.llm.document import render_document
 from sidecar.llm.grammars import grammar_for, stop_for
 from sidecar.llm.turns import Steps, Turn, Turns, TurnsClosed
@@ -196,6 +196,7 @@ class LocalLLM:
                     from sidecar.llm.voice_llama import VoiceLlama  # llama_cpp.Llama, our sampler
                 except ImportError as exc:  # found but broken (e.g. a missing shared library)
                     raise ModelNotInstalled(f"llama-cpp-python cannot be imported: {exc}") from exc
+                load_backends()  # a build that picks its CPU backend at run time registers none itself
             except ModelNotInstalled as exc:
                 # Known only once tried (the CPU check imports numpy: not at start-up);
                 # from then on GetInfo says so too.
