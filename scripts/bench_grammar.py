@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sidecar.llm.document import EXAMPLES  # noqa: E402
 from sidecar.llm.grammars import grammar_for  # noqa: E402
-from sidecar.llm.local import llama_settings  # noqa: E402
+from sidecar.llm.llama_settings import llama_settings  # noqa: E402
 from sidecar.llm.types import ReplyShape  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
 

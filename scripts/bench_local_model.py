@@ -7,7 +7,7 @@ The real sidecar is launched like a game does (default config: the embedded
 Gemma 3 270M), recording its model calls (GAME_SIDECAR_RECORD_RUNS). Each
 narration runs through `Run` (greedy: temperature 0) and is timed at this
 client, over gRPC. Its recorded messages then become the same prompt tokens
-here (`sidecar.llm.local.prompt_of`, the code the sidecar uses), run on this
+here (`sidecar.llm.local_prompt.prompt_of`, the code the sidecar uses), run on this
 process's own `llama_cpp.Llama` with the same settings, greedily and with the
 same stops. `decode_ratio` = the sidecar's decode tokens/s over the direct ones
 (medians; target >= 0.95). Before each timed run, on either side, the bench waits until
@@ -53,7 +53,8 @@ import grpc  # noqa: E402
 from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.llm.chat_template import template_of  # noqa: E402
 from sidecar.llm.kv_prefixes import common_prefix  # noqa: E402
-from sidecar.llm.local import llama_settings, prompt_of  # noqa: E402
+from sidecar.llm.llama_settings import llama_settings  # noqa: E402
+from sidecar.llm.local_prompt import prompt_of  # noqa: E402
 from sidecar.llm.types import ReplyShape  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
 from sidecar.runs.replay_log import ENV as RECORD_ENV  # noqa: E402

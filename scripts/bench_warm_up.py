@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_local_model import EVENTS, event, last_record, narrate, recorded_prompt, scene, timed_run  # noqa: E402
 
 from sidecar.client import SidecarProcess  # noqa: E402
-from sidecar.llm.local import llama_settings  # noqa: E402
+from sidecar.llm.llama_settings import llama_settings  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
 from sidecar.runs.replay_log import ENV as RECORD_ENV  # noqa: E402
 

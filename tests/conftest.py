@@ -30,16 +30,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     outlive the test; llama_cpp points fds 1 and 2 at /dev/null while it builds, so a build
     overlapping the summary swallowed it (CI's log had 100% and no summary line). Runs
     before the terminal reporter's own sessionfinish prints; released in unconfigure."""
-    from sidecar.llm.local import _LLAMA_INIT_LOCK
+    from sidecar.llm.llama_settings import LLAMA_INIT_LOCK
 
-    session.config.stash[_SUMMARY_HOLDS_BUILDS] = _LLAMA_INIT_LOCK.acquire(timeout=120)
+    session.config.stash[_SUMMARY_HOLDS_BUILDS] = LLAMA_INIT_LOCK.acquire(timeout=120)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if config.stash.get(_SUMMARY_HOLDS_BUILDS, False):
-        from sidecar.llm.local import _LLAMA_INIT_LOCK
+        from sidecar.llm.llama_settings import LLAMA_INIT_LOCK
 
-        _LLAMA_INIT_LOCK.release()
+        LLAMA_INIT_LOCK.release()
 
 
 _SUMMARY_HOLDS_BUILDS = pytest.StashKey[bool]()

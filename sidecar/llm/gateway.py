@@ -24,7 +24,8 @@ from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
 from sidecar.llm.call import ModelCall, open_call, send_point
 from sidecar.llm.guard import request_checker
-from sidecar.llm.local import EXAMPLE, LocalLLM
+from sidecar.llm.local import LocalLLM
+from sidecar.llm.local_prompt import EXAMPLE
 from sidecar.llm.routes import Route, resolve
 from sidecar.llm.scripted import ScriptedLLM
 from sidecar.llm.tokens import cl100k_built, shared_cl100k

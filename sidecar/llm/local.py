@@ -17,123 +17,35 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from sidecar.config import LocalModelConfig
 from sidecar.errors import ModelNotInstalled, ModelUnavailable
 from sidecar.heap import release_heap
-from sidecar.llm.chat_template import ChatTemplate, short_chat, template_of
+from sidecar.llm.chat_template import ChatTemplate, template_of
 from sidecar.llm.choose import choose_option
 from sidecar.llm.cpu_level import check_llama_cpu, load_backends
-from sidecar.llm.document import render_document
-from sidecar.llm.grammars import grammar_for, stop_for
+from sidecar.llm.grammars import grammar_for
+from sidecar.llm.llama_settings import (
+    DEFAULT_N_CTX,
+    KEPT_SEQUENCES,
+    KEPT_TOKENS,
+    LLAMA_INIT_LOCK,
+    PROMPT_STEP,
+    TURNS,
+    WARM_STEP,
+    llama_settings,
+)
+from sidecar.llm.local_prompt import prompt_of
 from sidecar.llm.turns import Steps, Turn, Turns, TurnsClosed
 from sidecar.llm.types import Chunk, Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 
-__all__ = ["LocalLLM", "StopFlag", "format_prompt", "prompt_of", "llama_settings", "STOP"]
+__all__ = ["LocalLLM", "StopFlag"]
 
 log = logging.getLogger("sidecar.llm.local")
-
-#: Gemma 3 270M is a base model: it continues documents rather than following
-#: chat turns. It stops at the next section, turn or blank line.
-STOP = ("\n\n", "##", "\nInput:", "\nEvent:", "\nInvolved:", "Reply:", "<end_of_turn>", "<start_of_turn>")
-#: One worked example, fixed (so it is part of every prompt's cached prefix):
-#: a base model this small imitates a demonstration far better than it obeys rules.
-EXAMPLE = (
-    "## Example\n"
-    "Input: Narrate what happens: the player opens the old chest.\n"
-    "Reply: The rusted lid groans as you lift it. Inside, a bundle of yellowed letters rests on a bed of dust."
-)
-#: Prompt prefixes kept beside the live one (sidecar/llm/kv_prefixes.py): a recent
-#: actor or scene each. Their cells are shared with the live sequence where they
-#: agree; the rest widens every token's attention (decode about 10% slower for each
-#: 500 tokens kept apart, docs/benchmarks.md), hence both bounds. Eight: one per NPC of
-#: eight speaking at once (with six, two of them evaluated their whole prompt each time).
-KEPT_SEQUENCES = 8
-#: Tokens the kept sequences may hold in all before the least recent is dropped.
-KEPT_TOKENS = 2048
-#: Generations that can take turns at once, each with a parking sequence in the KV
-#: buffer (more wait for one to end): the scheduler's default `max_concurrent`.
-TURNS = 8
-#: Prompt tokens a warm-up evaluates per step. A run arriving mid-warm-up waits at most
-#: one step (about 60 ms on two cores: docs/benchmarks.md), and starts from what was
-#: warmed so far.
-WARM_STEP = 32
-#: Prompt tokens a generation evaluates per step while others take turns: the longest
-#: pause its prompt puts in their replies (about 200 ms on two cores). Alone, it
-#: evaluates its prompt in one go.
-PROMPT_STEP = 128
-
-
-#: llama.cpp context size unless configured (`[local_model] context_tokens`).
-DEFAULT_N_CTX = LocalModelConfig().context_tokens
-
-
-#: Tokens llama.cpp computes at once within a step of `batch_tokens` (its n_ubatch).
-#: With flash attention, what a prompt step makes resident stays within about 15 MB
-#: however many cells it attends over (docs/benchmarks.md, issue 30).
-MICRO_BATCH = 256
-
-
-def llama_settings(n_ctx: int = DEFAULT_N_CTX, threads: int = 0, batch_tokens: int = 512) -> dict[str, Any]:
-    """Constructor arguments for llama_cpp.Llama (the benchmarks use the same);
-    `threads` 0 = every core.
-
-    Flash attention: without it, each prompt step writes its attention scores (heads x
-    cells x tokens) into llama.cpp's compute buffer, so what that buffer holds resident
-    grew with the cells in use, the kept prefixes' among them: +52 MB at 2,900 cells, and
-    a sidecar's RSS jumped 56 MB late in a 300-run session. With it (and 256-token micro
-    batches) +15 MB; prompts evaluate as fast (within run-to-run noise) and decoding is
-    5-8% faster (docs/benchmarks.md)."""
-    n_threads = threads or max(1, os.cpu_count() or 1)
-    return {"n_ctx": n_ctx, "n_threads": n_threads, "n_batch": batch_tokens, "n_ubatch": min(MICRO_BATCH, batch_tokens),
-            "flash_attn": True, "verbose": False}  # fmt: skip
-
-
-def format_prompt(messages: list[dict[str, str]]) -> str:
-    """Chat messages as a plain document the base model continues: the system
-    text, the worked example, then each user message followed by its "Reply:".
-
-    Earlier turns render the same whatever follows, so appending a turn only
-    extends the previous prompt (llama.cpp reuses the shared prefix).
-    """
-    system = [str(m.get("content", "")).strip() for m in messages if m.get("role") == "system"]
-    text = "\n\n".join([p for p in system if p] + [EXAMPLE])
-    for message in messages:
-        content = str(message.get("content", "")).strip()
-        if message.get("role") == "assistant":
-            text += f"\nReply: {content}"  # exactly what the model continued after "Reply:"
-        elif message.get("role") != "system":
-            text += f"\n\n{content}"
-    return text + "\nReply:"
-
-
-def prompt_of(messages: list[dict[str, str]], shape: Any, chat: ChatTemplate | None
-              ) -> tuple[str, list[str], bool, Any]:
-    """What the model continues for `messages`: (prompt, stops, templated, document). The
-    model's own template when it has one (`templated`), else a document it continues;
-    `document` (sidecar/llm/document.py) is None for an unshaped request. The benchmark
-    builds its direct llama.cpp calls with this too, so both sides get the same tokens."""
-    if shape is None:
-        return format_prompt(messages), list(STOP), False, None
-    templated = chat is not None
-    document = render_document(messages, shape)
-    prompt = chat.render(short_chat(document.turn, shape)) if chat is not None else document.text
-    stops = stop_for(shape, templated) + ([chat.eos] if chat is not None and chat.eos else [])
-    return prompt, stops, templated, document
-
-
-#: llama-cpp-python silences llama.cpp's C logs while it builds a model by pointing the
-#: PROCESS's fds 1 and 2 at /dev/null and back. Two builds overlapping on two threads
-#: (two servers in one process, as in the test suite) restore each other's /dev/null:
-#: fd 1 stays silenced for good, and a test run then ends with no summary. One at a time.
-_LLAMA_INIT_LOCK = threading.Lock()
-
 
 class StopFlag(threading.Event):
     """A generation's stop flag, set by its caller on any thread. It counts the chunks
@@ -203,7 +115,7 @@ class LocalLLM:
                 self.refused = exc.message
                 raise
             try:
-                with _LLAMA_INIT_LOCK:
+                with LLAMA_INIT_LOCK:
                     llm = VoiceLlama(path, kept_sequences=KEPT_SEQUENCES, parked_sequences=TURNS, **self._settings)
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc

@@ -43,7 +43,7 @@ log = logging.getLogger("sidecar.runs.warm_up")
 #: delta every frame is not chased, prompt by prompt, while it plays.
 QUIET_S = 0.25
 #: The most recent actors of a session warmed after a change (each one prompt evaluated
-#: where it differs from what is kept; the model keeps eight: sidecar/llm/local.py).
+#: where it differs from what is kept; the model keeps eight: sidecar/llm/llama_settings.py).
 ACTORS = 3
 
 

@@ -170,7 +170,7 @@ def test_a_crowd_past_the_cap_keeps_those_the_input_is_about() -> None:
 
 
 def test_the_local_models_example_block_is_inside_an_explicit_budget() -> None:
-    from sidecar.llm.local import EXAMPLE, format_prompt
+    from sidecar.llm.local_prompt import EXAMPLE, format_prompt
 
     count = tiktoken_counter()
     s = _tavern_with_events(60)
@@ -187,7 +187,7 @@ def test_the_local_models_example_block_is_inside_an_explicit_budget() -> None:
 def test_the_gateway_names_the_local_formats_extra_text_and_nothing_for_chat_apis() -> None:
     from sidecar.config import Config, ModelProfile
     from sidecar.llm import ModelGateway
-    from sidecar.llm.local import EXAMPLE
+    from sidecar.llm.local_prompt import EXAMPLE
 
     gateway = ModelGateway(Config(profiles={"api": ModelProfile(model="openai/x")}, default_profile="api"))
     assert gateway.framing_text("local") == EXAMPLE

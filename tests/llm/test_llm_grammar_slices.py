@@ -10,7 +10,7 @@ import pytest
 
 from sidecar.llm import sampling as sampling_module
 from sidecar.llm.grammars import grammar_for
-from sidecar.llm.local import _LLAMA_INIT_LOCK, llama_settings
+from sidecar.llm.llama_settings import LLAMA_INIT_LOCK, llama_settings
 from sidecar.llm.types import ReplyShape, Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 
@@ -32,7 +32,7 @@ SETTINGS = [Sampling(temperature=0.0), Sampling(temperature=1.2, top_k=40, repea
 def llm():
     from sidecar.llm.voice_llama import VoiceLlama
 
-    with _LLAMA_INIT_LOCK:  # built as the sidecar builds it (sidecar/llm/local.py)
+    with LLAMA_INIT_LOCK:  # built as the sidecar builds it (sidecar/llm/local.py)
         model = VoiceLlama(resolve_weights(find_local_model()), **llama_settings(n_ctx=1024))
     yield model
     model.close()

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from local_runs import chat, greedy_run
 
-from sidecar.llm.local import KEPT_TOKENS, LocalLLM
+from sidecar.llm.llama_settings import KEPT_TOKENS
+from sidecar.llm.local import LocalLLM
 
 pytest.importorskip("llama_cpp")
 pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(600)]

@@ -16,7 +16,7 @@ import pytest
 from sidecar.config import Config
 from sidecar.llm import Completion, Limits, ModelGateway, ModelRequest, TextPiece
 from sidecar.llm.kv_prefixes import common_prefix
-from sidecar.llm.local import STOP, format_prompt
+from sidecar.llm.local_prompt import STOP, format_prompt
 from sidecar.llm.weights import LocalModelStatus
 
 MESSAGES = [{"role": "system", "content": "Narrate."}, {"role": "user", "content": "The door opens."}]

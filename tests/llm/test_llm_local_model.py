@@ -13,7 +13,7 @@ from world import World
 
 from sidecar.context.contract import DialogueInput
 from sidecar.errors import RunCancelled
-from sidecar.llm.local import format_prompt
+from sidecar.llm.local_prompt import format_prompt
 from sidecar.llm.types import Limits, ModelRequest
 from sidecar.runs.events import Text, UsageReport
 

@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from sidecar.llm.local import _LLAMA_INIT_LOCK, llama_settings
+from sidecar.llm.llama_settings import LLAMA_INIT_LOCK, llama_settings
 from sidecar.llm.types import Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 
@@ -30,7 +30,7 @@ def test_a_saved_state_holds_one_logits_row_and_still_serves_prefix_reuse() -> N
 
     # Built as the sidecar builds it: one at a time in the process (llama_cpp points fds 1
     # and 2 at /dev/null meanwhile; two builds overlapping leave them silenced).
-    with _LLAMA_INIT_LOCK:
+    with LLAMA_INIT_LOCK:
         llm = VoiceLlama(resolve_weights(find_local_model()), **llama_settings(n_ctx=2048))
     try:
         tokens = llm.tokenize(PROMPT.encode(), add_bos=True)

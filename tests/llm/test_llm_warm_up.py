@@ -11,7 +11,9 @@ import pytest
 from local_runs import chat, greedy_run
 from waits import eventually
 
-from sidecar.llm.local import WARM_STEP, LocalLLM, format_prompt
+from sidecar.llm.llama_settings import WARM_STEP
+from sidecar.llm.local import LocalLLM
+from sidecar.llm.local_prompt import format_prompt
 from sidecar.llm.types import Sampling
 
 pytest.importorskip("llama_cpp")
