@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from voice_scenes import load_scenes  # noqa: E402
 
 from sidecar.llm.choose import choose_option, last_log_probs, option_log_probs, option_words  # noqa: E402
+from sidecar.llm.cpu_level import load_backends  # noqa: E402
 from sidecar.llm.document import render_document  # noqa: E402
 from sidecar.llm.types import ReplyShape  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
@@ -112,6 +113,7 @@ def main() -> int:
     import llama_cpp
 
     path = resolve_weights(find_local_model(os.environ.get("GAME_SIDECAR_MODEL_PATH", "")))
+    load_backends()  # a portable llama.cpp registers no CPU backend itself
     llm = llama_cpp.Llama(path, n_ctx=4096, n_threads=max(1, os.cpu_count() or 1), verbose=False)
     right: dict[str, int] = {}
     total = 0

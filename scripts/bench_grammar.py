@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sidecar.llm.cpu_level import load_backends  # noqa: E402
 from sidecar.llm.document import EXAMPLES  # noqa: E402
 from sidecar.llm.grammars import grammar_for  # noqa: E402
 from sidecar.llm.llama_settings import llama_settings  # noqa: E402
@@ -43,6 +44,7 @@ def main() -> int:
 
     path = resolve_weights(find_local_model(os.environ.get("GAME_SIDECAR_MODEL_PATH", "")))
     grammar = grammar_for(ReplyShape("prose"))
+    load_backends()  # a portable llama.cpp registers no CPU backend itself
     plain = llama_cpp.Llama(path, **llama_settings())
     ours = VoiceLlama(path, **llama_settings())
     ways = {

@@ -52,6 +52,7 @@ import grpc  # noqa: E402
 
 from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.llm.chat_template import template_of  # noqa: E402
+from sidecar.llm.cpu_level import load_backends  # noqa: E402
 from sidecar.llm.kv_prefixes import common_prefix  # noqa: E402
 from sidecar.llm.llama_settings import llama_settings  # noqa: E402
 from sidecar.llm.local_prompt import prompt_of  # noqa: E402
@@ -236,6 +237,7 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
         await asyncio.sleep(1.0)
         idle = sampler.now()
         sampler.peak = idle
+        load_backends()  # a portable llama.cpp registers no CPU backend itself
         llm = await asyncio.to_thread(lambda: llama_cpp.Llama(resolve_weights(find_local_model()), **llama_settings()))
         direct_run(llm, last_record(record), 8)  # warm the direct side too
         side, direct, same = [], [], 0

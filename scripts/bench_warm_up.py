@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_local_model import EVENTS, event, last_record, narrate, recorded_prompt, scene, timed_run  # noqa: E402
 
 from sidecar.client import SidecarProcess  # noqa: E402
+from sidecar.llm.cpu_level import load_backends  # noqa: E402
 from sidecar.llm.llama_settings import llama_settings  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
 from sidecar.runs.replay_log import ENV as RECORD_ENV  # noqa: E402
@@ -87,6 +88,7 @@ async def main(runs: int, settle: float) -> dict[str, Any]:
 
     warm = await session(True, runs, settle)
     cold = await session(False, runs, settle)
+    load_backends()  # a portable llama.cpp registers no CPU backend itself
     llm = llama_cpp.Llama(resolve_weights(find_local_model()), **llama_settings())
     direct_prefill_ms(llm, warm[1]["record"], 8)  # first-call costs, not counted
     anchors = [direct_prefill_ms(llm, got["record"], max(1, got["prompt"] - got["cached"])) for got in warm[1:]]

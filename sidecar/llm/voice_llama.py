@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import llama_cpp
 from llama_cpp import _internals
 
+from sidecar.llm.cpu_level import load_backends
 from sidecar.llm.kv_prefixes import KeptPrefixes
 from sidecar.llm.sampling import CheckedSampler
 from sidecar.llm.types import Sampling
@@ -58,6 +59,7 @@ class VoiceLlama(llama_cpp.Llama):
     parking_slots: tuple[int, ...] = ()
 
     def __init__(self, *args: Any, kept_sequences: int = 0, parked_sequences: int = 0, **kwargs: Any) -> None:
+        load_backends()  # a llama.cpp that picks its CPU backend at run time registers none itself
         super().__init__(*args, **kwargs)
         if not kept_sequences:
             return

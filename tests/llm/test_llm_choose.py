@@ -8,6 +8,7 @@ import os
 import pytest
 
 from sidecar.llm.choose import choice_context, choose_option, option_words
+from sidecar.llm.cpu_level import load_backends
 from sidecar.llm.weights import find_local_model, resolve_weights
 
 
@@ -34,6 +35,7 @@ def gemma():  # type: ignore[no-untyped-def]
         if os.environ.get("GAME_SIDECAR_REQUIRE_WEIGHTS"):
             pytest.fail(f"GAME_SIDECAR_REQUIRE_WEIGHTS is set, but {status.problem}")
         pytest.skip(f"needs the embedded model's weights: {status.problem}")
+    load_backends()  # as the sidecar does first (a portable llama.cpp registers no backend itself)
     llm = llama_cpp.Llama(resolve_weights(status), n_ctx=512, n_threads=2, verbose=False)
     yield llm
     llm.close()
