@@ -89,6 +89,8 @@ def load_backends() -> None:
     lowest level). Once per process, after llama_cpp is imported; nothing for a one-level
     build, which registers its backend itself. ModelNotInstalled when none fits."""
     global _backends_loaded
+    if _backends_loaded:  # (every model build asks: no file system work once done)
+        return
     lib_dir = _llama_lib_dir()
     if lib_dir is None or not lib_dir.is_dir() or not selects_at_run_time(lib_dir):
         return

@@ -108,7 +108,9 @@ class LocalLLM:
                     from sidecar.llm.voice_llama import VoiceLlama  # llama_cpp.Llama, our sampler
                 except ImportError as exc:  # found but broken (e.g. a missing shared library)
                     raise ModelNotInstalled(f"llama-cpp-python cannot be imported: {exc}") from exc
-                load_backends()  # a build that picks its CPU backend at run time registers none itself
+                # (VoiceLlama loads them too; here first, so a CPU no backend fits is a refusal
+                # GetInfo reports, not a failed load)
+                load_backends()
             except ModelNotInstalled as exc:
                 # Known only once tried (the CPU check imports numpy: not at start-up);
                 # from then on GetInfo says so too.
