@@ -14,6 +14,13 @@ colon (so no "Event:" or "Reply:" label), and it ends where its shape ends:
   MAX_ENUMERATED values as the list of its numbers: the converter ignores
   minimum and maximum; a wider one is checked after, as on every model).
 
+Every shape fits the run's output limit: its sentences are made short enough
+(and, at a small limit, few enough) that the longest reply the grammar allows is
+at most CHARS_PER_TOKEN characters a token of `max_tokens`. A reply cut at the
+limit is cut mid-sentence on screen, and a decision cut there has no closing
+brace: before this, one SmolLM2 decision in a CI run wrote two long sentences and
+was refused at 120 tokens.
+
 A model prompted through its own chat template (an instruct GGUF: `chat=True`)
 answers in a turn of its own, with no cue before it: the reply starts at its
 first letter (or the decision's brace) and a line is not in quotes; each ends
@@ -34,32 +41,63 @@ __all__ = ["grammar_for", "stop_for", "SENTENCE_CHARS"]
 #: screen: the model reports speech instead) and the sentence marks (which only end one).
 SENTENCE_CHARS = r'[^\n\r#*<>\[\]{}|\\`_:"“”«»\x00-\x1f.!?]'
 
-_SENTENCE = rf"""
-sentence ::= start {SENTENCE_CHARS}{{6,180}} end
+#: A sentence's characters between its first letter and its mark: at least, and at most.
+SENTENCE_MIN, SENTENCE_MAX = 6, 180
+#: What a sentence adds to its characters: its first letter, its mark (up to "...") and a space.
+_SENTENCE_EDGES = 5
+#: Below this many characters a sentence, a shape drops its optional sentences first.
+_SHORTEST_USEFUL = 40
+#: Characters the grammar allows per token of the output limit left to the sentences.
+#: The shipped models tokenize the scenes' English at 4.4 (Gemma 3) and 4.1 (SmolLM2)
+#: characters a token, and no scene text below 3.0 (tests/llm/test_llm_grammar_fits.py);
+#: 2.5 leaves room for names, accents and numbers.
+CHARS_PER_TOKEN = 2.5
+#: Tokens of the output limit a shape's frame takes (JSON goes at about 2.3 characters a
+#: token): prose's lead space and line break, a line's closing quote, a decision's
+#: `{"action": 12, "message": "", "notes": ""}` (20 tokens on both models; 24 for a draw
+#: that splits it worse), and what an option's parameters may add (44 for three of them).
+_PROSE_FRAME, _LINE_FRAME, _DECISION_FRAME, _PARAMETERS_ROOM = 2, 2, 24, 48
+
+_SENTENCE = r"""
+sentence ::= start {chars}{{{low},{high}}} end
 start ::= [A-Z] | [^\x00-\x7f]
 end ::= "." | "!" | "?" | "..."
 """
 
-_PROSE = (
-    r"""root ::= {lead}sentence (" " sentence){0,2} "\n"
+_PROSE = r"""root ::= {lead}sentence{more} "\n"
 """
-    + _SENTENCE
-)
 
-_LINE = (
-    r"""root ::= sentence (" " sentence)? {close}
+_LINE = r"""root ::= sentence{more} {close}
 """
-    + _SENTENCE
-)
 
-_DECISION = (
-    r"""root ::= {lead}"{\"action\": " choice ", \"message\": \"" message "\", \"notes\": \"" note "\"}"
-message ::= sentence (" " sentence)?
+_DECISION = r"""root ::= {lead}"{{\"action\": " choice ", \"message\": \"" message "\", \"notes\": \"" note "\"}}"
+message ::= sentence{more}
 note ::= sentence
 choice ::= {choices}
 """
-    + _SENTENCE
-)
+
+
+def _fitted(max_tokens: int, frame: int, needed: int, optional: int) -> tuple[int, int]:
+    """How many optional sentences, and how long a sentence, so that `needed` sentences
+    plus the optional ones fit what `frame` tokens leave of `max_tokens` (0: no limit).
+    Below the shortest sentences nothing fits: the reply is cut at the limit, as any is."""
+    if max_tokens <= 0:
+        return optional, SENTENCE_MAX
+    room = (max_tokens - frame) * CHARS_PER_TOKEN
+    for more in range(optional, -1, -1):
+        longest = int(room // (needed + more)) - _SENTENCE_EDGES
+        if longest >= _SHORTEST_USEFUL or more == 0:
+            return more, max(SENTENCE_MIN, min(SENTENCE_MAX, longest))
+    raise AssertionError("unreachable: the loop returns at more == 0")
+
+
+def _more(n: int) -> str:
+    """Up to `n` more sentences after the first."""
+    return f' (" " sentence){{0,{n}}}' if n else ""
+
+
+def _sentence(longest: int) -> str:
+    return _SENTENCE.format(chars=SENTENCE_CHARS, low=SENTENCE_MIN, high=longest)
 
 
 #: The widest integer range a grammar lists number by number.
@@ -96,21 +134,28 @@ def _choices(shape: ReplyShape, numbers: list[int]) -> str:
     return " | ".join(alternatives) + ("\n" + rules if rules else "")
 
 
-def grammar_for(shape: ReplyShape, chosen: int = 0, chat: bool = False) -> str:
+def grammar_for(shape: ReplyShape, chosen: int = 0, chat: bool = False, max_tokens: int = 0) -> str:
     """The grammar of a reply of `shape`; a decision's with only option `chosen`
     (1-based) when given (sidecar/llm/choose.py), else any of its options. `chat`:
-    the reply is a chat turn of its own (no cue before it, see above)."""
+    the reply is a chat turn of its own (no cue before it, see above). `max_tokens`:
+    the run's output limit, which the longest reply fits (0: none)."""
     lead = "" if chat else '" " '
     if shape.kind == "line":
-        return _LINE.replace("{close}", r'"\n"' if chat else r'"\""')
+        more, longest = _fitted(max_tokens, _LINE_FRAME, 1, 1)
+        close = r'"\n"' if chat else r'"\""'
+        return _LINE.format(more=_more(more), close=close) + _sentence(longest)
     if shape.kind == "decision":
         numbers = [chosen] if chosen else list(range(1, max(1, shape.n_options) + 1))
         if any(shape.option_params):
             choices = _choices(shape, numbers)
+            frame = _DECISION_FRAME + _PARAMETERS_ROOM
         else:
             choices = " | ".join(f'"{n}"' for n in numbers)
-        return _DECISION.replace("{lead}", lead).replace("{choices}", choices)
-    return _PROSE.replace("{lead}", lead)
+            frame = _DECISION_FRAME
+        more, longest = _fitted(max_tokens, frame, 2, 1)
+        return _DECISION.format(lead=lead, more=_more(more), choices=choices) + _sentence(longest)
+    more, longest = _fitted(max_tokens, _PROSE_FRAME, 1, 2)
+    return _PROSE.format(lead=lead, more=_more(more)) + _sentence(longest)
 
 
 def stop_for(shape: ReplyShape, chat: bool = False) -> list[str]:

@@ -255,7 +255,7 @@ class LocalLLM:
             user_stop = params.get("stop") or []
             stops += [user_stop] if isinstance(user_stop, str) else list(user_stop)
             llm.next_sampling = params.get("sampling") or Sampling()  # set by sidecar.llm.call
-            llm.next_grammar = None if shape is None else grammar_for(shape, chosen, templated)
+            llm.next_grammar = None if shape is None else grammar_for(shape, chosen, templated, max_tokens)
             stream = llm.create_completion(
                 tokens,
                 max_tokens=max_tokens,
