@@ -183,3 +183,14 @@ def test_the_portable_runtime_speaks_on_an_x86_64_v2_cpu() -> None:
     assert old.returncode == 0, old.stderr[-2000:]  # -4 would be SIGILL
     assert "libggml-cpu-sse42.so" in old.stderr  # llama.cpp's "loaded CPU backend from ..."
     assert len(json.loads(old.stdout).split()) >= 2
+
+
+def test_bootstrap_keeps_the_pinned_wheel_where_no_portable_runtime_was_built(tmp_path: Path) -> None:
+    """scripts/bootstrap runs `build_llama_runtime --if-built` on every machine: with nothing
+    in the cache it never compiles and never touches the venv, and says so in one line."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "build_llama_runtime"
+    env = {**os.environ, "GAME_SIDECAR_CACHE": str(tmp_path)}
+    done = subprocess.run(["bash", str(script), "--if-built"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and "keeping the pinned wheel" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing fetched, nothing built

@@ -14,7 +14,9 @@ import pytest
 from local_runs import chat
 from waits import eventually
 
+from sidecar.llm.choose import last_log_probs
 from sidecar.llm.local import LocalLLM
+from sidecar.llm.local_prompt import prompt_of
 from sidecar.llm.types import Chunk, Sampling
 
 pytest.importorskip("llama_cpp")
@@ -54,6 +56,30 @@ async def _speak(
     return "".join(parts), last
 
 
+#: How much less likely, per token, a reply that took turns may be than the one given
+#: alone, where the two part at a near-tie (see the test). A reply read from another
+#: sequence's cells (the fault this guards against) is several nats a token less likely.
+NEAR_TIE_NATS = 0.25
+
+
+def _mean_log_prob(model: LocalLLM, name: str, reply: str) -> float:
+    """log P(reply | prompt) per token, each token scored after the prompt and the reply's
+    earlier tokens, evaluated alone and in order."""
+    llm = model._llm
+    prompt, _, _, _ = prompt_of(SCENES[name], None, None)
+    prompt_tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+    reply_tokens = llm.tokenize(reply.encode("utf-8"), add_bos=False, special=False)
+    llm.prefixes.clear()
+    llm.reset()
+    llm.eval(prompt_tokens)
+    total = 0.0
+    for token in reply_tokens:
+        total += float(last_log_probs(llm)[token])
+        llm.eval([token])
+    llm.reset()
+    return total / len(reply_tokens)
+
+
 def _fresh(model: LocalLLM) -> None:
     model._llm.prefixes.clear()
     model._llm.reset()
@@ -72,7 +98,13 @@ async def test_generations_take_turns_and_each_replies_as_it_does_alone(local_ll
     log: list[tuple[str, bool]] = []
     replies = await asyncio.gather(*(_speak(local_llm, name, 24, log) for name in SCENES))
 
-    assert {name: text for name, (text, _) in zip(SCENES, replies, strict=True)} == alone
+    # The same reply, or, where the KV's last bits tip a greedy near-tie (seen with the
+    # portable runtime's per-CPU kernels: "silver one" against "silver-grey"), one the model
+    # finds about as likely: never the reply of other cells.
+    for name, (text, _) in zip(SCENES, replies, strict=True):
+        if text != alone[name]:
+            took_turns, by_itself = _mean_log_prob(local_llm, name, text), _mean_log_prob(local_llm, name, alone[name])
+            assert took_turns >= by_itself - NEAR_TIE_NATS, (name, text, alone[name], took_turns, by_itself)
     first_end = next(i for i, (_, end) in enumerate(log) if end)
     assert {name for name, _ in log[:first_end]} == set(SCENES), log  # all spoke before any ended
     assert local_llm._turns.most_at_once >= 3
