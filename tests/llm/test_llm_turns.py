@@ -1,9 +1,10 @@
 """Issue 30, item 4: generations on the embedded model take turns, a step each
 (sidecar/llm/turns.py), on the real weights. Each paused generation's KV cells stay in
 a parking sequence of the one buffer, so a reply that took turns with others is the
-reply it gives alone from the same kept prompt; a run never waits for another's whole reply; a cancelled one
-hands out nothing after the step it was in; and generations that would overfill the
-buffer wait their turn instead."""
+reply it gives alone from the same kept prompt (or, where the KV's last bits tip a greedy
+near-tie, one the model finds about as likely); a run never waits for another's whole
+reply; a cancelled one hands out nothing after the step it was in; and generations that
+would overfill the buffer wait their turn instead."""
 
 from __future__ import annotations
 
