@@ -15,8 +15,9 @@ colon (so no "Event:" or "Reply:" label), and it ends where its shape ends:
   minimum and maximum; a wider one is checked after, as on every model).
 
 Every shape fits the run's output limit: its sentences are made short enough
-(and, at a small limit, few enough) that the longest reply the grammar allows is
-at most CHARS_PER_TOKEN characters a token of `max_tokens`. A reply cut at the
+(and, at a small limit, few enough) that they take at most CHARS_PER_TOKEN
+characters a token of what the shape's frame (its JSON, quote or line break)
+leaves of `max_tokens`. A reply cut at the
 limit is cut mid-sentence on screen, and a decision cut there has no closing
 brace: before this, one SmolLM2 decision in a CI run wrote two long sentences and
 was refused at 120 tokens.
@@ -84,11 +85,11 @@ def _fitted(max_tokens: int, frame: int, needed: int, optional: int) -> tuple[in
     if max_tokens <= 0:
         return optional, SENTENCE_MAX
     room = (max_tokens - frame) * CHARS_PER_TOKEN
-    for more in range(optional, -1, -1):
-        longest = int(room // (needed + more)) - _SENTENCE_EDGES
-        if longest >= _SHORTEST_USEFUL or more == 0:
-            return more, max(SENTENCE_MIN, min(SENTENCE_MAX, longest))
-    raise AssertionError("unreachable: the loop returns at more == 0")
+    more = optional
+    while more and room // (needed + more) - _SENTENCE_EDGES < _SHORTEST_USEFUL:
+        more -= 1
+    longest = int(room // (needed + more)) - _SENTENCE_EDGES
+    return more, max(SENTENCE_MIN, min(SENTENCE_MAX, longest))
 
 
 def _more(n: int) -> str:

@@ -8,6 +8,7 @@ long each) out of the scenes' English, and tokenized by both shipped models' voc
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -28,6 +29,7 @@ PARAMETERS = json.dumps({
 })  # fmt: skip
 
 
+@functools.cache
 def _scene_texts() -> list[str]:
     """Every sentence-like string of the shipped scenes."""
     found: list[str] = []

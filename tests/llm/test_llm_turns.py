@@ -15,7 +15,7 @@ import pytest
 from local_runs import chat
 from waits import eventually
 
-from sidecar.llm.choose import last_log_probs
+from sidecar.llm.choose import option_log_probs
 from sidecar.llm.local import LocalLLM
 from sidecar.llm.local_prompt import prompt_of
 from sidecar.llm.types import Chunk, Sampling
@@ -64,21 +64,12 @@ NEAR_TIE_NATS = 0.25
 
 
 def _mean_log_prob(model: LocalLLM, name: str, reply: str) -> float:
-    """log P(reply | prompt) per token, each token scored after the prompt and the reply's
-    earlier tokens, evaluated alone and in order."""
+    """log P(reply | prompt) per token, scored as a decision's options are."""
     llm = model._llm
     prompt, _, _, _ = prompt_of(SCENES[name], None, None)
     prompt_tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
     reply_tokens = llm.tokenize(reply.encode("utf-8"), add_bos=False, special=False)
-    llm.prefixes.clear()
-    llm.reset()
-    llm.eval(prompt_tokens)
-    total = 0.0
-    for token in reply_tokens:
-        total += float(last_log_probs(llm)[token])
-        llm.eval([token])
-    llm.reset()
-    return total / len(reply_tokens)
+    return option_log_probs(llm, prompt_tokens, [reply_tokens])[0] / len(reply_tokens)
 
 
 def _fresh(model: LocalLLM) -> None:
