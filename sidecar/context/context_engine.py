@@ -10,10 +10,8 @@ from a cache.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
@@ -37,7 +35,7 @@ from sidecar.context.persona_slots import persona_text
 from sidecar.context.prepared import Prepared
 from sidecar.context.select import Shown
 from sidecar.context.selection_caches import MemoryLineCache, SceneCache
-from sidecar.context.session_lru import drop_session
+from sidecar.context.session_lru import SessionLRU
 from sidecar.context.timeline import TimelineCache
 from sidecar.context.tokens import CountCache
 from sidecar.context.window import Selection
@@ -92,7 +90,7 @@ class ContextEngine:
         #: Transcript + perceived world events per actor (the history share's timeline).
         self.timelines = TimelineCache()
         self._lock = threading.Lock()
-        self._prompts: OrderedDict[tuple[object, ...], _Cached] = OrderedDict()
+        self._prompts: SessionLRU[tuple[object, ...], _Cached] = SessionLRU(_PROMPT_CACHE_SIZE)
         self.scenes = SceneCache(_PROMPT_CACHE_SIZE)
         self.memory_lines = MemoryLineCache()
         #: Prompts built from scratch / served from the cache (benchmark and tests read these).
@@ -146,10 +144,10 @@ class ContextEngine:
             sticky,
             framing,
         )
-        with self._lock:
+        with self._prompts.lock:
             cached = self._prompts.get(key)
             if cached is not None:
-                self._prompts.move_to_end(key)
+                self._prompts.touch(key)
         if cached is not None and cached.base is base:
             self.cache_hits += 1
             entry = cached
@@ -175,10 +173,10 @@ class ContextEngine:
             entry = _Cached(
                 fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, fitted.memory_keys, entered, base
             )
-            with self._lock:
-                self._prompts[key] = entry
-                while len(self._prompts) > _PROMPT_CACHE_SIZE:
-                    self._prompts.popitem(last=False)
+            # The actor's prompts built from an older state can never be hit again.
+            transcript = session.transcripts.get(spec.actor_id)
+            state = (id(session), id(base), id(transcript), len(transcript or ()))
+            self._prompts.put(key, entry, scope=(session.id, spec.actor_id), generation=state)
         if not preview:
             # A run remembers what its prompt held (also when a preview built it first).
             self._remember(session, spec.actor_id, held, entry)
@@ -247,9 +245,7 @@ class ContextEngine:
         """Drop everything cached for a session (`sidecar.sessions.close_session` calls it):
         the size bounds alone would keep a closed session's prompts, scenes and
         histories, and the worlds they reference, alive until pushed out."""
-        with self._lock:
-            for cache in self._per_session():
-                drop_session(cache, session_id)
+        self._prompts.forget(session_id)
         self.history.forget(session_id)
         self.timelines.forget(session_id)
         self.scenes.forget(session_id)
@@ -257,13 +253,7 @@ class ContextEngine:
 
     def cached_entries(self) -> int:
         """How many entries all per-session caches hold (tests and benchmarks read it)."""
-        with self._lock:
-            held = sum(len(c) for c in self._per_session())
-        return held + len(self.history) + len(self.timelines) + len(self.scenes) + len(self.memory_lines)
-
-    def _per_session(self) -> tuple[MutableMapping[Any, Any], ...]:
-        # Every key starts with the session ID (the value types differ: Any).
-        return (self._prompts,)
+        return len(self._prompts) + len(self.history) + len(self.timelines) + len(self.scenes) + len(self.memory_lines)
 
 
 def _check_continuable(session: Session, actor_id: str) -> None:

@@ -48,7 +48,7 @@ class SceneCache:
         shown = Shown()
         lines = scene_lines(session, proj, cidx, shown, actor, focus, moment_text, query, place)
         aliases = frozenset(shown.aliases)
-        self._cache.put(key, (cidx.base, lines, aliases, query))
+        self._cache.put(key, (cidx.base, lines, aliases, query), scope=(session.id,), generation=id(cidx.base))
         return lines, aliases
 
     def forget(self, session_id: str) -> None:
@@ -71,7 +71,7 @@ class MemoryLineCache:
             hit = self._cache.get(key)
             if hit is None or hit[0] is not cidx.base:
                 hit = (cidx.base, {})
-                self._cache.put(key, hit)
+                self._cache.put(key, hit, scope=(proj.session.id, proj.actor_id), generation=id(cidx.base))
         lines = hit[1]
 
         def line(mem: Memory) -> str:

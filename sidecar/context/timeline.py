@@ -208,13 +208,15 @@ class TimelineCache:
         log = session.transcripts.get(proj.actor_id)
         entries = log or []
         key = (session.id, id(session), proj.actor_id, named)
+        # Entries built from an older state of the actor's view go when a newer one is stored.
+        scope, state = (session.id, proj.actor_id), (id(session), id(cidx.base), id(log))
         hit = self._cache.get(key)
         if hit is not None and hit[0] is cidx.base and hit[1] is log and hit[2] == len(rendered):
             return hit[3]
         seen = self._events.get(key)
         if seen is None or seen[0] is not cidx.base:
             seen = (cidx.base, _events(session, proj, cidx, seen[1] if seen is not None else ()))
-            self._events.put(key, seen)
+            self._events.put(key, seen, scope, state[:2])
         if not seen[1]:
             built = Timeline(rendered, entry_at=tuple(range(len(rendered))))
         else:
@@ -227,11 +229,11 @@ class TimelineCache:
                     or not merge.extends_to(entries)
                 ):
                     merge = _merge(session, proj, seen[1], rendered, cidx.base)
-                    self._merges.put(key, merge)
+                    self._merges.put(key, merge, scope, state)
                 else:
                     merge.extend(entries, rendered)
                 built = merge.timeline(entries)
-        self._cache.put(key, (cidx.base, log, len(rendered), built))
+        self._cache.put(key, (cidx.base, log, len(rendered), built), scope, state)
         return built
 
     def forget(self, session_id: str) -> None:
