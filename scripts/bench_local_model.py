@@ -19,6 +19,9 @@ with the model loaded and warm (`rss_mb_idle`), the highest seen during any run
 (`rss_mb_peak`), and after `--soak` mixed runs (narrate, dialogue, continue,
 decide over a session that keeps changing: `rss_mb_growth_300` is that less the
 idle figure). Targets: growth <= 20 MB, peak within 150 MB of idle.
+`rss_mb_growth_by_kind`: every 25 soak runs, the growth split into anonymous
+memory (heaps, the KV buffer), file-backed (the mmapped weights, libraries) and
+shared memory.
 `prefill_tokens_per_run`: the prompt tokens a run processed (prompt less cached,
 from the run's usage), median; `new_tokens_per_run`: how many of its prompt tokens
 were new since the same actor's earlier runs (the prompt, tokenized here from the
@@ -110,6 +113,13 @@ class RssSampler:
     def now(self) -> float:
         with open(self._path) as status:
             return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+    def parts(self) -> dict[str, float]:
+        """RSS by kind (MB): anonymous (heaps, KV buffer), file-backed (the mmapped weights,
+        libraries), shared memory; where growth sits says who holds it."""
+        with open(self._path) as status:
+            return {line.split(":")[0]: round(int(line.split()[1]) / 1024, 1) for line in status
+                    if line.startswith(("RssAnon:", "RssFile:", "RssShmem:"))}
 
     def _run(self) -> None:
         while not self._stop.wait(0.002):
@@ -253,9 +263,12 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
         prefill, new, seen = [], [], {}
         errors: dict[str, int] = {}
         checkpoints: dict[int, float] = {}
+        idle_parts, parts_by_run = sampler.parts(), {}
         for i in range(soak):
             if i and i % 100 == 0:
                 checkpoints[i] = round(sampler.now() - idle, 1)
+            if i and i % 25 == 0:
+                parts_by_run[i] = {k: round(v - idle_parts[k], 1) for k, v in sampler.parts().items()}
             if i % 4 == 0:  # the world moves on between turns
                 moved = await client.apply_deltas("bench", revision, [event(f"Turn {i}: the drum beats.")])
                 revision = moved.revision
@@ -273,6 +286,7 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
             earlier.append(tokens)
         await asyncio.sleep(1.0)
         after = sampler.now()
+        parts_by_run[soak] = {k: round(v - idle_parts[k], 1) for k, v in sampler.parts().items()}
         llm.close()
     finally:
         sampler.close()
@@ -295,6 +309,7 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
         "rss_mb_after_soak": round(after, 1),
         "rss_mb_growth_300": round(after - idle, 1),
         "rss_mb_growth_by_run": checkpoints,
+        "rss_mb_growth_by_kind": parts_by_run,
         "soak_errors": errors,
         "prefill_tokens_per_run": md(prefill) if prefill else None,
         "new_tokens_per_run": md(new) if new else None,
