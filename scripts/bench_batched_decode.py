@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from sidecar.llm.cpu_level import load_backends  # noqa: E402
 from sidecar.llm.llama_settings import llama_settings  # noqa: E402
 from sidecar.llm.weights import find_local_model, resolve_weights  # noqa: E402
 
@@ -43,12 +42,11 @@ def main(sequences: int, steps: int) -> dict[str, object]:
     import llama_cpp
     from llama_cpp import _internals
 
-    load_backends()
-    llm = llama_cpp.Llama(resolve_weights(find_local_model()), **llama_settings())
-    params = llm.context_params  # one KV buffer shared by the sequences, as VoiceLlama builds it
-    params.n_seq_max, params.kv_unified, params.swa_full = sequences, True, True
-    llm._ctx.close()
-    ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
+    from sidecar.llm.voice_llama import VoiceLlama
+
+    # The sidecar's own model: `sequences` sequences in one shared KV buffer.
+    llm = VoiceLlama(resolve_weights(find_local_model()), kept_sequences=sequences - 1, **llama_settings())
+    ctx = llm._ctx
     memory = llama_cpp.llama_get_memory(ctx.ctx)
     n_vocab = llm.n_vocab()
     batch = _internals.LlamaBatch(n_tokens=512, embd=0, n_seq_max=sequences)
@@ -111,7 +109,6 @@ def main(sequences: int, steps: int) -> dict[str, object]:
         for joint in (False, True):
             timed[joint].append(prefill(joint))
     md: Callable[[list[float]], float] = statistics.median
-    ctx.close()
     llm.close()
     return {
         "sequences": sequences, "steps": steps, "prompt_tokens": len(prompt), "new_tokens": len(new),

@@ -264,11 +264,15 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
         errors: dict[str, int] = {}
         checkpoints: dict[int, float] = {}
         idle_parts, parts_by_run = sampler.parts(), {}
+
+        def growth_by_kind() -> dict[str, float]:
+            return {k: round(v - idle_parts[k], 1) for k, v in sampler.parts().items()}
+
         for i in range(soak):
             if i and i % 100 == 0:
                 checkpoints[i] = round(sampler.now() - idle, 1)
             if i and i % 25 == 0:
-                parts_by_run[i] = {k: round(v - idle_parts[k], 1) for k, v in sampler.parts().items()}
+                parts_by_run[i] = growth_by_kind()
             if i % 4 == 0:  # the world moves on between turns
                 moved = await client.apply_deltas("bench", revision, [event(f"Turn {i}: the drum beats.")])
                 revision = moved.revision
@@ -286,7 +290,7 @@ async def main(runs: int, max_tokens: int, soak: int) -> dict[str, Any]:
             earlier.append(tokens)
         await asyncio.sleep(1.0)
         after = sampler.now()
-        parts_by_run[soak] = {k: round(v - idle_parts[k], 1) for k, v in sampler.parts().items()}
+        parts_by_run[soak] = growth_by_kind()
         llm.close()
     finally:
         sampler.close()

@@ -125,16 +125,17 @@ class ContextEngine:
         held = prefix_state.read(session, spec.actor_id)
         sticky = Sticky(held.history, held.lore, held.memories, held.entered)
         persona_version = self._persona_version(session, spec.actor_id)
+        # The state the prompt is built from: once the actor's transcript or the session
+        # moves on, prompts of the older state can never be hit again (SessionLRU drops them).
+        transcript = session.transcripts.get(spec.actor_id)
+        state = (id(session), id(base), id(transcript), len(transcript or ()))
         key = (
             session.id,  # first in every per-session cache key: forget_session drops by it
-            id(session),
-            id(base),
+            *state,
             spec.actor_id,
             spec.input,
             spec.focus_ids,
             spec.moment,
-            len(session.transcripts.get(spec.actor_id, ())),
-            id(session.transcripts.get(spec.actor_id)),
             session.notes.get(spec.actor_id),
             msgspec.json.encode(session.options),
             budget,
@@ -173,9 +174,6 @@ class ContextEngine:
             entry = _Cached(
                 fitted.prompt, frozenset(shown.aliases), start, fitted.lore_keys, fitted.memory_keys, entered, base
             )
-            # The actor's prompts built from an older state can never be hit again.
-            transcript = session.transcripts.get(spec.actor_id)
-            state = (id(session), id(base), id(transcript), len(transcript or ()))
             self._prompts.put(key, entry, scope=(session.id, spec.actor_id), generation=state)
         if not preview:
             # A run remembers what its prompt held (also when a preview built it first).

@@ -17,19 +17,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, MutableMapping
+from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["SessionLRU", "drop_session"]
+__all__ = ["SessionLRU"]
 
 K = TypeVar("K", bound=tuple[Any, ...])
 V = TypeVar("V")
-
-
-def drop_session(cache: MutableMapping[K, Any], session_id: Hashable) -> None:
-    """Delete every entry of `cache` whose key starts with `session_id`."""
-    for key in [k for k in cache if k[0] == session_id]:
-        del cache[key]
 
 
 class SessionLRU(Generic[K, V]):
