@@ -1,6 +1,6 @@
 """One greedy generation on the embedded model's path, as the sidecar runs it (the steps
-of `LocalLLM._generation`, run here in one go), for tests that look at what it reused
-(tests/llm)."""
+of `LocalLLM._generation`, taken by the model's worker), for tests that look at what it
+reused (tests/llm)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def greedy_run(model: Any, messages: list[dict[str, str]], max_tokens: int) -> t
     """(text, prompt tokens, tokens reused) of one greedy generation by `model` (a loaded LocalLLM)."""
     out: list[object] = []
     params = {"max_tokens": max_tokens, "sampling": Sampling(temperature=0.0), "seed": 1}
-    for _ in model._generation(messages, params, StopFlag(), out.append, time.monotonic()):
-        pass
+    turn = model._turns.submit(model._generation(messages, params, StopFlag(), out.append, time.monotonic()))
+    turn.future.result(timeout=300)
     chunks = [c for c in out if isinstance(c, Chunk)]
     prompt, _, cached = chunks[-1].usage
     return "".join(c.text for c in chunks), prompt, cached

@@ -12,8 +12,10 @@ allocates and clears the buffer when the model loads, so keeping prefixes costs 
 memory after (a wider attention does, a little: docs/benchmarks.md).
 
 Sequence 0 is the live one that llama-cpp-python evaluates into (`VoiceLlama` confines
-its `seq_rm` to it); sequences 1..`slots` are kept. When a decode finds no free cell,
-the least recently used kept sequence is dropped and the decode is tried again.
+its `seq_rm` to it); sequences 1..`slots` are kept. The sidecar's generations each have
+a sequence of their own beyond those (sidecar/llm/turns.py): they start from a kept one
+(`restore_into`) and are kept when they end. When a decode finds no free cell, the least
+recently used kept sequence is dropped and the decode is tried again.
 """
 
 from __future__ import annotations
@@ -80,43 +82,50 @@ class KeptPrefixes:
         self.restored_tokens += shared - live
         return shared
 
-    def keep(self, budget: int) -> None:
-        """After a run: keep the live sequence's tokens. It replaces a kept sequence it
-        continues (at least half of that one is its prefix: the same actor's earlier
-        turn), else takes a free slot, else the least recently used one. Then the least
-        recently used others go until the kept tokens are within `budget` (counted per
-        sequence: cells two of them share count twice, so the bound errs low)."""
-        tokens = self._llm._input_ids.tolist()
+    def restore_into(self, seq: int, tokens: Sequence[int]) -> int:
+        """Before a generation on its own sequence `seq` (sidecar/llm/turns.py): start it
+        from the kept sequence that shares the longest prefix with `tokens`. Returns the
+        tokens it starts with (0: none shared)."""
+        lib = self._llama_cpp
+        lib.llama_memory_seq_rm(self._memory, seq, -1, -1)
+        best, shared = 0, 0
+        for kept_seq, kept in self._kept.items():
+            n = common_prefix(kept, tokens)
+            if n > shared:
+                best, shared = kept_seq, n
+        if not best:
+            return 0
+        lib.llama_memory_seq_cp(self._memory, best, seq, 0, shared)  # shares the cells of [0, shared)
+        self._kept.move_to_end(best)
+        self.restored += 1
+        self.restored_tokens += shared
+        return shared
+
+    def keep(self, budget: int, tokens: Sequence[int] | None = None, seq: int = 0) -> None:
+        """After a run: keep sequence `seq`'s `tokens` (by default the live sequence's). It
+        replaces a kept sequence it continues (at least half of that one is its prefix:
+        the same actor's earlier turn), else takes a free slot, else the least recently
+        used one. Then the least recently used others go until the kept tokens are within
+        `budget` (counted per sequence: cells two of them share count twice, so the bound
+        errs low)."""
+        tokens = list(self._llm._input_ids.tolist() if tokens is None else tokens)
         if not tokens:
             return
-        slot = next((seq for seq, kept in self._kept.items() if 2 * common_prefix(kept, tokens) >= len(kept)), 0)
+        slot = next((k for k, kept in self._kept.items() if 2 * common_prefix(kept, tokens) >= len(kept)), 0)
         if not slot:
             slot = self._free.pop() if self._free else next(iter(self._kept))
         lib = self._llama_cpp
         lib.llama_memory_seq_rm(self._memory, slot, -1, -1)
-        lib.llama_memory_seq_cp(self._memory, 0, slot, -1, -1)
+        lib.llama_memory_seq_cp(self._memory, seq, slot, -1, -1)
         self._kept[slot] = tokens
         self._kept.move_to_end(slot)
         while len(self._kept) > 1 and self.tokens_kept > budget:
             self.drop_oldest()
 
-    # -- parking (sidecar/llm/turns.py): sequences outside the kept ones ----------
-
-    def hold(self, slot: int) -> None:
-        """Tag the live sequence's cells with `slot` too, so they outlive the live one."""
-        lib = self._llama_cpp
-        lib.llama_memory_seq_rm(self._memory, slot, -1, -1)
-        lib.llama_memory_seq_cp(self._memory, 0, slot, -1, -1)
-
-    def take(self, slot: int) -> None:
-        """Make `slot`'s cells the live sequence (what was live goes)."""
-        lib = self._llama_cpp
-        lib.llama_memory_seq_rm(self._memory, 0, -1, -1)
-        lib.llama_memory_seq_cp(self._memory, slot, 0, -1, -1)
-
-    def let_go(self, slot: int) -> None:
-        """Free `slot`'s hold on its cells."""
-        self._llama_cpp.llama_memory_seq_rm(self._memory, slot, -1, -1)
+    def free(self, seq: int, start: int = -1) -> None:
+        """Free sequence `seq`'s hold on its cells from position `start` on (-1: all): a
+        generation's own sequence that ended, or the end of a prompt to evaluate again."""
+        self._llama_cpp.llama_memory_seq_rm(self._memory, seq, start, -1)
 
     def drop_oldest(self) -> bool:
         """Free the cells of the least recently used kept sequence; False if none is kept."""

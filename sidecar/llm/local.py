@@ -4,9 +4,10 @@ so retries, timeouts and usage take the one path of sidecar.llm.call.
 
 One llama.cpp context, touched only by one worker thread: loaded once there,
 generating there, feeding tokens to the event loop through an asyncio queue.
-Generations take turns on it, a step each (sidecar/llm/turns.py): a slice of a prompt or
-one token, so a run never waits for another's whole reply. A stop flag checked at each
-step ends a generation at once on cancel. Each finished
+Generations take turns on it, each in a sequence of its own, all of them in one decode a
+step (sidecar/llm/turns.py): a slice of a prompt or one token each, so a run never waits
+for another's whole reply. A stop flag checked at each step ends a generation at once on
+cancel. Each finished
 run's tokens stay in the context's KV buffer as a kept sequence, so an actor's next
 turn evaluates only what is new since its last (docs/context.md: stable first,
 volatile last; sidecar/llm/kv_prefixes.py).
@@ -39,7 +40,8 @@ from sidecar.llm.llama_settings import (
     llama_settings,
 )
 from sidecar.llm.local_prompt import prompt_of
-from sidecar.llm.turns import Steps, Turn, Turns, TurnsClosed
+from sidecar.llm.reply_text import ReplyText
+from sidecar.llm.turns import Steps, Turn, Turns, TurnsClosed, Work
 from sidecar.llm.types import Chunk, Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 
@@ -78,7 +80,7 @@ class LocalLLM:
         self._load_lock = threading.Lock()
         self._closed = False
         # One thread owns the llama context; generations take turns on it (sidecar/llm/turns.py).
-        self._turns = Turns(self)
+        self._turns = Turns(self, batch_tokens=self._settings["n_batch"], prompt_step=PROMPT_STEP)
         #: Generations finished, and how many of them were stopped early (cancel).
         self.generations = 0
         self.stopped = 0
@@ -118,7 +120,7 @@ class LocalLLM:
                 raise
             try:
                 with LLAMA_INIT_LOCK:
-                    llm = VoiceLlama(path, kept_sequences=KEPT_SEQUENCES, parked_sequences=TURNS, **self._settings)
+                    llm = VoiceLlama(path, kept_sequences=KEPT_SEQUENCES, turn_sequences=TURNS, **self._settings)
             except Exception as exc:  # noqa: BLE001 - a broken file or an old llama.cpp
                 raise ModelUnavailable(f"the embedded model failed to load: {exc}") from exc
             if self._closed:  # closed while loading (shutdown during start-up)
@@ -153,23 +155,24 @@ class LocalLLM:
         """Generations submitted and not yet ended."""
         return self._turns.foreground
 
-    # -- sidecar.llm.turns.Host: a generation paused for another's turn -------
+    # -- sidecar.llm.turns.Host: generations that decode together ------------
 
     def capacity(self) -> tuple[int, int]:
         llm = self._llm
-        slots = len(getattr(llm, "parking_slots", ()))
+        slots = len(getattr(llm, "turn_seqs", ()))
         return (slots + 1, int(llm.n_ctx())) if llm is not None and slots else (1, 0)
 
-    def park(self, turn: Turn) -> None:  # a turn's slot n is the model's n-th parking sequence
-        turn.parked = self._llm.pause(self._llm.parking_slots[turn.slot - 1])
+    def decode(self, parts: list[tuple[Work, bool]]) -> list[int]:
+        rows: list[int] = self._llm.decode(parts)
+        return rows
 
-    def unpark(self, turn: Turn) -> None:
-        self._llm.resume(self._llm.parking_slots[turn.slot - 1], turn.parked)
-        turn.parked = None
+    def _seq_of(self, slot: int) -> int:
+        """The KV sequence of a turn's slot (0: none, the live sequence)."""
+        return int(self._llm.turn_seqs[slot - 1]) if slot else 0
 
     def release(self, turn: Turn) -> None:
         if self._llm is not None:
-            self._llm.prefixes.let_go(self._llm.parking_slots[turn.slot - 1])
+            self._llm.prefixes.free(self._seq_of(turn.slot))
 
     # -- warm-up -------------------------------------------------------------
 
@@ -220,7 +223,7 @@ class LocalLLM:
     ) -> Steps:  # fmt: skip
         """A generation's steps (sidecar/llm/turns.py), streaming into `put` until done
         or `stop`. The first step (before any KV work) loads the model if need be and
-        says how many cells the generation may hold."""
+        says how many cells the generation may hold; admitted, it is told its slot."""
         self.preload()
         llm, chat = self._llm, self._chat
         shape = params.get("reply_shape")
@@ -228,8 +231,8 @@ class LocalLLM:
         # A template writes its own BOS where its model wants one.
         tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
         max_tokens = int(params.get("max_tokens") or 256)
-        yield len(tokens) + max_tokens
-        # Admitted: at each step from here on, the context is this generation's.
+        slot = yield len(tokens) + max_tokens
+        # Admitted: from here on it has a sequence of its own in the KV buffer.
         waited_ms = (time.monotonic() - submitted) * 1000
         if stop.is_set():
             self.stopped += 1
@@ -237,61 +240,65 @@ class LocalLLM:
         try:
             chosen = 0
             if document is not None and shape is not None and shape.kind == "decision":
-                turn = document.turn
+                turn = document.turn  # scored on the live sequence, on its own (sidecar/llm/turns.py)
                 chosen = 1 + choose_option(llm, turn.me, turn.situation, turn.earlier, list(turn.options))
-            cached = llm.prefixes.restore(tokens)  # the longest kept prefix becomes the live one
-            done = llm.n_tokens = min(cached, len(tokens) - 1)  # the last is evaluated for its logits
-            # While others take turns, the prompt goes PROMPT_STEP tokens a step; the last
-            # of it (alone: all of it) is evaluated by llama-cpp-python in the step that
-            # draws the first token, so a short prompt's first text comes in one step.
-            while self._turns.foreground > 1 and len(tokens) - done > PROMPT_STEP + 1:
-                step = tokens[done : done + PROMPT_STEP]
-                llm.eval(step)
-                done += len(step)
-                yield None
-                if stop.is_set():
-                    self.stopped += 1
-                    return
+            seq = self._seq_of(slot)
+            cached = llm.prefixes.restore_into(seq, tokens)  # from the longest kept prefix
+            done = min(cached, len(tokens) - 1)  # the last is evaluated for its logits
+            llm.prefixes.free(seq, done)
             user_stop = params.get("stop") or []
             stops += [user_stop] if isinstance(user_stop, str) else list(user_stop)
-            llm.next_sampling = params.get("sampling") or Sampling()  # set by sidecar.llm.call
-            llm.next_grammar = None if shape is None else grammar_for(shape, chosen, templated, max_tokens)
-            stream = llm.create_completion(
-                tokens,
-                max_tokens=max_tokens,
-                stop=stops,
-                seed=int(params["seed"]) if params.get("seed") is not None else None,
-                stream=True,
-            )
-            completion, finish = 0, "stop"
+            seed = params.get("seed")
+            grammar = None if shape is None else grammar_for(shape, chosen, templated, max_tokens)
+            sampler = llm.sampler(params.get("sampling") or Sampling(), None if seed is None else int(seed), grammar)
+            finish, evaluated = "length", list(tokens[:done])
             try:
-                for chunk in stream:
-                    choice = chunk["choices"][0]
-                    completion += 1
-                    text = choice["text"]
-                    if completion == 1 and shape is not None:
-                        text = text.lstrip(" ")  # the space after the cue's colon
-                    if text:
-                        put(Chunk(text))
-                        stop.chunks += 1
-                    finish = choice.get("finish_reason") or finish
-                    yield None  # between two tokens: another generation's turn
-                    if stop.is_set():
-                        self.stopped += 1
-                        self.stop_lag = max(self.stop_lag, stop.chunks - stop.at_set)
-                        return
+                finish = yield from self._speak(llm, sampler, ReplyText(stops), Work(seq, done, tokens[done:]),
+                                                evaluated, max_tokens, shape is not None, stop, put)  # fmt: skip
             finally:
-                stream.close()
+                sampler.close()
                 if not self._closed:
-                    llm.prefixes.keep(KEPT_TOKENS)
+                    llm.prefixes.keep(KEPT_TOKENS, evaluated, seq)
                 self.generations += 1
-                sampler = getattr(llm, "last_sampler", None)  # (a test's stand-in Llama has none)
-                if sampler is not None:  # tokens drawn, not chunks (sidecar/llm/sampling.py)
-                    completion = sampler.sampled
-                self.last_tokens = completion
-            put(Chunk("", finish, (len(tokens), completion, cached), queued_ms=waited_ms))
+                self.last_tokens = sampler.sampled  # tokens drawn, not chunks (sidecar/llm/sampling.py)
+            if finish:
+                put(Chunk("", finish, (len(tokens), sampler.sampled, cached), queued_ms=waited_ms))
         finally:
             release_heap()  # after the reply is handed over: it costs the game nothing
+
+    def _speak(
+        self, llm: Any, sampler: Any, reply: ReplyText, work: Work, evaluated: list[int], max_tokens: int,
+        shaped: bool, stop: StopFlag, put: Callable[[Chunk], None],
+    ) -> Steps:  # fmt: skip
+        """Draw tokens until the end of turn, a stop sequence or `max_tokens`, handing out
+        text as it may be shown: each token is `work` for the next step's shared decode.
+        Returns the finish reason ("" if stopped by its caller); `evaluated` ends as the
+        tokens in the sequence's cells."""
+        drawn, said = 0, False
+        while True:
+            row = yield work
+            evaluated += work.tokens
+            if stop.is_set():
+                self.stopped += 1
+                self.stop_lag = max(self.stop_lag, stop.chunks - stop.at_set)
+                return ""
+            token = sampler.sample(llm._ctx, row)
+            end = llm.is_eog(token)
+            drawn += 1
+            text = reply.finish() if end else reply.add(llm.piece(token))
+            if drawn >= max_tokens and not reply.stopped:
+                text += reply.finish()
+            if not said and shaped:
+                text = text.lstrip(" ")  # the space after the cue's colon
+            if text:
+                said = True
+                put(Chunk(text))
+                stop.chunks += 1
+            if end or reply.stopped:
+                return "stop"
+            if drawn >= max_tokens:
+                return "length"
+            work = Work(work.seq, len(evaluated), [token])
 
     async def astreaming(
         self, model: str, messages: list[dict[str, str]], params: dict[str, Any]

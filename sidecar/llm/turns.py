@@ -1,27 +1,28 @@
-"""Generations on the embedded model take turns: one step each, round robin.
+"""Generations on the embedded model take turns: all of them in one decode a step.
 
 llama.cpp's context is one, and only one thread may touch it; run whole, one after
 another, eight sessions narrating at once had the last wait behind seven replies
-(issue 30, item 4). Here each generation is a Python generator that does one step of
-work per `next()`: a slice of its prompt, or one token. The worker thread steps every
-admitted generation in turn, so a run arriving while others speak starts within one
-round, and each speaking NPC slows by the share of the model the others take.
+(issue 30, item 4). Here each generation is a Python generator that asks, a step at a
+time, for tokens to be evaluated into its own sequence of the one KV buffer (`Work`): its
+prompt's new tokens, then each token it drew. The worker thread gathers what every
+admitted generation asks into one llama.cpp batch, decodes it once, and sends each the
+row of its logits. From four in a batch on they share the pass over the weights: eight
+NPCs' tokens cost about 49 ms on two cores where eight decodes cost 109
+(docs/benchmarks.md, "Before batching").
 
-A generation paused for another's turn is parked: its tokens' KV cells stay in the one
-buffer under a sequence of their own (`host.park`), and its llama-cpp-python state
-(tokens, sampler) is put aside until its next step (`host.unpark`). Pausing only ever
-happens between steps, where llama-cpp-python's generator has just handed out a token
-it has not yet evaluated, so nothing is evaluated twice.
+A batch holds at most `batch_tokens`. Prompts are served in order of admission, but while
+any generation speaks they get `prompt_step` tokens a step in all: the longest pause a
+newcomer puts in the others' replies. A generation is answered once its whole prompt is in.
 
-A generation admitted takes its first step before the others' next ones (in order of
-admission among the new), then joins the round: a run waits for one step of the others,
-not a round of them. At most `slots` generations take turns, and only while the tokens
-they may hold (prompt + output limit each) fit in the buffer's cells; the rest wait in
-arrival order. A generation alone is admitted whatever it needs (llama.cpp says so if it
-cannot).
+At most `slots` generations take turns, each in its slot's sequence, and only while the
+tokens they may hold (prompt + output limit each) fit in the buffer's cells; the rest wait
+in arrival order. One alone is admitted whatever it needs (llama.cpp says so if it cannot).
+With no slots (a stand-in model), one at a time. A generation's first step after admission
+may use the context on its own (a decision scores its options: sidecar/llm/choose.py), so
+it comes after every answered generation has read its row: logits last until the next decode.
 
 Background turns (warm-ups) run only while no generation is admitted or waiting, one at
-a time, and are never parked: they end themselves at their next step when one arrives.
+a time, doing their own work each step; they end at their next step when one arrives.
 """
 
 from __future__ import annotations
@@ -32,15 +33,27 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-__all__ = ["Host", "Steps", "Turn", "Turns", "TurnsClosed"]
+__all__ = ["Host", "Steps", "Turn", "Turns", "TurnsClosed", "Work"]
 
 log = logging.getLogger("sidecar.llm.turns")
 
+
+class Work(NamedTuple):
+    """Tokens to evaluate into sequence `seq` from position `pos`; the last one's logits
+    are wanted. The worker answers with their row in the decode's output."""
+
+    seq: int
+    pos: int
+    tokens: list[int]
+
+
 #: A generation's steps: the first `yield` gives the KV cells it may need (or None for a
-#: background turn); each later one ends a step. Its return value is the turn's result.
-Steps = Generator[int | None, None, Any]
+#: background turn) and is answered, once admitted, with its slot (0: none). Each later
+#: one gives the `Work` it needs done, answered with its logits' row, or None (a step it
+#: did on its own). Its return value is the turn's result.
+Steps = Generator[Work | int | None, Any, Any]
 
 
 class TurnsClosed(RuntimeError):
@@ -51,16 +64,14 @@ class Host(Protocol):
     """What the turns need of the model that owns the context."""
 
     def capacity(self) -> tuple[int, int]:
-        """(generations that can be parked at once + 1, KV cells in all); (1, 0) = no parking."""
+        """(generations that can take turns at once + 1, KV cells in all); (1, 0) = one at a time."""
 
-    def park(self, turn: Turn) -> None:
-        """Put the live generation's state aside (in `turn.parked`) under `turn.slot`."""
-
-    def unpark(self, turn: Turn) -> None:
-        """Make `turn`'s parked state the live one again."""
+    def decode(self, parts: list[tuple[Work, bool]]) -> list[int]:
+        """Evaluate every part in one batch (with its last token's logits if asked);
+        return each part's row of logits (-1 where not asked)."""
 
     def release(self, turn: Turn) -> None:
-        """`turn` ended: free what its parking held."""
+        """`turn` ended: free its slot's sequence."""
 
 
 class Turn:
@@ -74,30 +85,40 @@ class Turn:
         self.began: float | None = None
         #: KV cells it may hold (prompt + output limit), from its first step.
         self.need = 0
-        #: Its parking sequence (0 = none) and what was put aside when it was parked.
+        #: Its slot (0 = none): the sequence of the KV buffer it evaluates into.
         self.slot = 0
-        self.parked: Any = None
+        #: What it asked for and has not been answered (the rest, if part of it was done).
+        self.pending: Work | None = None
+        #: Its answer, sent at its next step: its logits' row.
+        self.row: int | None = None
+
+    @property
+    def need_tokens(self) -> int:
+        """Tokens its pending work has left to evaluate."""
+        return len(self.pending.tokens) if self.pending is not None else 0
 
 
 class Turns:
-    """The model's worker thread and the order in which it steps generations."""
+    """The model's worker thread: who takes part in each step's decode."""
 
-    def __init__(self, host: Host, name: str = "local-llm") -> None:
+    def __init__(self, host: Host, name: str = "local-llm", batch_tokens: int = 512, prompt_step: int = 128) -> None:
         self._host = host
+        self._batch_tokens = batch_tokens
+        self._prompt_step = prompt_step
         self._cond = threading.Condition()
         self._new: deque[Turn] = deque()  # submitted, first step not yet run
         self._calls: deque[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = deque()
         self._closing = False
         # Only the worker thread touches these:
         self._queued: deque[Turn] = deque()  # first step run, waiting for admission
-        self._active: list[Turn] = []
-        self._live: Turn | None = None
+        self._active: list[Turn] = []  # in order of admission
         self._free_slots: list[int] = []
         self._slots_known = False
         #: Generations submitted and not yet ended (read from any thread).
         self.foreground = 0
-        #: The most generations that took turns at once.
+        #: The most generations that took turns at once, and that shared one decode.
         self.most_at_once = 0
+        self.most_in_a_decode = 0
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -163,7 +184,7 @@ class Turns:
             for turn in new:
                 self._first_step(turn)
             self._admit()
-            self._round()
+            self._step()
 
     def _first_step(self, turn: Turn) -> None:
         """Run a new turn up to its first yield (no KV work: it says what it needs)."""
@@ -175,7 +196,7 @@ class Turns:
         except BaseException as exc:  # noqa: BLE001 - the submitter's to raise
             self._ended(turn, error=exc)
             return
-        turn.need = int(need or 0)
+        turn.need = need if isinstance(need, int) else 0
         self._queued.append(turn)
 
     def _admit(self) -> None:
@@ -195,50 +216,67 @@ class Turns:
                     self._ended(turn, result=0)
                     continue
             elif self._active:
-                # Beside others only if each can be parked, and the cells hold them all.
-                parkable = all(t.slot for t in self._active) and self._free_slots
-                if not parkable or sum(t.need for t in self._active) + turn.need > cells:
+                # Beside others only with a slot of its own, and while the cells hold them all.
+                shared = all(t.slot for t in self._active) and self._free_slots
+                if not shared or sum(t.need for t in self._active) + turn.need > cells:
                     return
                 turn.slot = self._free_slots.pop()
             elif self._free_slots:
                 turn.slot = self._free_slots.pop()
             self._queued.popleft()
-            # Its first step comes next, after those of turns admitted before it that have not had one.
-            first = next((i for i, t in enumerate(self._active) if t.began is not None), len(self._active))
-            self._active.insert(first, turn)
+            self._active.append(turn)
             self.most_at_once = max(self.most_at_once, len(self._active))
 
-    def _round(self) -> None:
-        """One step of every admitted turn. The list rotates (the turn just stepped goes
-        last), so a round cut short by an arrival resumes where it stopped."""
-        for _ in range(len(self._active)):
-            turn = self._active[0]
+    def _step(self) -> None:
+        """Every admitted turn not waiting for its work goes on to its next request, the
+        answered first (their rows are read before a first step may decode on its own);
+        then one decode of what they asked."""
+        for turn in sorted(self._active, key=lambda t: t.row is None):
+            if turn.pending is not None or turn not in self._active:
+                continue
+            if turn.began is None:
+                turn.began = time.monotonic()
+                answer: int | None = turn.slot
+            else:
+                answer, turn.row = turn.row, None
             try:
-                self._make_live(turn)
-                if turn.began is None:
-                    turn.began = time.monotonic()
-                next(turn.steps)
+                asked = turn.steps.send(answer)
             except StopIteration as stop:
                 self._retire(turn, result=stop.value)
             except BaseException as exc:  # noqa: BLE001 - the submitter's to raise
                 self._retire(turn, error=exc)
             else:
-                self._active.append(self._active.pop(0))
-            if self._new or self._calls:
-                return  # take them in before the next step: a round can be long
+                turn.pending = asked if isinstance(asked, Work) else None
+        self._decode()
 
-    def _make_live(self, turn: Turn) -> None:
-        if self._live is turn:
+    def _decode(self) -> None:
+        # Those speaking (a token each) first, then prompts in order of admission.
+        asking = sorted((t for t in self._active if t.pending is not None), key=lambda t: t.need_tokens > 1)
+        if not asking:
             return
-        live, self._live = self._live, None
-        if live is not None and live in self._active:
-            try:
-                self._host.park(live)
-            except BaseException as exc:  # noqa: BLE001 - that generation cannot go on; others can
-                self._retire(live, error=exc)
-        if turn.parked is not None:
-            self._host.unpark(turn)
-        self._live = turn
+        room = self._batch_tokens
+        prompt_room = self._prompt_step if asking[0].need_tokens == 1 else room
+        taken: list[tuple[Turn, Work, int]] = []
+        for turn in asking:
+            work = turn.pending
+            assert work is not None
+            n = min(len(work.tokens), room, prompt_room if len(work.tokens) > 1 else room)
+            if n > 0:
+                taken.append((turn, work, n))
+                room -= n
+                prompt_room -= n if len(work.tokens) > 1 else 0
+        try:
+            rows = self._host.decode([(Work(w.seq, w.pos, w.tokens[:n]), n == len(w.tokens)) for _, w, n in taken])
+        except BaseException as exc:  # noqa: BLE001 - those in the batch cannot go on; others can
+            for turn, _, _ in taken:
+                self._retire(turn, error=exc)
+            return
+        self.most_in_a_decode = max(self.most_in_a_decode, len(taken))
+        for (turn, work, n), row in zip(taken, rows, strict=True):
+            if n == len(work.tokens):
+                turn.pending, turn.row = None, row
+            else:
+                turn.pending = Work(work.seq, work.pos + n, work.tokens[n:])
 
     def _retire(self, turn: Turn, result: Any = None, error: BaseException | None = None) -> None:
         self._active.remove(turn)

@@ -1,17 +1,18 @@
 """The embedded model's llama_cpp.Llama: our sampler (sidecar/llm/sampling.py), kept
-prompt prefixes (sidecar/llm/kv_prefixes.py) and paused generations, all in the one KV
-buffer the context allocates at load.
+prompt prefixes (sidecar/llm/kv_prefixes.py) and generations that share a decode, all in
+the one KV buffer the context allocates at load.
 
-Sequence 0 is the live one llama-cpp-python evaluates into. Then come the kept
-sequences (finished runs' prompts), then one parking sequence per generation that can
-be paused while another takes its turn (sidecar/llm/turns.py). Sequences share the
-cells they agree on: parking or keeping copies no KV, it only tags cells.
+Sequence 0 is the live one llama-cpp-python evaluates into (warm-ups, a decision's
+scoring). Then come the kept sequences (finished runs' prompts), then one sequence per
+generation that can take turns with others (sidecar/llm/turns.py): the sidecar's
+generations decode into those, several in one batch. Sequences share the cells they
+agree on: keeping or starting from a kept prefix copies no KV, it only tags cells.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, NamedTuple
+from typing import Any
 
 import llama_cpp
 from llama_cpp import _internals
@@ -19,17 +20,10 @@ from llama_cpp import _internals
 from sidecar.llm.cpu_level import load_backends
 from sidecar.llm.kv_prefixes import KeptPrefixes
 from sidecar.llm.sampling import CheckedSampler
+from sidecar.llm.turns import Work
 from sidecar.llm.types import Sampling
 
-__all__ = ["Paused", "VoiceLlama"]
-
-
-class Paused(NamedTuple):
-    """A paused generation's llama-cpp-python state (its cells are in its parking sequence)."""
-
-    tokens: list[int]
-    sampler: Any
-    last_sampler: CheckedSampler | None
+__all__ = ["VoiceLlama"]
 
 
 class VoiceLlama(llama_cpp.Llama):
@@ -43,9 +37,9 @@ class VoiceLlama(llama_cpp.Llama):
     builds the context, so its pages are resident from the load (the same RSS with a
     second clear or without): keeping sequences in it adds no memory.
 
-    With `parked_sequences` too, that many generations can be paused (`pause`) and
-    resumed (`resume`) between two of their tokens, each in a parking sequence of its
-    own: `parking_slots`. A decode short of cells never drops those."""
+    With `turn_sequences` too, that many generations can decode together (`decode`),
+    each into a sequence of its own: `turn_seqs`. A decode short of cells drops kept
+    sequences only, never those."""
 
     next_sampling: Sampling = Sampling()
     next_grammar: str | None = None
@@ -55,16 +49,17 @@ class VoiceLlama(llama_cpp.Llama):
     #: Kept sequences dropped because a decode found no free cell.
     made_room = 0
 
-    #: Parking sequences, one per generation that can be paused.
-    parking_slots: tuple[int, ...] = ()
+    #: The sequences of generations that take turns (sidecar/llm/turns.py), one each.
+    turn_seqs: tuple[int, ...] = ()
+    _turn_batch: Any = None
 
-    def __init__(self, *args: Any, kept_sequences: int = 0, parked_sequences: int = 0, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, kept_sequences: int = 0, turn_sequences: int = 0, **kwargs: Any) -> None:
         load_backends()  # a llama.cpp that picks its CPU backend at run time registers none itself
         super().__init__(*args, **kwargs)
         if not kept_sequences:
             return
-        self._one_buffer_for(1 + kept_sequences + parked_sequences)
-        self.parking_slots = tuple(range(kept_sequences + 1, kept_sequences + 1 + parked_sequences))
+        self._one_buffer_for(1 + kept_sequences + turn_sequences)
+        self.turn_seqs = tuple(range(kept_sequences + 1, kept_sequences + 1 + turn_sequences))
         prefixes = self.prefixes = KeptPrefixes(self, kept_sequences)
         ctx = self._ctx
         remove, decode = ctx.kv_cache_seq_rm, ctx.decode
@@ -102,24 +97,38 @@ class VoiceLlama(llama_cpp.Llama):
         self.last_sampler = CheckedSampler(self, self.next_sampling, self._seed, self.next_grammar)
         return self.last_sampler
 
-    def pause(self, slot: int) -> Paused:
-        """Between two tokens of a generation: put it aside under parking sequence `slot`
-        (its cells stay; the live sequence is then free for another generation)."""
-        assert self.prefixes is not None and slot in self.parking_slots
-        self.prefixes.hold(slot)
-        paused = Paused(self._input_ids.tolist(), self._sampler, self.last_sampler)
-        # The next generation's sampler must not close this one's (`_init_sampler`).
-        self._sampler = self.last_sampler = None
-        return paused
+    # -- generations of our own, several in one decode (sidecar/llm/turns.py) -----
 
-    def resume(self, slot: int, paused: Paused) -> None:
-        """Make the generation paused under `slot` the live one again, where it stopped."""
-        assert self.prefixes is not None
-        self.prefixes.take(slot)
-        n = len(paused.tokens)
-        self.input_ids[:n] = paused.tokens
-        self.n_tokens = n
-        self._sampler, self.last_sampler = paused.sampler, paused.last_sampler
+    def decode(self, parts: list[tuple[Work, bool]]) -> list[int]:
+        """Evaluate every part into its sequence in one llama.cpp batch; each part's row
+        of logits (-1 where its last token's were not asked for)."""
+        n = sum(len(work.tokens) for work, _ in parts)
+        if self._turn_batch is None or self._turn_batch._n_tokens < n:
+            self._turn_batch = _internals.LlamaBatch(n_tokens=max(n, self.n_batch), embd=0, n_seq_max=1)
+        b = self._turn_batch.batch
+        rows, j = [], 0
+        for work, logits in parts:
+            for i, token in enumerate(work.tokens):
+                b.token[j], b.pos[j], b.logits[j] = token, work.pos + i, False
+                b.seq_id[j][0], b.n_seq_id[j] = work.seq, 1
+                j += 1
+            b.logits[j - 1] = logits
+            rows.append(j - 1 if logits else -1)
+        b.n_tokens = j
+        self._ctx.decode(self._turn_batch)
+        return rows
+
+    def sampler(self, sampling: Sampling, seed: int | None, grammar: str | None) -> CheckedSampler:
+        """A generation's own sampler (no seed: llama.cpp draws one)."""
+        return CheckedSampler(self, sampling, llama_cpp.LLAMA_DEFAULT_SEED if seed is None else seed, grammar)
+
+    def is_eog(self, token: int) -> bool:
+        """The model's end of generation (end of turn, end of text)."""
+        return bool(llama_cpp.llama_vocab_is_eog(self._model.vocab, token))
+
+    def piece(self, token: int) -> bytes:
+        """A drawn token's bytes (special tokens none)."""
+        return self.detokenize([token])
 
     def save_state(self) -> llama_cpp.LlamaState:
         """llama_cpp's, copying one logits row instead of one per prompt token.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,63 +21,77 @@ from sidecar.llm.weights import LocalModelStatus
 MESSAGES = [{"role": "system", "content": "Narrate."}, {"role": "user", "content": "The door opens."}]
 
 
-class _Ids(list):
-    def tolist(self) -> list[int]:
-        return list(self)
+class _KeptOne:
+    """KeptPrefixes reduced to one kept sequence (sidecar/llm/kv_prefixes.py, tested on
+    the real model): a run reuses what the last run's tokens share with it."""
+
+    def __init__(self) -> None:
+        self.kept: list[int] = []
+
+    def restore_into(self, seq: int, tokens: list[int]) -> int:
+        return common_prefix(self.kept, tokens)
+
+    def free(self, seq: int, start: int = -1) -> None:
+        pass
+
+    def keep(self, budget: int, tokens: list[int], seq: int) -> None:
+        self.kept = list(tokens)
 
 
-class _LiveOnly:
-    """KeptPrefixes with nothing kept (sidecar/llm/kv_prefixes.py, tested on the real
-    model): a run reuses what the live sequence shares with it."""
+END = 0  # the stand-in's end of turn; token i > 0 is the reply's word (i - 1) % words
+
+
+class _Sampler:
+    """Draws the reply's words one by one, then the end of turn (never, if endless)."""
 
     def __init__(self, llama: StandInLlama) -> None:
         self.llama = llama
+        self.sampled = 0
 
-    def restore(self, tokens: list[int]) -> int:
-        return common_prefix(self.llama._input_ids, tokens)
+    def sample(self, ctx: Any, row: int) -> int:
+        assert row >= 0, "sampled from a row whose logits were not asked for"
+        self.sampled += 1
+        words = len(self.llama.reply.split(" "))
+        return self.sampled if self.llama.endless or self.sampled <= words else END
 
-    def keep(self, budget: int) -> None:
-        pass
+    def close(self) -> None:
+        self.llama.stream_closed.set()
 
 
 class StandInLlama:
-    """What LocalLLM calls on llama_cpp.Llama; one token per word of `reply`."""
+    """What LocalLLM calls on its VoiceLlama; one token per word of `reply`."""
+
+    _ctx = None  # the context a sampler reads its row from
 
     def __init__(self, reply: str = "The hinges creak. Dust falls.", endless: bool = False) -> None:
         self.reply = reply
         self.endless = endless
-        self._input_ids = _Ids()
-        self.prefixes = _LiveOnly(self)
-        self.calls: list[dict[str, Any]] = []
-        self.n_tokens = 0
-        self.evaluated: list[list[int]] = []
-        self.emitted = 0
+        self.prefixes = _KeptOne()
+        self.samplers: list[dict[str, Any]] = []
+        self.decoded: list[list[tuple[Any, bool]]] = []
         self.stream_closed = threading.Event()
-
-    def eval(self, tokens: list[int]) -> None:
-        self.evaluated.append(list(tokens))
 
     def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return [hash(w) % 50_000 for w in data.decode().split()]
 
-    def create_completion(self, tokens: list[int], **params: Any) -> Iterator[dict]:
-        self.calls.append({"tokens": tokens, **params})
+    def sampler(self, sampling: Any, seed: int | None, grammar: str | None) -> _Sampler:
+        self.samplers.append({"sampling": sampling, "seed": seed, "grammar": grammar})
+        return _Sampler(self)
+
+    def decode(self, parts: list[tuple[Any, bool]]) -> list[int]:
+        self.decoded.append(parts)
+        rows, n = [], 0
+        for work, logits in parts:
+            n += len(work.tokens)
+            rows.append(n - 1 if logits else -1)
+        return rows
+
+    def is_eog(self, token: int) -> bool:
+        return token == END
+
+    def piece(self, token: int) -> bytes:
         words = self.reply.split(" ")
-
-        def stream() -> Iterator[dict]:
-            try:
-                i = 0
-                while self.endless or i < len(words):
-                    self.emitted += 1
-                    text = (" " if i else "") + words[i % len(words)]
-                    last = not self.endless and i == len(words) - 1
-                    yield {"choices": [{"text": text, "finish_reason": "stop" if last else None}]}
-                    i += 1
-                self._input_ids = _Ids(tokens)  # what llama.cpp keeps for the next prefix
-            finally:
-                self.stream_closed.set()
-
-        return stream()
+        return ((" " if token > 1 else "") + words[(token - 1) % len(words)]).encode()
 
     def close(self) -> None:
         pass
@@ -101,18 +114,43 @@ async def test_streams_chunks_and_usage_without_litellm(gateway) -> None:
     pieces = [p async for p in gw.stream(request)]
     assert "".join(p.text for p in pieces if isinstance(p, TextPiece)) == llama.reply
     done = pieces[-1]
-    assert isinstance(done, Completion)
+    assert isinstance(done, Completion) and done.finish_reason == "stop"
     prompt_tokens = len(llama.tokenize(format_prompt(MESSAGES).encode()))
-    assert (done.prompt_tokens, done.completion_tokens, done.cached_tokens) == (prompt_tokens, 5, 0)
+    # Five words and the end of turn drawn.
+    assert (done.prompt_tokens, done.completion_tokens, done.cached_tokens) == (prompt_tokens, 6, 0)
     assert done.cost_usd == 0.0 and done.profile == "local" and done.model == "local/gemma3-270m"
     assert done.queued_ms > 0  # the wait for the model's first turn, carried to the Completion
-    call = llama.calls[0]
-    assert call["max_tokens"] == 40 and llama.next_sampling.temperature == 0.7  # the local profile's default
-    assert llama.next_grammar is None  # a request with no reply shape: free text
-    assert call["stop"] == [*STOP, "END"] and call["stream"] is True
+    sampler = llama.samplers[0]
+    assert sampler["sampling"].temperature == 0.7  # the local profile's default
+    assert sampler["grammar"] is None  # a request with no reply shape: free text
+    # The whole prompt in the first decode, then one token a step, each asking for its logits.
+    first, *rest = llama.decoded
+    assert [len(work.tokens) for work, _ in first] == [prompt_tokens] and first[0][1]
+    assert [[len(work.tokens) for work, _ in parts] for parts in rest] == [[1]] * 5
 
     again = [p async for p in gw.stream(ModelRequest(gw.target("local"), MESSAGES))]
     assert again[-1].cached_tokens == prompt_tokens  # the same prompt again: its prefix is reused
+
+
+async def test_a_stop_sequence_ends_the_reply_and_is_never_shown(gateway) -> None:
+    gw, llama = gateway
+    for stops, text, finish in [(("Dust",), "The hinges creak. ", "stop"), ((), llama.reply, "stop")]:
+        request = ModelRequest(gw.target("local"), MESSAGES, Limits(max_output_tokens=40, stop=stops))
+        pieces = [p async for p in gw.stream(request)]
+        assert "".join(p.text for p in pieces if isinstance(p, TextPiece)) == text
+        assert pieces[-1].finish_reason == finish
+    for stop in STOP:  # the prompt layout's own stops are in force too
+        llama.reply = f"The hinges creak. {stop} Dust falls."
+        pieces = [p async for p in gw.stream(ModelRequest(gw.target("local"), MESSAGES))]
+        assert "".join(p.text for p in pieces if isinstance(p, TextPiece)) == "The hinges creak. "
+
+
+async def test_the_output_limit_ends_the_reply(gateway) -> None:
+    gw, _ = gateway
+    request = ModelRequest(gw.target("local"), MESSAGES, Limits(max_output_tokens=3))
+    pieces = [p async for p in gw.stream(request)]
+    assert "".join(p.text for p in pieces if isinstance(p, TextPiece)) == "The hinges creak."
+    assert pieces[-1].finish_reason == "length" and pieces[-1].completion_tokens == 3
 
 
 async def test_cancelling_stops_the_generation(gateway) -> None:

@@ -1,8 +1,9 @@
 """The order in which generations take turns on the embedded model (sidecar/llm/turns.py),
-with generators standing in for generations and a host that records parking: round robin,
-admission by parking slots and KV cells, warm-ups only while no generation waits, a
-failing park ending only the generation it held, and closing. The real model taking
-turns: tests/llm/test_llm_turns.py."""
+with generators standing in for generations and a host that records each decode: every
+admitted generation in one decode a step, prompts sliced to the step's room, admission
+by slots and KV cells, warm-ups only while no generation waits, a failing decode ending
+only the generations in it, and closing. The real model taking turns:
+tests/llm/test_llm_turns.py."""
 
 from __future__ import annotations
 
@@ -11,41 +12,52 @@ from collections.abc import Iterator
 
 import pytest
 
-from sidecar.llm.turns import Turn, Turns, TurnsClosed
+from sidecar.llm.turns import Turn, Turns, TurnsClosed, Work
 
 
 class Host:
     def __init__(self, slots: int = 4, cells: int = 1000) -> None:
         self.slots, self.cells = slots, cells
         self.events: list[str] = []
-        self.fail_park = False
+        #: Each decode: (sequence, tokens, logits asked) per part.
+        self.decodes: list[list[tuple[int, int, bool]]] = []
+        self.fail_decode = False
 
     def capacity(self) -> tuple[int, int]:
         return self.slots, self.cells
 
-    def park(self, turn: Turn) -> None:
-        if self.fail_park:
-            raise RuntimeError("no cell")
-        turn.parked = turn.slot
-        self.events.append(f"park {turn.slot}")
-
-    def unpark(self, turn: Turn) -> None:
-        self.events.append(f"unpark {turn.slot}")
-        turn.parked = None
+    def decode(self, parts: list[tuple[Work, bool]]) -> list[int]:
+        if self.fail_decode:
+            self.fail_decode = False
+            raise RuntimeError("llama_decode returned -1")
+        self.decodes.append([(work.seq, len(work.tokens), logits) for work, logits in parts])
+        rows, n = [], 0
+        for work, logits in parts:
+            n += len(work.tokens)
+            rows.append(n - 1 if logits else -1)
+        return rows
 
     def release(self, turn: Turn) -> None:
         self.events.append(f"release {turn.slot}")
 
 
 def steps(
-    name: str, n: int, log: list[str], need: int = 10, gate: threading.Event | None = None
-) -> Iterator[int | None]:
+    name: str, n: int, log: list[str], need: int = 10, gate: threading.Event | None = None, prompt: int = 1,
+    hold: tuple[int, threading.Event] | None = None,
+) -> Iterator[Work | int | None]:  # fmt: skip
+    """`prompt` tokens, then a token a step, `n` steps; each answer must be a row. With
+    `hold` (k, event), step k holds the worker until the event is set."""
     if gate is not None:
         gate.wait(5)  # the first step (before admission) of the first turn: hold the worker
-    yield need
+    slot = yield need
+    work = Work(slot, 0, [7] * prompt)
     for i in range(n):
         log.append(f"{name}{i}")
-        yield None
+        if hold is not None and hold[0] == i:
+            hold[1].wait(5)
+        row = yield work
+        assert isinstance(row, int) and row >= 0
+        work = Work(slot, work.pos + len(work.tokens), [i])
     return name
 
 
@@ -58,15 +70,35 @@ def host() -> Iterator[Host]:
     yield Host()
 
 
-def test_generations_submitted_together_take_a_step_each_in_turn(host: Host) -> None:
+def test_generations_submitted_together_share_each_decode(host: Host) -> None:
     turns, log, gate = Turns(host), [], threading.Event()
     a = turns.submit(steps("a", 3, log, gate=gate))
     b, c = turns.submit(steps("b", 3, log)), turns.submit(steps("c", 2, log))
     gate.set()
     assert _results(a, b, c) == ["a", "b", "c"]
     assert log == ["a0", "b0", "c0", "a1", "b1", "c1", "a2", "b2"]
-    assert turns.most_at_once == 3 and turns.foreground == 0
-    assert "park 1" in host.events and "unpark 1" in host.events and host.events[-1].startswith("release")
+    # One decode a step: all three, each in its own sequence, then the two left.
+    assert host.decodes == [[(1, 1, True), (2, 1, True), (3, 1, True)]] * 2 + [[(1, 1, True), (2, 1, True)]]
+    assert turns.most_at_once == 3 and turns.most_in_a_decode == 3 and turns.foreground == 0
+    assert sorted(host.events) == ["release 1", "release 2", "release 3"]
+    turns.close(lambda: None).result(timeout=5)
+
+
+def test_a_prompt_gets_the_room_a_step_leaves_and_is_answered_once_whole(host: Host) -> None:
+    turns, log, gate, go = Turns(host, batch_tokens=64, prompt_step=16), [], threading.Event(), threading.Event()
+    a = turns.submit(steps("a", 8, log, gate=gate, prompt=100, hold=(2, go)))  # alone: 64 tokens a step
+    gate.set()
+    while "a2" not in log:  # a speaks, and holds the worker at its third token
+        pass
+    b = turns.submit(steps("b", 2, log, prompt=40))  # beside a speaking one: 16 a step
+    go.set()
+    _results(a, b)
+    assert host.decodes[:2] == [[(1, 64, False)], [(1, 36, True)]]
+    b_parts = [part for parts in host.decodes for part in parts if part[0] == 2]
+    assert b_parts[:3] == [(2, 16, False), (2, 16, False), (2, 8, True)]
+    for parts in host.decodes:  # a's token and b's slice shared the decodes
+        assert sum(n for _, n, _ in parts) <= 64
+    assert log.index("b1") > log.index("b0") > log.index("a2")
     turns.close(lambda: None).result(timeout=5)
 
 
@@ -80,7 +112,7 @@ def test_a_generation_waits_while_the_cells_or_slots_would_not_hold_it(host: Hos
     assert log.index("c0") > log.index("a2")  # c began once a ended
     assert log[:2] == ["a0", "b0"] and turns.most_at_once == 2
 
-    host.slots = 1  # no parking at all: one at a time
+    host.slots = 1  # no slots at all: one at a time
     one = Turns(host)
     log2: list[str] = []
     gate2 = threading.Event()
@@ -117,15 +149,17 @@ def test_a_warm_up_runs_only_while_no_generation_waits(host: Host) -> None:
     turns.close(lambda: None).result(timeout=5)
 
 
-def test_a_park_that_fails_ends_only_the_generation_it_held(host: Host) -> None:
+def test_a_decode_that_fails_ends_only_the_generations_in_it(host: Host) -> None:
     turns, log, gate = Turns(host), [], threading.Event()
     a = turns.submit(steps("a", 3, log, gate=gate))
     b = turns.submit(steps("b", 3, log))
-    host.fail_park = True
+    host.fail_decode = True
     gate.set()
-    with pytest.raises(RuntimeError, match="no cell"):
-        a.future.result(timeout=5)
-    assert b.future.result(timeout=5) == "b" and log.count("a0") == 1
+    for turn in (a, b):
+        with pytest.raises(RuntimeError, match="returned -1"):
+            turn.future.result(timeout=5)
+    assert turns.submit(steps("c", 2, log)).future.result(timeout=5) == "c"  # the model goes on
+    assert log.count("a0") == 1 and len(host.events) == 3  # every slot released
     turns.close(lambda: None).result(timeout=5)
 
 

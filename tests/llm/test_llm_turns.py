@@ -1,6 +1,6 @@
-"""Issue 30, item 4: generations on the embedded model take turns, a step each
-(sidecar/llm/turns.py), on the real weights. Each paused generation's KV cells stay in
-a parking sequence of the one buffer, so a reply that took turns with others is the
+"""Issue 30, item 4: generations on the embedded model take turns, all of them in one
+decode a step (sidecar/llm/turns.py), on the real weights. Each decodes into a sequence
+of its own in the one buffer, so a reply that shared its decodes with others is the
 reply it gives alone from the same kept prompt (or, where the KV's last bits tip a greedy
 near-tie, one the model finds about as likely); a run never waits for another's whole
 reply; a cancelled one hands out nothing after the step it was in; and generations that
@@ -99,7 +99,7 @@ async def test_generations_take_turns_and_each_replies_as_it_does_alone(local_ll
             assert took_turns >= by_itself - NEAR_TIE_NATS, (name, text, alone[name], took_turns, by_itself)
     first_end = next(i for i, (_, end) in enumerate(log) if end)
     assert {name for name, _ in log[:first_end]} == set(SCENES), log  # all spoke before any ended
-    assert local_llm._turns.most_at_once >= 3
+    assert local_llm._turns.most_at_once >= 3 and local_llm._turns.most_in_a_decode >= 3  # one batch
     for _, last in replies:  # the wait for the model is reported with the usage
         assert last is not None and last.usage is not None and last.queued_ms > 0
 
