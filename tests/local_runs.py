@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sidecar.llm.local import StopFlag
+from sidecar.llm.reply_stream import StopFlag
 from sidecar.llm.types import Chunk, Sampling
 
 __all__ = ["chat", "greedy_run"]

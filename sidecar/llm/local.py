@@ -40,29 +40,14 @@ from sidecar.llm.llama_settings import (
     llama_settings,
 )
 from sidecar.llm.local_prompt import prompt_of
-from sidecar.llm.reply_text import ReplyText
+from sidecar.llm.reply_stream import ReplyText, StopFlag, speak
 from sidecar.llm.turns import Steps, Turn, Turns, TurnsClosed, Work
 from sidecar.llm.types import Chunk, Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 
-__all__ = ["LocalLLM", "StopFlag"]
+__all__ = ["LocalLLM"]
 
 log = logging.getLogger("sidecar.llm.local")
-
-class StopFlag(threading.Event):
-    """A generation's stop flag, set by its caller on any thread. It counts the chunks
-    the generation hands out, to tell how many came after it was set (`stop_lag`)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.chunks = 0
-        self.at_set = 0
-
-    def set(self) -> None:
-        if not self.is_set():
-            self.at_set = self.chunks
-        super().set()
-
 
 class LocalLLM:
     """Serves "local/<anything>": the one embedded model."""
@@ -253,8 +238,11 @@ class LocalLLM:
             sampler = llm.sampler(params.get("sampling") or Sampling(), None if seed is None else int(seed), grammar)
             finish, evaluated = "length", list(tokens[:done])
             try:
-                finish = yield from self._speak(llm, sampler, ReplyText(stops), Work(seq, done, tokens[done:]),
-                                                evaluated, max_tokens, shape is not None, stop, put)  # fmt: skip
+                finish = yield from speak(llm, sampler, ReplyText(stops), Work(seq, done, tokens[done:]),
+                                          evaluated, max_tokens, shape is not None, stop, put)  # fmt: skip
+                if not finish:
+                    self.stopped += 1
+                    self.stop_lag = max(self.stop_lag, stop.lag)
             finally:
                 sampler.close()
                 if not self._closed:
@@ -265,40 +253,6 @@ class LocalLLM:
                 put(Chunk("", finish, (len(tokens), sampler.sampled, cached), queued_ms=waited_ms))
         finally:
             release_heap()  # after the reply is handed over: it costs the game nothing
-
-    def _speak(
-        self, llm: Any, sampler: Any, reply: ReplyText, work: Work, evaluated: list[int], max_tokens: int,
-        shaped: bool, stop: StopFlag, put: Callable[[Chunk], None],
-    ) -> Steps:  # fmt: skip
-        """Draw tokens until the end of turn, a stop sequence or `max_tokens`, handing out
-        text as it may be shown: each token is `work` for the next step's shared decode.
-        Returns the finish reason ("" if stopped by its caller); `evaluated` ends as the
-        tokens in the sequence's cells."""
-        drawn, said = 0, False
-        while True:
-            row = yield work
-            evaluated += work.tokens
-            if stop.is_set():
-                self.stopped += 1
-                self.stop_lag = max(self.stop_lag, stop.chunks - stop.at_set)
-                return ""
-            token = sampler.sample(llm._ctx, row)
-            end = llm.is_eog(token)
-            drawn += 1
-            text = reply.finish() if end else reply.add(llm.piece(token))
-            if drawn >= max_tokens and not reply.stopped:
-                text += reply.finish()
-            if not said and shaped:
-                text = text.lstrip(" ")  # the space after the cue's colon
-            if text:
-                said = True
-                put(Chunk(text))
-                stop.chunks += 1
-            if end or reply.stopped:
-                return "stop"
-            if drawn >= max_tokens:
-                return "length"
-            work = Work(work.seq, len(evaluated), [token])
 
     async def astreaming(
         self, model: str, messages: list[dict[str, str]], params: dict[str, Any]

@@ -17,9 +17,10 @@ peak, and freed in pieces the heap kept (RSS +150 MB over 60 runs, issue 30 item
 3). It gets the highest logits first, in growing slices, until enough of them pass
 that the chain's pick among the allowed cannot lie outside (`_Enough`).
 
-`VoiceLlama` (sidecar/llm/voice_llama.py) is llama_cpp.Llama with this sampler:
-`create_completion` keeps doing the rest (prompt cache, stop strings, streaming, finish
-reasons).
+The sidecar's generations draw with it in a loop of their own, several sequences to a
+decode (sidecar/llm/local.py, sidecar/llm/turns.py): `sample(ctx, row)` reads any row of
+a batch's logits. `VoiceLlama` (sidecar/llm/voice_llama.py) also puts it under
+llama-cpp-python's `create_completion`, for tools and tests that call that.
 """
 
 from __future__ import annotations

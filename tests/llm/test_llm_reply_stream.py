@@ -1,4 +1,4 @@
-"""A reply's text as its tokens come (sidecar/llm/reply_text.py): whatever the pieces a
+"""A reply's text as its tokens come (sidecar/llm/reply_stream.py): whatever the pieces a
 reply's bytes arrive in, what is shown is the reply up to its first stop sequence, no
 character is ever split, and no part of a stop sequence is ever shown."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.llm.reply_text import ReplyText
+from sidecar.llm.reply_stream import ReplyText
 
 STOPS = ("\n\n", "Reply:", "<end_of_turn>")
 
