@@ -41,7 +41,8 @@ from sidecar.llm.llama_settings import (
 )
 from sidecar.llm.local_prompt import prompt_of
 from sidecar.llm.reply_stream import ReplyText, StopFlag, speak
-from sidecar.llm.turns import Steps, Turn, Turns, TurnsClosed, Work
+from sidecar.llm.turn_protocol import Steps, Turn, TurnsClosed, Work
+from sidecar.llm.turns import Turns
 from sidecar.llm.types import Chunk, Sampling
 from sidecar.llm.weights import find_local_model, resolve_weights
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sidecar.llm.turns import Steps, Work
+from sidecar.llm.turn_protocol import Steps, Work
 from sidecar.llm.types import Chunk
 
 __all__ = ["ReplyText", "StopFlag", "speak"]

@@ -20,7 +20,7 @@ from llama_cpp import _internals
 from sidecar.llm.cpu_level import load_backends
 from sidecar.llm.kv_prefixes import KeptPrefixes
 from sidecar.llm.sampling import CheckedSampler
-from sidecar.llm.turns import Work
+from sidecar.llm.turn_protocol import Work
 from sidecar.llm.types import Sampling
 
 __all__ = ["VoiceLlama"]

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sidecar.llm.turns import Turn, Turns, TurnsClosed, Work
+from sidecar.llm.turn_protocol import Turn, TurnsClosed, Work
+from sidecar.llm.turns import Turns
 
 
 class Host:
@@ -158,6 +159,7 @@ def test_a_decode_that_fails_ends_only_the_generations_in_it(host: Host) -> None
     for turn in (a, b):
         with pytest.raises(RuntimeError, match="returned -1"):
             turn.future.result(timeout=5)
+        assert turn.steps.gi_frame is None  # closed on the worker, not left to the collector
     assert turns.submit(steps("c", 2, log)).future.result(timeout=5) == "c"  # the model goes on
     assert log.count("a0") == 1 and len(host.events) == 3  # every slot released
     turns.close(lambda: None).result(timeout=5)
