@@ -23,7 +23,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from sidecar.errors import ModelNotInstalled, ModelUnavailable
+from sidecar.errors import ContextWindowExceeded, ModelNotInstalled, ModelUnavailable
 from sidecar.heap import release_heap
 from sidecar.llm.chat_template import ChatTemplate, template_of
 from sidecar.llm.choose import choose_option
@@ -217,6 +217,12 @@ class LocalLLM:
         # A template writes its own BOS where its model wants one.
         tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=not templated, special=True)
         max_tokens = int(params.get("max_tokens") or 256)
+        n_ctx = int(llm.n_ctx())
+        if len(tokens) >= n_ctx:  # (the context engine's budget keeps a run's prompt within it)
+            raise ContextWindowExceeded(
+                f"the prompt is {len(tokens)} tokens; the embedded model's context holds {n_ctx}"
+                " ([local_model] context_tokens), with room for at least one token of reply"
+            )
         slot = yield len(tokens) + max_tokens
         # Admitted: from here on it has a sequence of its own in the KV buffer.
         waited_ms = (time.monotonic() - submitted) * 1000

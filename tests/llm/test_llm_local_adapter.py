@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from sidecar.config import Config
+from sidecar.errors import ContextWindowExceeded
 from sidecar.llm import Completion, Limits, ModelGateway, ModelRequest, TextPiece
 from sidecar.llm.kv_prefixes import common_prefix
 from sidecar.llm.local_prompt import STOP, format_prompt
@@ -73,6 +74,9 @@ class StandInLlama:
 
     def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return [hash(w) % 50_000 for w in data.decode().split()]
+
+    def n_ctx(self) -> int:
+        return 4096
 
     def sampler(self, sampling: Any, seed: int | None, grammar: str | None) -> _Sampler:
         self.samplers.append({"sampling": sampling, "seed": seed, "grammar": grammar})
@@ -151,6 +155,15 @@ async def test_the_output_limit_ends_the_reply(gateway) -> None:
     pieces = [p async for p in gw.stream(request)]
     assert "".join(p.text for p in pieces if isinstance(p, TextPiece)) == "The hinges creak."
     assert pieces[-1].finish_reason == "length" and pieces[-1].completion_tokens == 3
+
+
+async def test_a_prompt_the_context_cannot_hold_is_refused_precisely(gateway) -> None:
+    gw, llama = gateway
+    long = [MESSAGES[0], {"role": "user", "content": "word " * 5000}]
+    with pytest.raises(ContextWindowExceeded, match="context_tokens"):
+        async for _ in gw.stream(ModelRequest(gw.target("local"), long)):
+            pass
+    assert not llama.decoded  # nothing was evaluated
 
 
 async def test_cancelling_stops_the_generation(gateway) -> None:
