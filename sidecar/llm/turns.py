@@ -191,6 +191,9 @@ class Turns:
                 self._retire(turn, error=exc)
             else:
                 turn.pending = asked if isinstance(asked, Work) else None
+                if turn.pending is not None and not turn.pending.tokens:  # it would wait for ever
+                    _close(turn)
+                    self._retire(turn, error=ValueError("a generation asked for no tokens to be evaluated"))
         self._decode()
 
     def _decode(self) -> None:

@@ -165,6 +165,15 @@ def test_a_decode_that_fails_ends_only_the_generations_in_it(host: Host) -> None
     turns.close(lambda: None).result(timeout=5)
 
 
+def test_a_step_that_asks_for_nothing_fails_instead_of_waiting_for_ever(host: Host) -> None:
+    turns, log = Turns(host), []
+    empty = turns.submit(steps("e", 2, log, prompt=0))
+    with pytest.raises(ValueError, match="no tokens"):
+        empty.future.result(timeout=5)
+    assert turns.submit(steps("a", 2, log)).future.result(timeout=5) == "a"
+    turns.close(lambda: None).result(timeout=5)
+
+
 def test_closing_ends_every_generation_and_refuses_new_ones(host: Host) -> None:
     turns, log = Turns(host), []
     running, ended = threading.Event(), threading.Event()
