@@ -7,10 +7,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from sidecar.llm.choose import option_log_probs
+from sidecar.llm.local_prompt import prompt_of
 from sidecar.llm.reply_stream import StopFlag
 from sidecar.llm.types import Chunk, Sampling
 
-__all__ = ["chat", "greedy_run"]
+__all__ = ["NEAR_TIE_NATS", "assert_about_as_likely", "chat", "greedy_run"]
 
 
 def chat(system: str, *turns: str) -> list[dict[str, str]]:
@@ -27,3 +29,27 @@ def greedy_run(model: Any, messages: list[dict[str, str]], max_tokens: int) -> t
     chunks = [c for c in out if isinstance(c, Chunk)]
     prompt, _, cached = chunks[-1].usage
     return "".join(c.text for c in chunks), prompt, cached
+
+
+#: How much less likely, per token, a greedy reply may be than the one it is compared
+#: with, where the two part at a near-tie: with flash attention a prompt evaluated in
+#: other slices (from a kept or warmed prefix, or beside other runs in one decode) can
+#: differ in the last bits of its KV (docs/runs.md, "Replaying a run"). A reply read from
+#: the wrong cells (the fault these tests guard against) is several nats a token less likely.
+NEAR_TIE_NATS = 0.25
+
+
+def mean_log_prob(model: Any, messages: list[dict[str, str]], reply: str) -> float:
+    """log P(reply | the prompt `messages` make) per token, scored as a decision's options are."""
+    llm = model._llm
+    prompt, _, _, _ = prompt_of(messages, None, None)
+    prompt_tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+    reply_tokens = llm.tokenize(reply.encode("utf-8"), add_bos=False, special=False)
+    return option_log_probs(llm, prompt_tokens, [reply_tokens])[0] / len(reply_tokens)
+
+
+def assert_about_as_likely(model: Any, messages: list[dict[str, str]], reply: str, reference: str) -> None:
+    """`reply` is `reference`, or one the model finds about as likely (a tipped near-tie)."""
+    if reply != reference:
+        got, expected = mean_log_prob(model, messages, reply), mean_log_prob(model, messages, reference)
+        assert got >= expected - NEAR_TIE_NATS, (reply, reference, got, expected)

@@ -12,12 +12,10 @@ import asyncio
 import contextlib
 
 import pytest
-from local_runs import chat
+from local_runs import assert_about_as_likely, chat
 from waits import eventually
 
-from sidecar.llm.choose import option_log_probs
 from sidecar.llm.local import LocalLLM
-from sidecar.llm.local_prompt import prompt_of
 from sidecar.llm.types import Chunk, Sampling
 
 pytest.importorskip("llama_cpp")
@@ -57,21 +55,6 @@ async def _speak(
     return "".join(parts), last
 
 
-#: How much less likely, per token, a reply that took turns may be than the one given
-#: alone, where the two part at a near-tie (see the test). A reply read from another
-#: sequence's cells (the fault this guards against) is several nats a token less likely.
-NEAR_TIE_NATS = 0.25
-
-
-def _mean_log_prob(model: LocalLLM, name: str, reply: str) -> float:
-    """log P(reply | prompt) per token, scored as a decision's options are."""
-    llm = model._llm
-    prompt, _, _, _ = prompt_of(SCENES[name], None, None)
-    prompt_tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
-    reply_tokens = llm.tokenize(reply.encode("utf-8"), add_bos=False, special=False)
-    return option_log_probs(llm, prompt_tokens, [reply_tokens])[0] / len(reply_tokens)
-
-
 def _fresh(model: LocalLLM) -> None:
     model._llm.prefixes.clear()
     model._llm.reset()
@@ -95,8 +78,7 @@ async def test_generations_take_turns_and_each_replies_as_it_does_alone(local_ll
     # finds about as likely: never the reply of other cells.
     for name, (text, _) in zip(SCENES, replies, strict=True):
         if text != alone[name]:
-            took_turns, by_itself = _mean_log_prob(local_llm, name, text), _mean_log_prob(local_llm, name, alone[name])
-            assert took_turns >= by_itself - NEAR_TIE_NATS, (name, text, alone[name], took_turns, by_itself)
+            assert_about_as_likely(local_llm, SCENES[name], text, alone[name])
     first_end = next(i for i, (_, end) in enumerate(log) if end)
     assert {name for name, _ in log[:first_end]} == set(SCENES), log  # all spoke before any ended
     assert local_llm._turns.most_at_once >= 3 and local_llm._turns.most_in_a_decode >= 3  # one batch

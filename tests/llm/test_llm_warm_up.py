@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from local_runs import chat, greedy_run
+from local_runs import assert_about_as_likely, chat, greedy_run
 from waits import eventually
 
 from sidecar.llm.llama_settings import WARM_STEP
@@ -45,8 +45,13 @@ async def test_a_warmed_prompt_leaves_a_run_only_its_new_tokens_and_the_same_rep
 
     local_llm._llm.prefixes.clear()
     local_llm._llm.reset()
-    fresh, _, none = _run(local_llm, _messages("The door bangs open.", "A stranger walks in, dripping wet."))
-    assert none == 0 and fresh == text
+    stranger = _messages("The door bangs open.", "A stranger walks in, dripping wet.")
+    fresh, _, none = _run(local_llm, stranger)
+    # The same reply, or where the warmed KV's last bits tip a near-tie (seen on CI's
+    # runtime: "dripping wet." then the end of turn, against "dripping wet.\nThe door
+    # bangs"), one the model finds about as likely.
+    assert none == 0
+    assert_about_as_likely(local_llm, stranger, text, fresh)
 
 
 async def test_a_warm_up_gives_way_to_a_generation_at_its_next_step(local_llm) -> None:
