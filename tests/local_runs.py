@@ -12,7 +12,7 @@ from sidecar.llm.local_prompt import prompt_of
 from sidecar.llm.reply_stream import StopFlag
 from sidecar.llm.types import Chunk, Sampling
 
-__all__ = ["NEAR_TIE_NATS", "assert_about_as_likely", "chat", "greedy_run"]
+__all__ = ["NEAR_TIE_NATS", "assert_about_as_likely", "batch_rows", "chat", "greedy_run"]
 
 
 def chat(system: str, *turns: str) -> list[dict[str, str]]:
@@ -53,3 +53,13 @@ def assert_about_as_likely(model: Any, messages: list[dict[str, str]], reply: st
     if reply != reference:
         got, expected = mean_log_prob(model, messages, reply), mean_log_prob(model, messages, reference)
         assert got >= expected - NEAR_TIE_NATS, (reply, reference, got, expected)
+
+
+def batch_rows(parts: list[tuple[Any, bool]]) -> list[int]:
+    """What a stand-in model's `decode` answers (sidecar/llm/turn_protocol.py, `Host`):
+    each part's row of logits, its last token's place in the batch (-1 if not asked)."""
+    rows, n = [], 0
+    for work, logits in parts:
+        n += len(work.tokens)
+        rows.append(n - 1 if logits else -1)
+    return rows

@@ -64,37 +64,35 @@ class KeptPrefixes:
         evaluated either way (llama-cpp-python's `generate` evaluates from there)."""
         llm = self._llm
         live = common_prefix(llm._input_ids.tolist(), tokens)
-        best, shared = 0, live
-        for seq, kept in self._kept.items():
-            n = common_prefix(kept, tokens)
-            if n > shared:
-                best, shared = seq, n
-        if not best:
+        shared = self._start_from_kept(0, tokens, live)
+        if not shared:
             return live
-        lib = self._llama_cpp
-        lib.llama_memory_seq_rm(self._memory, 0, -1, -1)
-        lib.llama_memory_seq_cp(self._memory, best, 0, 0, shared)  # shares the cells of [0, shared)
         llm.input_ids[:shared] = tokens[:shared]
         llm.n_tokens = shared
         llm._requires_eval = True  # no logits for the restored prefix: its last token is evaluated again
-        self._kept.move_to_end(best)
-        self.restored += 1
-        self.restored_tokens += shared - live
+        self.restored_tokens -= live
         return shared
 
     def restore_into(self, seq: int, tokens: Sequence[int]) -> int:
         """Before a generation on its own sequence `seq` (sidecar/llm/turns.py): start it
         from the kept sequence that shares the longest prefix with `tokens`. Returns the
         tokens it starts with (0: none shared)."""
-        lib = self._llama_cpp
-        lib.llama_memory_seq_rm(self._memory, seq, -1, -1)
-        best, shared = 0, 0
+        self.free(seq)
+        return self._start_from_kept(seq, tokens, 0)
+
+    def _start_from_kept(self, seq: int, tokens: Sequence[int], more_than: int) -> int:
+        """If a kept sequence shares more than `more_than` tokens with `tokens`, make
+        sequence `seq` the longest such prefix (its cells shared, not copied) and return
+        its length; else 0 (`seq` untouched)."""
+        best, shared = 0, more_than
         for kept_seq, kept in self._kept.items():
             n = common_prefix(kept, tokens)
             if n > shared:
                 best, shared = kept_seq, n
         if not best:
             return 0
+        lib = self._llama_cpp
+        lib.llama_memory_seq_rm(self._memory, seq, -1, -1)
         lib.llama_memory_seq_cp(self._memory, best, seq, 0, shared)  # shares the cells of [0, shared)
         self._kept.move_to_end(best)
         self.restored += 1

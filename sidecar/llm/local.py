@@ -243,7 +243,7 @@ class LocalLLM:
             seed = params.get("seed")
             grammar = None if shape is None else grammar_for(shape, chosen, templated, max_tokens)
             sampler = llm.sampler(params.get("sampling") or Sampling(), None if seed is None else int(seed), grammar)
-            finish, evaluated = "length", list(tokens[:done])
+            evaluated = list(tokens[:done])
             try:
                 finish = yield from speak(llm, sampler, ReplyText(stops), Work(seq, done, tokens[done:]),
                                           evaluated, max_tokens, shape is not None, stop, put)  # fmt: skip

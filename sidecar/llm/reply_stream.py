@@ -93,7 +93,7 @@ def speak(
     handing out text as it may be shown; each token drawn is the next step's work.
     Returns the finish reason ("" if `stop` was set); `evaluated` ends as the tokens in
     the sequence's cells (`llm` a VoiceLlama, `sampler` its CheckedSampler)."""
-    drawn, said = 0, False
+    said = False
     while True:
         row = yield work
         evaluated += work.tokens
@@ -101,10 +101,9 @@ def speak(
             return ""
         token = sampler.sample(llm._ctx, row)
         end = llm.is_eog(token)
-        drawn += 1
-        text = reply.finish() if end else reply.add(llm.piece(token))
-        if drawn >= max_tokens and not reply.stopped:
-            text += reply.finish()
+        text = "" if end else reply.add(llm.piece(token))
+        if end or sampler.sampled >= max_tokens:
+            text += reply.finish()  # (nothing after a stop sequence)
         if not said and shaped:
             text = text.lstrip(" ")  # the space after the cue's colon
         if text:
@@ -113,6 +112,6 @@ def speak(
             stop.chunks += 1
         if end or reply.stopped:
             return "stop"
-        if drawn >= max_tokens:
+        if sampler.sampled >= max_tokens:
             return "length"
         work = Work(work.seq, len(evaluated), [token])

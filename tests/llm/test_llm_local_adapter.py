@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import pytest
+from local_runs import batch_rows
 
 from sidecar.config import Config
 from sidecar.errors import ContextWindowExceeded
@@ -84,11 +85,7 @@ class StandInLlama:
 
     def decode(self, parts: list[tuple[Any, bool]]) -> list[int]:
         self.decoded.append(parts)
-        rows, n = [], 0
-        for work, logits in parts:
-            n += len(work.tokens)
-            rows.append(n - 1 if logits else -1)
-        return rows
+        return batch_rows(parts)
 
     def is_eog(self, token: int) -> bool:
         return token == END

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from local_runs import batch_rows
 
 from sidecar.llm.turn_protocol import Turn, TurnsClosed, Work
 from sidecar.llm.turns import Turns
@@ -32,11 +33,7 @@ class Host:
             self.fail_decode = False
             raise RuntimeError("llama_decode returned -1")
         self.decodes.append([(work.seq, len(work.tokens), logits) for work, logits in parts])
-        rows, n = [], 0
-        for work, logits in parts:
-            n += len(work.tokens)
-            rows.append(n - 1 if logits else -1)
-        return rows
+        return batch_rows(parts)
 
     def release(self, turn: Turn) -> None:
         self.events.append(f"release {turn.slot}")
