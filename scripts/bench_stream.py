@@ -20,10 +20,19 @@ request and reads the SSE, no litellm); figures for the latter end in `_sse`. Th
 concurrency for `max_concurrent_streams_ok`. Prints one
 JSON object. Usage: .venv/bin/python scripts/bench_stream.py [--proxy-bin PATH]
 
-`--trace-runs N` adds, per transport, N runs at 1 stream interleaved with N direct
-aiohttp runs (so both see the same load), with the sidecar's stage timestamps on
-(sidecar/runtrace.py): the added time to the first token p50/p99 from those pairs,
-and where it goes, stage by stage (`trace_<transport>`). `--trace-only` skips the rest.
+`--trace-runs N` adds, per transport, N rounds at 1 stream: a direct aiohttp run, one
+bare grpc.aio round trip to a server that does nothing (the floor,
+scripts/bench_grpc_floor.py), a sidecar run with its stage timestamps on
+(sidecar/runtrace.py) and, with `--proxy-bin`, the direct client through the LiteLLM
+proxy, so all of them see the same load. From those: `added_ttft_ms_p50`,
+`floor_ms_p50`, `proxy_added_ttft_ms_p50` (the default transport), where the sidecar's
+time goes stage by stage (`trace_<transport>`), and the screen's hold on a reply's
+first word (`screen_hold_ms_p50`). `--trace-only` skips the rest.
+
+`--load N` probes the concurrency levels of `--loaded-probe` again with N processes
+spinning on the CPU (the machine busy): `max_concurrent_streams_ok_sse_loaded`. Under
+load a level is dependable when no stream failed and the sidecar's token lag p99 is
+within the coalescing window (+ 5 ms) of the direct client's at that level.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+import grpc
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +63,7 @@ COALESCE_MS = 16.0
 #: The API key everywhere: the fake server ignores it, the LiteLLM proxy uses it as its master key.
 BENCH_KEY = "sk-" + "5eed" * 16
 LAG_SLACK_MS = 5.0
+FLOOR_METHOD = "/floor.Floor/First"  # scripts/bench_grpc_floor.py
 
 
 def pct(values: list[float], q: float) -> float:
@@ -71,6 +82,14 @@ class Sample:
         self.ttft: list[float] = []
         self.lag: list[float] = []
         self.errors = 0
+        #: What failed, by kind (a gRPC status code, or the exception's type).
+        self.kinds: dict[str, int] = {}
+
+    def failed(self, exc: BaseException) -> None:
+        self.errors += 1
+        code = getattr(exc, "code", None)
+        kind = str(code()) if callable(code) else type(exc).__name__
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
 
 async def start_upstream(chunks: int, interval_ms: float) -> tuple[asyncio.subprocess.Process, str]:
@@ -177,8 +196,8 @@ async def sidecar_bench(sidecar: SidecarProcess, streams: int, rounds: int, prof
                             sample.ttft.append((time.monotonic() - start) * 1000)
                             first = False
                         sample.lag.extend(stamps_lag(event.text.text, now))
-            except Exception:  # noqa: BLE001 - counted
-                sample.errors += 1
+            except Exception as exc:  # noqa: BLE001 - counted
+                sample.failed(exc)
 
     await asyncio.gather(*(worker(f"npc-{i}") for i in range(streams)))
     return sample
@@ -200,10 +219,12 @@ def first_stamp(text: str) -> int | None:
 
 
 def stage_durations(trace_file: Path, client: dict[str, dict[str, int]]
-                    ) -> tuple[dict[str, list[float]], list[tuple[float, float]]]:
-    """Each stage's duration per traced run (ms, keyed "before>after"), and per run its
-    time to the first token with the GC pause time inside it."""
+                    ) -> tuple[dict[str, list[float]], list[tuple[float, float]], list[float]]:
+    """Each stage's duration per traced run (ms, keyed "before>after"); per run its
+    time to the first token with the GC pause time inside it; and per run its time to
+    the first token less the screen's hold (relayed -> emitted)."""
     durations: dict[str, list[float]] = {}
+    unheld: list[float] = []
     # Per run: (time to first token, GC pause ms within it), to tell GC from other tails.
     gc_in_ttft: list[tuple[float, float]] = []
     for line in trace_file.read_text().splitlines():
@@ -218,21 +239,29 @@ def stage_durations(trace_file: Path, client: dict[str, dict[str, int]]
         present = [s for s in TRACE_STAGES if s in merged]
         for before, after in zip(present, present[1:], strict=False):
             durations.setdefault(f"{before}>{after}", []).append((merged[after] - merged[before]) / 1e6)
-    return durations, gc_in_ttft
+        if "relayed" in merged and "emitted" in merged:
+            unheld.append((t1 - t0 - (merged["emitted"] - merged["relayed"])) / 1e6)
+    return durations, gc_in_ttft, unheld
 
 
 async def traced_pairs(sidecar: SidecarProcess, upstream: str, profile: str, runs: int,
-                       trace_file: Path) -> dict[str, object]:
-    """`runs` pairs at 1 stream, each a direct aiohttp run then a traced sidecar run:
-    the added time to the first token from pairs that saw the same load, and the
-    sidecar's time split into stages (p50/p99 of each stage's duration, in ms)."""
+                       trace_file: Path, floor: Floor, proxy_url: str = "") -> dict[str, object]:
+    """`runs` rounds at 1 stream, each a direct aiohttp run, one bare gRPC round trip
+    (the floor), a traced sidecar run and, with a proxy, the same direct client through
+    the LiteLLM proxy: the added times to the first token from runs that saw the same
+    load, and the sidecar's time split into stages (p50/p99 of each stage, in ms)."""
     direct = Sample()
     side = Sample()
+    via_proxy = Sample()
+    floor_ms: list[float] = []
     client: dict[str, dict[str, int]] = {}
     agent = sidecar.client.agent
     async with aiohttp.ClientSession() as session:
         for i in range(runs):
             await aiohttp_stream(session, upstream, "ok", direct)
+            floor_ms.append(await floor.round_trip())
+            if proxy_url:
+                await aiohttp_stream(session, proxy_url, "ok", via_proxy)
             run_id = f"trace-{profile}-{i}"
             request = apb.RunRequest(session_id="bench", actor_id="npc-0", profile=profile, run_id=run_id,
                                      narrate=apb.NarrateInput(text="A bell rings."))
@@ -250,10 +279,25 @@ async def traced_pairs(sidecar: SidecarProcess, upstream: str, profile: str, run
             except Exception:  # noqa: BLE001 - counted
                 side.errors += 1
             client[run_id] = marks
-    durations, gc_in_ttft = stage_durations(trace_file, client)
+    durations, gc_in_ttft, unheld = stage_durations(trace_file, client)
+    proxied = {
+        "proxy_ttft_ms_p50": round(pct(via_proxy.ttft, 0.5), 3),
+        "proxy_added_ttft_ms_p50": round(pct(via_proxy.ttft, 0.5) - pct(direct.ttft, 0.5), 3),
+        "proxy_added_ttft_ms_p99": round(pct(via_proxy.ttft, 0.99) - pct(direct.ttft, 0.99), 3),
+        "proxy_errors": via_proxy.errors,
+    } if proxy_url else {}
+    hold = durations.get("relayed>emitted", [])
     return {
         "pairs": runs,
         "errors": direct.errors + side.errors,
+        "floor_ms_p50": round(pct(floor_ms, 0.5), 3),
+        "floor_ms_p99": round(pct(floor_ms, 0.99), 3),
+        # The screen's hold (sidecar/llm/screen.py): a reply's first word waits for the
+        # next chunk to show it is no role label ("Narrator:"); one chunk interval here.
+        "screen_hold_ms_p50": round(pct(hold, 0.5), 3),
+        "added_ttft_ms_p50_without_hold": round(pct(unheld, 0.5) - pct(direct.ttft, 0.5), 3),
+        "added_ttft_ms_p99_without_hold": round(pct(unheld, 0.99) - pct(direct.ttft, 0.99), 3),
+        **proxied,
         "direct_aiohttp_ttft_ms_p50": round(pct(direct.ttft, 0.5), 3),
         "direct_aiohttp_ttft_ms_p99": round(pct(direct.ttft, 0.99), 3),
         "sidecar_ttft_ms_p50": round(pct(side.ttft, 0.5), 3),
@@ -275,6 +319,61 @@ def _gc_share(runs: list[tuple[float, float]]) -> dict[str, float]:
         "ttft_ms_min": round(min((t for t, _ in slowest), default=0.0), 3),
         "runs_with_gc_pause_overall": sum(1 for _, paused in runs if paused > 0),
     }
+
+
+class Floor:
+    """One bare grpc.aio round trip, send -> first message, to a server of its own that
+    does nothing (scripts/bench_grpc_floor.py): the floor under any added time."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, path: str) -> None:
+        self.proc = proc
+        self.channel = grpc.aio.insecure_channel(f"unix:{path}")
+        self._call = self.channel.unary_stream(FLOOR_METHOD)
+
+    @classmethod
+    async def start(cls, tmp: Path) -> Floor:
+        path = str(tmp / "floor.sock")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(ROOT / "scripts" / "bench_grpc_floor.py"), "--serve", "aio", "--path", path,
+            stdout=asyncio.subprocess.PIPE)
+        assert proc.stdout is not None
+        if (await proc.stdout.readline()).strip() != b"ready":
+            raise RuntimeError("the floor server did not start")
+        floor = cls(proc, path)
+        for _ in range(200):  # warm-up, as bench_grpc_floor.py discards its first 200
+            await floor.round_trip()
+        return floor
+
+    async def round_trip(self) -> float:
+        start = time.perf_counter()
+        async for _ in self._call(b"q"):
+            return (time.perf_counter() - start) * 1000
+        raise RuntimeError("the floor server sent nothing")
+
+    async def close(self) -> None:
+        await self.channel.close()
+        self.proc.terminate()
+        await self.proc.wait()
+
+
+class Load:
+    """`n` processes that spin on the CPU: the machine busy, as a game's own threads keep it."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._procs: list[asyncio.subprocess.Process] = []
+
+    async def __aenter__(self) -> Load:
+        for _ in range(self.n):
+            self._procs.append(await asyncio.create_subprocess_exec(
+                sys.executable, "-c", "while True: pass"))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for proc in self._procs:
+            proc.kill()
+            await proc.wait()
+        self._procs.clear()
 
 
 async def litellm_cpu_per_stream(upstream: str) -> float:
@@ -384,13 +483,49 @@ async def start_proxy(proxy_bin: str, upstream: str, tmp: Path) -> tuple[asyncio
     return None
 
 
+async def probe(sidecar: SidecarProcess, upstream: str, profile: str, levels: str, proxy_url: str,
+                loaded: bool = False) -> tuple[dict[str, object], int]:
+    """Each concurrency level in `levels`, two rounds: the direct aiohttp client first (when
+    the fake server and this client cannot keep the lag target themselves, neither can
+    anything between), then the sidecar, then the proxy if there is one. A level is
+    dependable when no stream failed and the token lag p99 is within the coalescing window
+    (+ slack) of the target; with the machine `loaded`, of the direct client's own lag
+    at that level (the lag the machine itself imposes). Returns the levels and the best."""
+    probes: dict[str, object] = {}
+    best = 0
+    for streams in sorted(int(x) for x in levels.split(",") if x):
+        direct = await aiohttp_bench(upstream, "ok", streams, 2)
+        side = await sidecar_bench(sidecar, streams, 2, profile)
+        lag99 = round(pct(side.lag, 0.99), 3)
+        direct99 = round(pct(direct.lag, 0.99), 3)
+        bound = COALESCE_MS + LAG_SLACK_MS + (direct99 if loaded else 0.0)
+        ok = side.errors == 0 and len(side.ttft) == 2 * streams and lag99 <= bound
+        level: dict[str, object] = {
+            "errors": side.errors, "error_kinds": side.kinds, "token_lag_ms_p99": lag99,
+            "ttft_ms_p50": round(pct(side.ttft, 0.5), 3),
+            "ttft_ms_p99": round(pct(side.ttft, 0.99), 3), "ok": ok, "lag_bound_ms": round(bound, 3),
+            "direct_aiohttp_errors": direct.errors, "direct_aiohttp_token_lag_ms_p99": direct99,
+            "direct_aiohttp_ttft_ms_p50": round(pct(direct.ttft, 0.5), 3)}
+        if proxy_url:
+            via = await aiohttp_bench(proxy_url, "ok", streams, 2)
+            level.update(proxy_errors=via.errors, proxy_token_lag_ms_p99=round(pct(via.lag, 0.99), 3),
+                         proxy_ttft_ms_p50=round(pct(via.ttft, 0.5), 3),
+                         proxy_ok=via.errors == 0 and len(via.ttft) == 2 * streams
+                         and pct(via.lag, 0.99) <= bound)
+        probes[str(streams)] = level
+        if ok:
+            best = max(best, streams)
+    return probes, best
+
+
 async def main(args: argparse.Namespace, proxy_bin: str) -> None:
     upstream_proc, upstream = await start_upstream(args.chunks, args.interval_ms)
     disconnects = Disconnects(upstream_proc)
     tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
     trace_file = tmp / "trace.jsonl"
     transports = [t for t in args.transports.split(",") if t]
-    max_streams = max([64, *[int(x) for x in args.probe.split(",") if x]])
+    levels = args.probe + ("," + args.loaded_probe if args.load else "")
+    max_streams = max([64, *[int(x) for x in levels.split(",") if x]])
     (tmp / "sidecar.toml").write_text(
         'default_profile = "bench_sse"\nlog_level = "warning"\n'
         f"[runs]\nmax_concurrent = {max_streams + 8}\nmax_queue = {4 * max_streams}\ncoalesce_ms = {COALESCE_MS}\n"
@@ -430,10 +565,33 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
         for profile, _ in profiles:
             await sidecar_bench(sidecar, 4, 3, profile)  # warm-up: connections, caches
         await sse_bench(upstream, "ok", 4, 3)
+        proxy_url = ""
+        if proxy_bin:
+            started = await start_proxy(proxy_bin, upstream, tmp)
+            if started is None:
+                result["litellm_proxy_added_ttft_ms_p50"] = "proxy did not start"
+            else:
+                proxy, proxy_url = started
+                await sse_bench(proxy_url, "ok", 2, 3)  # warm-up
+        else:
+            result["litellm_proxy_added_ttft_ms_p50"] = "not measured (no --proxy-bin)"
         if args.trace_runs:
-            for profile, suffix in profiles:
-                result[f"trace{suffix or '_litellm'}"] = await traced_pairs(
-                    sidecar, upstream, profile, args.trace_runs, trace_file)
+            floor = await Floor.start(tmp)
+            try:
+                for profile, suffix in profiles:
+                    result[f"trace{suffix or '_litellm'}"] = trace = await traced_pairs(
+                        sidecar, upstream, profile, args.trace_runs, trace_file, floor,
+                        proxy_url if profile == "bench_sse" else "")
+                    if profile == "bench_sse":  # the issue's headline figures: the default transport
+                        result["added_ttft_ms_p50"] = trace["added_ttft_ms_p50"]
+                        result["added_ttft_ms_p99"] = trace["added_ttft_ms_p99"]
+                        result["floor_ms_p50"] = trace["floor_ms_p50"]
+                        result["floor_ms_p99"] = trace["floor_ms_p99"]
+                        if proxy_url:
+                            result["proxy_added_ttft_ms_p50"] = trace["proxy_added_ttft_ms_p50"]
+            finally:
+                await floor.close()
+        measured = profiles
         if args.trace_only:
             profiles = []
 
@@ -467,40 +625,26 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
             result[f"{how}_to_upstream_close_ms_max"] = round(max(delays), 2)
         result["token_lag_ms_p99"] = result.get("token_lag_ms_p99_at_64")
 
-        if proxy_bin and profiles:
-            started = await start_proxy(proxy_bin, upstream, tmp)
-            if started is None:
-                result["litellm_proxy_added_ttft_ms_p50"] = "proxy did not start"
-            else:
-                proxy, proxy_url = started
-                await sse_bench(proxy_url, "ok", 2, 3)  # warm-up
-                direct = await sse_bench(upstream, "ok", 1, args.single_runs)
-                via = await sse_bench(proxy_url, "ok", 1, args.single_runs)
-                result["litellm_proxy_ttft_ms_p50"] = round(pct(via.ttft, 0.5), 3)
-                result["litellm_proxy_added_ttft_ms_p50"] = round(pct(via.ttft, 0.5) - pct(direct.ttft, 0.5), 3)
-                result["litellm_proxy_errors"] = via.errors
-        else:
-            result["litellm_proxy_added_ttft_ms_p50"] = "not measured (no --proxy-bin)"
+        if proxy_url and profiles:
+            direct = await sse_bench(upstream, "ok", 1, args.single_runs)
+            via = await sse_bench(proxy_url, "ok", 1, args.single_runs)
+            result["litellm_proxy_ttft_ms_p50"] = round(pct(via.ttft, 0.5), 3)
+            result["litellm_proxy_added_ttft_ms_p50"] = round(pct(via.ttft, 0.5) - pct(direct.ttft, 0.5), 3)
+            result["litellm_proxy_errors"] = via.errors
 
         for profile, suffix in profiles:
             lag_ok = result[f"token_lag_ms_p99_at_64{suffix}"] <= COALESCE_MS + LAG_SLACK_MS  # type: ignore[operator]
-            best = 64 if result[f"errors_at_64{suffix}"] == 0 and lag_ok else 0
-            probes = {}
-            for streams in sorted(int(x) for x in args.probe.split(",") if x):
-                # The same concurrency without the sidecar: when the fake server and this
-                # client cannot keep the lag target themselves, neither can anything between.
-                direct = await aiohttp_bench(upstream, "ok", streams, 2)
-                side = await sidecar_bench(sidecar, streams, 2, profile)
-                lag99 = round(pct(side.lag, 0.99), 3)
-                ok = side.errors == 0 and lag99 <= COALESCE_MS + LAG_SLACK_MS
-                probes[str(streams)] = {"errors": side.errors, "token_lag_ms_p99": lag99,
-                                        "ttft_ms_p50": round(pct(side.ttft, 0.5), 3), "ok": ok,
-                                        "direct_aiohttp_errors": direct.errors,
-                                        "direct_aiohttp_token_lag_ms_p99": round(pct(direct.lag, 0.99), 3)}
-                if ok:
-                    best = max(best, streams)
-            result[f"probes{suffix}"] = probes
+            result[f"probes{suffix}"], best = await probe(sidecar, upstream, profile, args.probe, proxy_url)
+            if result[f"errors_at_64{suffix}"] == 0 and lag_ok:
+                best = max(best, 64)
             result[f"max_concurrent_streams_ok{suffix}"] = best
+        if args.load:
+            async with Load(args.load):
+                for profile, suffix in measured:
+                    result[f"probes{suffix}_loaded"], best = await probe(
+                        sidecar, upstream, profile, args.loaded_probe, proxy_url, loaded=True)
+                    result[f"max_concurrent_streams_ok{suffix}_loaded"] = best
+            result["load_processes"] = args.load
         if ("bench", "") in profiles:
             result["litellm_alone_cpu_ms_per_stream"] = round(await litellm_cpu_per_stream(upstream), 2)
         result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -529,6 +673,9 @@ def cli() -> None:
     parser.add_argument("--trace-runs", type=int, default=0,
                         help="traced 1-stream runs per transport, interleaved with direct ones (stage breakdown)")
     parser.add_argument("--trace-only", action="store_true", help="only the traced pairs")
+    parser.add_argument("--load", type=int, default=0,
+                        help="then probe again with this many processes spinning on the CPU (the machine busy)")
+    parser.add_argument("--loaded-probe", default="64,128,200", help="concurrency levels probed under --load")
     args = parser.parse_args()
     proxy_bin = args.proxy_bin if args.proxy_bin and Path(args.proxy_bin).exists() else ""
 
