@@ -47,10 +47,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sidecar.config import StateLimits  # noqa: E402
+from sidecar.idsearch import IdMatcher, matcher_for  # noqa: E402
 from sidecar.llm.guard import check_outgoing  # noqa: E402
 from sidecar.projection import Projection  # noqa: E402
 from sidecar.projection.dealias import AliasTable, Dealiaser  # noqa: E402
-from sidecar.projection.idmatch import IdMatcher, matcher_for  # noqa: E402
 from sidecar.state import ops as o  # noqa: E402
 from sidecar.state.apply import apply_ops  # noqa: E402
 from sidecar.state.model import Entity, EntityRef, Field, Moment, Session, Visibility  # noqa: E402

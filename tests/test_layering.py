@@ -71,3 +71,29 @@ def test_a_prepared_run_does_not_reach_back_into_the_engine() -> None:
     imported = imported_modules(PACKAGE / "context" / "prepared.py")
     assert not any(name.startswith("sidecar.context.context_engine") for name in imported)
     assert not any(name.startswith("sidecar.context.retry") for name in imported)
+
+
+def test_id_search_is_a_library_of_its_own() -> None:
+    """sidecar.idsearch (issue 33 item 3) imports nothing from the rest of the sidecar, so
+    the state checker and the projection can both use it without importing each other."""
+    paths = sorted((PACKAGE / "idsearch").glob("*.py"))
+    assert {p.name for p in paths} >= {"__init__.py", "backends.py", "fold.py", "match.py", "rule.py"}
+    outside = sorted(
+        f"{path.name}: {name}"
+        for path in paths
+        for name in imported_modules(path)
+        if name.split(".")[0] == "sidecar" and name.split(".")[:2] != ["sidecar", "idsearch"]
+    )
+    assert outside == []
+
+
+def test_state_does_not_reach_up_into_the_projection() -> None:
+    """The projection reads state; state never imports the projection (the ID rule it
+    needs, for the checker, is sidecar.idsearch's), so the two packages form no cycle."""
+    upward = sorted(
+        f"{path.name}: {name}"
+        for path in sorted((PACKAGE / "state").glob("*.py"))
+        for name in imported_modules(path)
+        if name.split(".")[:2] == ["sidecar", "projection"]
+    )
+    assert upward == []

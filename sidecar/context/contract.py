@@ -15,8 +15,8 @@ from typing import Protocol
 
 import msgspec
 
+from sidecar.idsearch import Mask
 from sidecar.projection.dealias import Dealiaser
-from sidecar.projection.idmatch import Mask
 from sidecar.state.model import Moment
 
 

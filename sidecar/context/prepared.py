@@ -31,9 +31,9 @@ from sidecar.context.contract import (
     RunSpec,
 )
 from sidecar.context.history import new_entry
+from sidecar.idsearch import Mask
 from sidecar.projection import AliasRejected, Projection
 from sidecar.projection.dealias import AliasTable, Dealiaser
-from sidecar.projection.idmatch import Mask
 from sidecar.projection.session_index import index_for
 from sidecar.prompts.decisions import ReplyRejected, parse_decision
 from sidecar.prompts.fixed import FIXED_MASK

@@ -12,7 +12,7 @@ Each transport calls it on the very object it is about to send
 (`sidecar.llm.send_points.send_point` for litellm's and the in-process models',
 `sidecar.llm.sse` for the SSE body).
 
-What counts as an occurrence is the rule of `sidecar.projection.idmatch`
+What counts as an occurrence is the rule of `sidecar.idsearch`
 (folded: case, NFKC and invisible characters; short or word-like IDs are not
 searched), and only where game text could have put it: an engine ID's text
 inside an alias the session issued (`pc_1` in `npc_1`), a generic word the
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from sidecar.errors import PrivacyLeakBlocked
-from sidecar.projection.idmatch import IdMatcher, Mask, matcher_for, searchable
+from sidecar.idsearch import IdMatcher, Mask, matcher_for, searchable
 from sidecar.projection.projection import GENERIC_WORDS
 from sidecar.prompts.fixed import FIXED_MASK
 from sidecar.state.model import Moment

@@ -9,8 +9,8 @@ from __future__ import annotations
 import msgspec
 
 from sidecar.config import ModelProfile
+from sidecar.idsearch import Mask
 from sidecar.llm.routes import Route
-from sidecar.projection.idmatch import Mask
 from sidecar.state.model import Moment
 
 __all__ = ["Sampling", "ReplyShape", "Limits", "ModelTarget", "ModelRequest", "TextPiece", "Completion", "Chunk"]

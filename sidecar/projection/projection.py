@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from sidecar.errors import UnknownEntity
+from sidecar.idsearch import Mask
 from sidecar.projection.dealias import KIND_ALIAS
-from sidecar.projection.idmatch import Mask
 from sidecar.projection.perspective import Perspective
 from sidecar.state.aliases import KIND_PREFIX
 from sidecar.state.model import Entity, EntityRef, Moment, Session, Value, Vec3
@@ -149,7 +149,7 @@ class Projection(Perspective):
     def text(self, free_text: str, *, keep: Mask | None = None) -> str:
         """Game-supplied text with every engine ID in it replaced by what `ref_text`
         gives, in one pass (the rule for what counts as an occurrence:
-        sidecar.projection.idmatch; an ID's text inside an alias is none, as for the
+        sidecar.idsearch; an ID's text inside an alias is none, as for the
         guard). Only game text comes here: the project's own words never do, or (text
         that mixes both, such as a decision's rejection reason) come as `keep`."""
         if not free_text:

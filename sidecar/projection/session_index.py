@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from operator import is_
 from typing import Any
 
-from sidecar.projection.idmatch import IdMatcher, Mask, matcher_for
+from sidecar.idsearch import IdMatcher, Mask, matcher_for
 from sidecar.state.aliases import assign_alias
 from sidecar.state.model import Event, LoreCard, Memory, Relation, Session
 

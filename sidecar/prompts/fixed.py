@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from sidecar.projection.idmatch import Mask
+from sidecar.idsearch import Mask
 from sidecar.prompts.persona import DEFAULT_NARRATOR, DEFAULT_NPC
 from sidecar.prompts.system import DECISION_FORMAT, SYSTEM_RULES
 from sidecar.state.model import PersonaTemplate

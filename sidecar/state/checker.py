@@ -10,7 +10,7 @@ from typing import NoReturn
 
 from sidecar.config import StateLimits
 from sidecar.errors import CapacityExceeded, InvalidDelta, LimitExceeded, UnknownEntity
-from sidecar.projection.idmatch import invisible_only
+from sidecar.idsearch import invisible_only
 from sidecar.state.model import EntityRef, Field, Moment, PersonaTemplate, Vec3, Visibility, World
 
 __all__ = ["Checker", "KINDS", "LEVELS"]

@@ -88,7 +88,7 @@ def test_an_id_at_a_messages_edge_is_found_by_the_one_pass_search(ident: str, wh
 
 def test_texts_that_only_form_an_id_when_joined_pass() -> None:
     """Neighbouring messages never make an ID across their boundary, and an all-letter
-    ID inside a longer word is no ID (idmatch's edge rule), joined or not."""
+    ID inside a longer word is no ID (sidecar.idsearch's edge rule), joined or not."""
     messages = [{"role": "user", "content": "Grubnakarrow"}, {"role": "user", "content": "tooth"},
                 {"role": "user", "content": "The Grubnakarrowtoothish banner"}]
     check_request({"messages": messages}, {"Grubnakarrowtooth"})

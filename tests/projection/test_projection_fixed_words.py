@@ -19,7 +19,7 @@ from test_projection_leak_context import ENGINE, _reply, _spec, count
 
 from sidecar.context.contract import Rejected
 from sidecar.context.retry import retry_messages
-from sidecar.projection.idmatch import MIN_WORD_ID_LENGTH
+from sidecar.idsearch import MIN_WORD_ID_LENGTH
 from sidecar.projection.projection import GENERIC_WORDS
 from sidecar.prompts.fixed import FIXED_WORDS
 

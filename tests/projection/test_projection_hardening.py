@@ -26,9 +26,9 @@ from sidecar.config import Config, StateLimits
 from sidecar.context import ContextEngine
 from sidecar.context.contract import ActionOption, DecisionInput, DescribeInput, DialogueInput, NarrateInput, RunSpec
 from sidecar.errors import InvalidDelta, PrivacyLeakBlocked
+from sidecar.idsearch import BACKEND, IdMatcher
 from sidecar.llm.guard import check_outgoing, check_request
 from sidecar.projection import Projection
-from sidecar.projection.idmatch import BACKEND, IdMatcher
 from sidecar.state import ops as o
 from sidecar.state.model import Entity, Event, LoreCard, Relation, Visibility
 from sidecar.state.validate import validate_batch

@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.projection import idmatch
-from sidecar.projection.idmatch import IdMatcher, matcher_for, searchable
+from sidecar.idsearch import BACKEND, IdMatcher, matcher_for, searchable
 
-BACKENDS = ["ac", "regex"] if idmatch.BACKEND == "ac" else ["regex"]
+BACKENDS = ["ac", "regex"] if BACKEND == "ac" else ["regex"]
 
 IDS = [
     "BP_Goblin_C_1",

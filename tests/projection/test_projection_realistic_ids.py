@@ -22,9 +22,9 @@ from test_projection_leak_context import ENGINE, _named, _reply, _spec, count
 from sidecar.context.contract import Accepted, Rejected
 from sidecar.context.retry import retry_messages
 from sidecar.errors import InvalidRequest
+from sidecar.idsearch import searchable
 from sidecar.llm.guard import check_request
 from sidecar.projection import Projection
-from sidecar.projection.idmatch import searchable
 from sidecar.projection.projection import GENERIC_WORDS
 from sidecar.prompts.fixed import FIXED_WORDS
 

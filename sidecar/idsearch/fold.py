@@ -1,7 +1,7 @@
 """Folding text for the ID rule, with a map back to the text it came from.
 
 `fold` is the form IDs and text are compared in (NFKC, case folded, invisible
-characters left out: the rule in sidecar/projection/idmatch.py's docstring).
+characters left out: the rule in sidecar/idsearch/match.py's docstring).
 Folding can change a text's length ("ß" is "ss", a ligature is two letters, an
 invisible character is none), so a search runs on the folded text and `back`
 turns what it found into a span of the original. Kept apart from the matcher:

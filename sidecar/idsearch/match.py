@@ -37,8 +37,8 @@ The matching rule (docs/privacy.md):
 - Replacement is one pass: text the projection wrote is never searched again.
 
 Here are the matcher and its cache, and every public name of the rule: the
-folding is in sidecar/projection/idfold.py, the rule's judgements (searchable
-IDs, the edge rule, `Mask`) in idrule.py, the automaton and regex in idbackends.py.
+folding is in sidecar/idsearch/fold.py, the rule's judgements (searchable
+IDs, the edge rule, `Mask`) in rule.py, the automaton and regex in backends.py.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
-from sidecar.projection.idbackends import BACKEND, AcPart, RegexPart
-from sidecar.projection.idfold import back, fold, folded, invisible_only
-from sidecar.projection.idrule import (
+from sidecar.idsearch.backends import BACKEND, AcPart, RegexPart
+from sidecar.idsearch.fold import back, fold, folded, invisible_only
+from sidecar.idsearch.rule import (
     MIN_ID_LENGTH,
     MIN_NUMBER_ID_LENGTH,
     MIN_WORD_ID_LENGTH,

@@ -1,6 +1,6 @@
 """The judgements of the ID rule: which IDs are searched for, which occurrences count.
 
-The rule is stated in sidecar/projection/idmatch.py's docstring (and
+The rule is stated in sidecar/idsearch/match.py's docstring (and
 docs/privacy.md); here are its parts that judge rather than search: the lengths
 that make an ID distinctive (`searchable`), the edge rule for all-letter and
 all-digit IDs and the leftmost-longest choice (`pick`), and the texts inside
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sidecar.projection.idfold import fold
+from sidecar.idsearch.fold import fold
 
 __all__ = [
     "MIN_ID_LENGTH",
@@ -24,7 +24,7 @@ __all__ = [
     "searchable_key",
 ]
 
-#: Shortest ID searched for in text (see sidecar/projection/idmatch.py's docstring).
+#: Shortest ID searched for in text (see sidecar/idsearch/match.py's docstring).
 MIN_ID_LENGTH = 4
 #: Shortest all-letter ID searched for ("Goblin" is a word; "Mordekaiser" is a name).
 MIN_WORD_ID_LENGTH = 8

@@ -2,7 +2,7 @@
 
 Both find every occurrence of a set of folded IDs in a folded text, overlaps
 included, and leave the rule's choices (edges, masks, leftmost-longest) to
-`IdMatcher` (sidecar/projection/idmatch.py), so the two are interchangeable and
+`IdMatcher` (sidecar/idsearch/match.py), so the two are interchangeable and
 tested alike. Aho-Corasick (pyahocorasick, C) is used when it is installed; the
 regex, whose alternation follows a character trie, is the fallback. Kept apart
 from the matcher: this is the one place that knows how a search is done.
