@@ -7,17 +7,9 @@ docs/privacy.md; this face is what the rest of the sidecar imports.
 """
 
 from sidecar.idsearch.backends import BACKEND
-from sidecar.idsearch.match import (
-    MIN_ID_LENGTH,
-    MIN_NUMBER_ID_LENGTH,
-    MIN_WORD_ID_LENGTH,
-    IdMatcher,
-    Mask,
-    fold,
-    invisible_only,
-    matcher_for,
-    searchable,
-)
+from sidecar.idsearch.fold import fold, invisible_only
+from sidecar.idsearch.match import IdMatcher, matcher_for
+from sidecar.idsearch.rule import MIN_ID_LENGTH, MIN_NUMBER_ID_LENGTH, MIN_WORD_ID_LENGTH, Mask, searchable
 
 __all__ = [
     "BACKEND",

@@ -49,28 +49,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 from sidecar.idsearch.backends import BACKEND, AcPart, RegexPart
-from sidecar.idsearch.fold import back, fold, folded, invisible_only
+from sidecar.idsearch.fold import back, fold, folded
 from sidecar.idsearch.rule import (
-    MIN_ID_LENGTH,
-    MIN_NUMBER_ID_LENGTH,
-    MIN_WORD_ID_LENGTH,
     Mask,
     pick,
     searchable,
     searchable_key,
 )
 
-__all__ = [
-    "MIN_ID_LENGTH",
-    "MIN_WORD_ID_LENGTH",
-    "MIN_NUMBER_ID_LENGTH",
-    "IdMatcher",
-    "Mask",
-    "fold",
-    "invisible_only",
-    "matcher_for",
-    "searchable",
-]
+__all__ = ["IdMatcher", "matcher_for"]
 
 _SPACE = re.compile(r"\s")
 
