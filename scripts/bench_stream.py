@@ -287,8 +287,8 @@ async def traced_pairs(sidecar: SidecarProcess, upstream: str, profile: str, run
                         stamp = first_stamp(response.event.text.text)
                         if stamp is not None:
                             marks["upstream_sent"] = stamp
-            except Exception:  # noqa: BLE001 - counted
-                side.errors += 1
+            except Exception as exc:  # noqa: BLE001 - counted
+                side.failed(exc)
             client[run_id] = marks
     durations, gc_in_ttft, unheld = stage_durations(trace_file, client)
     proxied = {
@@ -474,11 +474,12 @@ async def start_proxy(proxy_bin: str, upstream: str, tmp: Path) -> tuple[asyncio
         "      api_key: sk-bench\n"
     )
     port = 40000 + os.getpid() % 20000
-    proc = await asyncio.create_subprocess_exec(
-        proxy_bin, "--config", str(cfg), "--port", str(port), "--host", "127.0.0.1", "--num_workers", "1",
-        stdout=asyncio.subprocess.DEVNULL, stderr=(tmp / "proxy.log").open("wb"),
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": BENCH_KEY},
-    )
+    with (tmp / "proxy.log").open("wb") as log:  # the child keeps its own copy of the file
+        proc = await asyncio.create_subprocess_exec(
+            proxy_bin, "--config", str(cfg), "--port", str(port), "--host", "127.0.0.1", "--num_workers", "1",
+            stdout=asyncio.subprocess.DEVNULL, stderr=log,
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": BENCH_KEY},
+        )
     url = f"http://127.0.0.1:{port}"
     async with httpx.AsyncClient() as client:
         for _ in range(240):
@@ -598,12 +599,10 @@ async def main(args: argparse.Namespace, proxy_bin: str) -> None:
                         sidecar, upstream, profile, args.trace_runs, trace_file, floor,
                         proxy_url if profile == "bench_sse" else "")
                     if profile == "bench_sse":  # the headline figures: the default transport
-                        result["added_ttft_ms_p50"] = trace["added_ttft_ms_p50"]
-                        result["added_ttft_ms_p99"] = trace["added_ttft_ms_p99"]
-                        result["floor_ms_p50"] = trace["floor_ms_p50"]
-                        result["floor_ms_p99"] = trace["floor_ms_p99"]
-                        if proxy_url:
-                            result["proxy_added_ttft_ms_p50"] = trace["proxy_added_ttft_ms_p50"]
+                        for key in ("added_ttft_ms_p50", "added_ttft_ms_p99", "floor_ms_p50", "floor_ms_p99",
+                                    "proxy_added_ttft_ms_p50"):
+                            if key in trace:
+                                result[key] = trace[key]
             finally:
                 await floor.close()
         measured = profiles
