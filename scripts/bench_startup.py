@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from sidecar.client import SidecarProcess
-from sidecar.lifecycle import process_alive
+from sidecar.host_watch import process_alive
 from sidecar.v1 import agent_service_pb2 as agent
 
 VENV_SERVE = [sys.executable, "-m", "sidecar", "serve"]

@@ -1,6 +1,8 @@
-"""game-sidecar: a local gRPC sidecar that gives game characters an LLM voice."""
+"""game-sidecar: a local gRPC sidecar that gives game characters an LLM voice.
 
-__all__ = ["__version__", "PROTOCOL_VERSION"]
+The protocol version, with the rest of the process contract, is in
+sidecar/process_contract.py."""
+
+__all__ = ["__version__"]
 
 __version__ = "0.1.0"
-PROTOCOL_VERSION = 1

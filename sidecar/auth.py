@@ -7,6 +7,8 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
+from sidecar.process_contract import AUTH_HEADER
+
 __all__ = ["TokenCheck", "OPEN_METHODS"]
 
 OPEN_METHODS = frozenset({"/grpc.health.v1.Health/Check"})
@@ -18,7 +20,7 @@ class TokenCheck:
 
     def authorized(self, metadata: Any) -> bool:
         for key, value in metadata or ():
-            if key == "authorization":
+            if key == AUTH_HEADER:
                 given = value.encode() if isinstance(value, str) else bytes(value)
                 return hmac.compare_digest(given, self._expected)
         return False

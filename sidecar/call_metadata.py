@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 
 from sidecar.exits import SidecarGone, WriteKept
+from sidecar.process_contract import AUTH_HEADER, REASON_KEY
 
 __all__ = ["RETRYABLE_REASONS", "auth_interceptors", "error_reason", "is_retryable"]
 
@@ -22,7 +23,7 @@ __all__ = ["RETRYABLE_REASONS", "auth_interceptors", "error_reason", "is_retryab
 def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str:
     """The stable reason of a sidecar error status, e.g. "STALE_REVISION" ("" if none)."""
     for key, value in error.trailing_metadata() or ():
-        if key == "sidecar-reason":
+        if key == REASON_KEY:
             return str(value)
     return ""
 
@@ -52,7 +53,7 @@ class _Auth:
     credentials are dropped on insecure channels)."""
 
     def __init__(self, token: str) -> None:
-        self._pair = ("authorization", f"Bearer {token}")
+        self._pair = (AUTH_HEADER, f"Bearer {token}")
 
     def _details(self, d: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
         metadata = grpc.aio.Metadata(*(tuple(d.metadata) if d.metadata else ()), self._pair)

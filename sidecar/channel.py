@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 
 from sidecar.exits import SidecarExit, SidecarGone
+from sidecar.process_contract import REASON_KEY
 
 __all__ = ["KEEPALIVE_OPTIONS", "Link", "SwappableChannel", "endpoint_of"]
 
@@ -97,7 +98,7 @@ class Link:
             return self.gone_error()
         if not isinstance(exc, grpc.aio.AioRpcError):
             return original
-        reason = dict(exc.trailing_metadata() or ()).get("sidecar-reason")
+        reason = dict(exc.trailing_metadata() or ()).get(REASON_KEY)
         if exc.code() in _TRANSPORT_CODES and not reason and self.exit is not None:
             # The transport broke: the exit is usually seen within milliseconds (or,
             # for a hung process, once the liveness check kills it).

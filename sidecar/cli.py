@@ -11,10 +11,18 @@ import sys
 from typing import TYPE_CHECKING
 
 from sidecar import __version__, platforms
-from sidecar.lifecycle import EXIT_CANNOT_START, EXIT_OK, EXIT_STATE_DIR_BUSY, EXIT_USAGE, ListenSpec
+from sidecar.process_contract import (
+    EXIT_CANNOT_START,
+    EXIT_OK,
+    EXIT_STATE_DIR_BUSY,
+    EXIT_USAGE,
+    MAGIC_ENV,
+    MAGIC_VALUE,
+)
 
 if TYPE_CHECKING:  # loaded inside the commands: `--version` and `--help` stay quick
     from sidecar.config import Config
+    from sidecar.lifecycle import ListenSpec
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,8 +70,6 @@ class _Version(argparse.Action):
 
 
 def _magic_env() -> str:
-    from sidecar.lifecycle import MAGIC_ENV, MAGIC_VALUE
-
     return f"{MAGIC_ENV}={MAGIC_VALUE}"
 
 
@@ -86,7 +92,7 @@ def serve(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     # Before anything else: a SIGTERM during start-up ends the sidecar in order (below).
     held_signals = platforms.hold_stop_signals(platforms.current())
-    if not args.no_magic and env.get(lifecycle.MAGIC_ENV) != lifecycle.MAGIC_VALUE:
+    if not args.no_magic and env.get(MAGIC_ENV) != MAGIC_VALUE:
         print(
             "game-sidecar: refusing to start: this process is meant to be launched by a game, which sets "
             f"{_magic_env()}. To run it by hand, pass --no-magic.",
@@ -139,7 +145,7 @@ async def _serve(
 ) -> int:
     import logging
 
-    from sidecar import lifecycle
+    from sidecar import host_watch, lifecycle
     from sidecar.server import SidecarServer
     from sidecar.state.dirlock import StateDirBusy
 
@@ -167,7 +173,7 @@ async def _serve(
         return EXIT_CANNOT_START
     lifecycle.write_handshake(handshake_fd, bound, token if generated else None)
     server.load()  # the model and litellm load from here on, off the handshake's path
-    lifecycle.watch_host(loop, server.request_stop, parent_pid, watch_stdin=watch_stdin)
+    host_watch.watch_host(loop, server.request_stop, parent_pid, watch_stdin=watch_stdin)
     await server.wait_stop_requested()
     await server.stop()
     return EXIT_OK

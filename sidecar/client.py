@@ -39,14 +39,14 @@ from sidecar.exits import (
     WriteKept,
     WriteNotApplied,
 )
-from sidecar.launcher import (
+from sidecar.handshake import (
     ExitedBeforeHandshake,
-    Handshake,
     HandshakeTimeout,
     LaunchError,
     MalformedHandshake,
     StateDirBusy,
 )
+from sidecar.process_contract import Handshake
 from sidecar.supervisor import SidecarProcess
 from sidecar.tracked import MAX_HELD_WRITES, SessionLost, TrackedSession
 from sidecar.v1 import agent_service_pb2 as agent_pb

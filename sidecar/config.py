@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from sidecar.errors import InvalidRequest
+from sidecar.process_contract import CONFIG_ENV
 
 __all__ = [
     "Config",
@@ -357,7 +358,7 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
     Raises InvalidRequest with the file and the offending key when it does not fit.
     """
     env = dict(os.environ) if env is None else env
-    path = path or env.get("GAME_SIDECAR_CONFIG") or None
+    path = path or env.get(CONFIG_ENV) or None
     raw: dict[str, object] = {}
     if path:
         try:

@@ -17,6 +17,8 @@ from typing import Any
 
 import grpc
 
+from sidecar.process_contract import REASON_KEY
+
 __all__ = ["SidecarExit", "SidecarStatus", "SidecarGone", "WriteKept", "WriteNotApplied", "RestartPolicy",
            "RestartOutcome", "ResentBatch"]
 
@@ -104,7 +106,7 @@ class SidecarGone(grpc.aio.AioRpcError):  # type: ignore[misc]  # grpc: no stubs
         what = exit.describe() if exit is not None else "the process is gone"
         message = f"sidecar at {endpoint} is gone: {what}" + (f" ({detail})" if detail else "")
         super().__init__(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
-                         grpc.aio.Metadata(("sidecar-reason", self.reason)), message)
+                         grpc.aio.Metadata((REASON_KEY, self.reason)), message)
 
     def __str__(self) -> str:
         return str(self.details())
@@ -149,7 +151,7 @@ class WriteNotApplied(grpc.aio.AioRpcError):  # type: ignore[misc]  # grpc: no s
         self.exit = exit
         message = f"batch {delta_id!r} of session {session_id!r} was not applied: {why}"
         super().__init__(grpc.StatusCode.ABORTED, grpc.aio.Metadata(),
-                         grpc.aio.Metadata(("sidecar-reason", self.reason)), message)
+                         grpc.aio.Metadata((REASON_KEY, self.reason)), message)
 
     def __str__(self) -> str:
         return str(self.details())

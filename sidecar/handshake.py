@@ -1,36 +1,23 @@
-"""The handshake line a sidecar writes on stdout once it serves (docs/protocol.md
-§1, "The handshake"), how a launcher finds it among other lines, and the ways a
-launch fails before one: the launch errors `sidecar.client` re-exports.
+"""The ways a launch fails before the handshake (docs/protocol.md §1, "The
+handshake"): the launch errors `sidecar.client` exports, and the count of what a
+launcher skipped while it looked for the line.
 
-Kept apart from sidecar/launcher.py, which starts and stops the process: this is
-the protocol's text and the errors a game sees, with no process in it.
+The line itself (its text, its parse, its bounds) is the process contract's
+(sidecar/process_contract.py); sidecar/launcher.py starts and stops the process.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from sidecar.process_contract import HANDSHAKE_SKIP_BYTES, HANDSHAKE_SKIP_LINES
 
 __all__ = [
     "ExitedBeforeHandshake",
-    "HANDSHAKE_SKIP_BYTES",
-    "HANDSHAKE_SKIP_LINES",
-    "Handshake",
     "HandshakeTimeout",
     "LaunchError",
     "MalformedHandshake",
     "Skipped",
     "StateDirBusy",
-    "is_handshake_line",
 ]
-
-#: Before the handshake, at most this many stdout lines and bytes are skipped
-#: (docs/protocol.md §1, "The handshake"): a launcher that merges stderr into
-#: stdout sees log lines first, and a program that is no sidecar must not keep
-#: it reading for ever.
-HANDSHAKE_SKIP_LINES = 200
-HANDSHAKE_SKIP_BYTES = 64 * 1024
-
 
 class LaunchError(Exception):
     """The sidecar could not be started. `stderr_tail` holds its last stderr lines."""
@@ -64,46 +51,6 @@ class MalformedHandshake(LaunchError):
 
 class HandshakeTimeout(LaunchError):
     """No handshake within the timeout; the process was stopped."""
-
-
-@dataclass(frozen=True)
-class Handshake:
-    transport: str
-    address: str
-    pid: int
-    version: str
-    protocol: int
-    #: Present only when the sidecar generated the token.
-    token: str | None = None
-
-    @property
-    def target(self) -> str:
-        return f"unix:{self.address}" if self.transport == "unix" else self.address
-
-    @classmethod
-    def parse(cls, line: str) -> Handshake:
-        """Raises ValueError saying what is wrong."""
-        doc = json.loads(line)
-        if not isinstance(doc, dict) or doc.get("sidecar") != "game-sidecar":
-            raise ValueError('not a game-sidecar handshake (no "sidecar":"game-sidecar")')
-        if doc.get("protocol") != 1:
-            raise ValueError(f"unsupported protocol {doc.get('protocol')!r} (this client speaks 1)")
-        if doc.get("transport") not in ("unix", "tcp") or not isinstance(doc.get("address"), str):
-            raise ValueError("transport must be unix or tcp, with an address")
-        return cls(doc["transport"], doc["address"], int(doc.get("pid", 0)), str(doc.get("version", "")), 1,
-                   doc.get("token"))
-
-
-def is_handshake_line(line: str) -> bool:
-    """True for a JSON object with a "sidecar" key: the handshake (Handshake.parse
-    then says whether it is a good one). Anything else before it is skipped."""
-    if not line.startswith("{"):
-        return False
-    try:
-        doc = json.loads(line)
-    except ValueError:
-        return False
-    return isinstance(doc, dict) and "sidecar" in doc
 
 
 class Skipped:

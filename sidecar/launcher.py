@@ -7,8 +7,9 @@ pipes and the magic variable, reads the handshake line with a timeout (lines
 before it, stderr merged into stdout, are skipped up to a bound) and
 keeps the last stderr lines; `stop_process` closes stdin (the sidecar exits on
 EOF), waits, then terminates, then kills. The C# (SidecarProcess.cs) and C++
-(sidecar_process) launchers do the same. `sidecar.client` re-exports the
-launch errors and `Handshake` (sidecar/handshake.py, importable from here too).
+(sidecar_process) launchers do the same. The launch errors are in
+sidecar/handshake.py; the line, the environment and the exit codes are the process
+contract's (sidecar/process_contract.py).
 """
 
 from __future__ import annotations
@@ -25,26 +26,24 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.handshake import (
-    HANDSHAKE_SKIP_BYTES,
-    HANDSHAKE_SKIP_LINES,
     ExitedBeforeHandshake,
-    Handshake,
     HandshakeTimeout,
-    LaunchError,
     MalformedHandshake,
     Skipped,
     StateDirBusy,
+)
+from sidecar.process_contract import (
+    EXIT_STATE_DIR_BUSY,
+    HANDSHAKE_SKIP_BYTES,
+    HANDSHAKE_SKIP_LINES,
+    MAGIC_ENV,
+    MAGIC_VALUE,
+    TOKEN_ENV,
+    Handshake,
     is_handshake_line,
 )
-from sidecar.lifecycle import EXIT_STATE_DIR_BUSY, MAGIC_ENV, MAGIC_VALUE, TOKEN_ENV
 
 __all__ = [
-    "LaunchError",
-    "ExitedBeforeHandshake",
-    "StateDirBusy",
-    "MalformedHandshake",
-    "HandshakeTimeout",
-    "Handshake",
     "Child",
     "LaunchSpec",
     "spawn",

@@ -1,11 +1,11 @@
-"""The process contract with the game (docs/protocol.md §1): magic check, token,
-listen address and socket directory, the one-line handshake, and the
-watchdogs that make the sidecar die with its host.
+"""The server's side of the process contract (docs/protocol.md §1): the token,
+the listen address and socket directory, stdout kept for the one-line handshake,
+and the watchdogs that make the sidecar die with its host. The contract's names
+(environment, exit codes, the handshake's text) are sidecar/process_contract.py's.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
@@ -14,36 +14,18 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sidecar import PROTOCOL_VERSION, __version__, platforms
-from sidecar.host_watch import process_alive, watch_host
+from sidecar import __version__, platforms
 from sidecar.platforms import SOCKET_NAME, Platform
+from sidecar.process_contract import PROTOCOL_VERSION, TOKEN_ENV, Handshake
 
 __all__ = [
-    "EXIT_OK",
-    "EXIT_CANNOT_START",
-    "EXIT_USAGE",
-    "EXIT_STATE_DIR_BUSY",
-    "MAGIC_ENV",
-    "MAGIC_VALUE",
-    "TOKEN_ENV",
     "ListenSpec",
     "default_transport",
     "parse_listen",
     "resolve_token",
     "protect_stdout",
     "write_handshake",
-    "watch_host",
-    "process_alive",
 ]
-
-MAGIC_ENV = "GAME_SIDECAR_MAGIC"
-MAGIC_VALUE = "game-sidecar-v1"
-TOKEN_ENV = "GAME_SIDECAR_TOKEN"
-#: Exit codes of `serve` (docs/protocol.md §1); launchers tell them apart.
-EXIT_OK = 0
-EXIT_CANNOT_START = 1
-EXIT_USAGE = 2  # bad flags or config, or no magic variable
-EXIT_STATE_DIR_BUSY = 3  # another sidecar holds the --state-dir lock
 
 log = logging.getLogger("sidecar.lifecycle")
 
@@ -149,16 +131,7 @@ def protect_stdout() -> int:
 
 def write_handshake(fd: int, spec: ListenSpec, token: str | None) -> None:
     """The first and only line on stdout; the pipe is closed after it."""
-    doc: dict[str, object] = {
-        "sidecar": "game-sidecar",
-        "protocol": PROTOCOL_VERSION,
-        "transport": spec.transport,
-        "address": spec.handshake_address(),
-    }
-    if token is not None:
-        doc["token"] = token
-    doc["pid"] = os.getpid()
-    doc["version"] = __version__
-    line = (json.dumps(doc, separators=(",", ":")) + "\n").encode()
+    handshake = Handshake(spec.transport, spec.handshake_address(), os.getpid(), __version__, PROTOCOL_VERSION, token)
+    line = handshake.line().encode()
     with os.fdopen(fd, "wb", buffering=0) as out:
         out.write(line)

@@ -35,8 +35,10 @@ import grpc
 
 from sidecar.channel import Link, SwappableChannel
 from sidecar.exits import RestartOutcome, RestartPolicy, SidecarExit, SidecarStatus
-from sidecar.launcher import Child, Handshake, LaunchError, LaunchSpec, stop_process
+from sidecar.handshake import LaunchError
+from sidecar.launcher import Child, LaunchSpec, stop_process
 from sidecar.liveness import Liveness
+from sidecar.process_contract import Handshake
 from sidecar.v1 import session_service_pb2_grpc as session_grpc
 
 if TYPE_CHECKING:

@@ -97,3 +97,23 @@ def test_state_does_not_reach_up_into_the_projection() -> None:
         if name.split(".")[:2] == ["sidecar", "projection"]
     )
     assert upward == []
+
+
+def test_the_process_contract_stands_alone() -> None:
+    """sidecar/process_contract.py (issue 33 item 2) imports nothing else of the sidecar:
+    the server and the client both import it, and neither pulls in the other with it."""
+    path = PACKAGE / "process_contract.py"
+    assert sorted(n for n in imported_modules(path) if n.split(".")[0] == "sidecar") == []
+
+
+@pytest.mark.parametrize("literal", ['"sidecar-reason"', '"GAME_SIDECAR_MAGIC"', '"GAME_SIDECAR_TOKEN"',
+                                     '"GAME_SIDECAR_CONFIG"', '"game-sidecar-v1"', '"authorization"'])
+def test_the_contract_names_are_written_once(literal: str) -> None:
+    """Each name of the process contract is spelled out in process_contract.py alone;
+    everything else in the sidecar imports it from there."""
+    spelled = sorted(
+        str(path.relative_to(PACKAGE.parent))
+        for path in PACKAGE.rglob("*.py")
+        if "v1" not in path.relative_to(PACKAGE).parts and literal in path.read_text(encoding="utf-8")
+    )
+    assert spelled == ["sidecar/process_contract.py"]

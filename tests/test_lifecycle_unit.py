@@ -66,7 +66,7 @@ def test_process_alive_never_signals_on_windows(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(host_watch, "_kernel32", lambda: None)
     monkeypatch.setattr(host_watch, "_windows_process_alive", lambda pid, kernel32: seen.append(pid) or True)
     monkeypatch.setattr(host_watch.os, "kill", lambda *a: pytest.fail("os.kill called on Windows"))
-    assert lifecycle.process_alive(1234) and seen == [1234]
+    assert host_watch.process_alive(1234) and seen == [1234]
 
 
 def test_non_loopback_is_recognised() -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 
-from sidecar import cli, lifecycle, platforms
+from sidecar import cli, host_watch, lifecycle, platforms
 from sidecar.config import Config
 from sidecar.lifecycle import ListenSpec
+from sidecar.process_contract import EXIT_OK
 from sidecar.server import SidecarServer
 
 
@@ -30,13 +31,13 @@ async def test_the_handshake_goes_out_before_the_background_loading(monkeypatch,
 
     real_start = SidecarServer.start
     monkeypatch.setattr(lifecycle, "write_handshake", handshake)
-    monkeypatch.setattr(lifecycle, "watch_host", lambda *args, **kwargs: None)
+    monkeypatch.setattr(host_watch, "watch_host", lambda *args, **kwargs: None)
     monkeypatch.setattr(platforms, "install_stop_signals", lambda *args: [])
     monkeypatch.setattr(SidecarServer, "load", load)
     monkeypatch.setattr(SidecarServer, "start", start)
     listen = ListenSpec("unix", str(tmp_path / "s.sock"))
     code = await cli._serve(Config(), listen, "token", False, 1, os.getpid(), False, [])
-    assert code == lifecycle.EXIT_OK
+    assert code == EXIT_OK
     assert started == [False]  # the server itself did not begin loading
     assert order == ["handshake", "load"]
 

@@ -9,8 +9,9 @@ from collections.abc import Callable
 
 import grpc
 
-from sidecar import PROTOCOL_VERSION, __version__
+from sidecar import __version__
 from sidecar.app import App
+from sidecar.process_contract import PROTOCOL_VERSION
 from sidecar.v1 import sidecar_service_pb2 as pb
 from sidecar.v1 import sidecar_service_pb2_grpc as pb_grpc
 

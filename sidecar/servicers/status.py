@@ -2,7 +2,8 @@
 
 Every error status carries google.rpc.ErrorInfo (domain "game-sidecar",
 reason, metadata) in `grpc-status-details-bin`, and the reason again in the
-`sidecar-reason` trailing metadata for clients that do not parse details.
+`sidecar-reason` trailing metadata for clients that do not parse details (both
+names are the process contract's, sidecar/process_contract.py).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from sidecar.errors import SidecarError
+from sidecar.process_contract import ERROR_DOMAIN, REASON_KEY
 from sidecar.v1 import errors_pb2
 
-__all__ = ["ERROR_DOMAIN", "abort", "to_status", "error_detail"]
+__all__ = ["abort", "to_status", "error_detail"]
 
-ERROR_DOMAIN = "game-sidecar"
 log = logging.getLogger("sidecar.servicers")
 
 
@@ -41,7 +42,7 @@ def to_status(exc: BaseException) -> grpc.Status:
     status = rpc_status.to_status(status_pb2.Status(code=code, message=err.message, details=[detail]))
     # Trailing metadata is replaced by to_status; add the plain reason too.
     status_md = tuple(status.trailing_metadata or ())
-    return _Status(status.code, status.details, status_md + (("sidecar-reason", err.reason),))
+    return _Status(status.code, status.details, status_md + ((REASON_KEY, err.reason),))
 
 
 # The base is Any to mypy: grpc ships no type stubs.

@@ -13,7 +13,7 @@ from launchers import player_env
 from waits import eventually
 
 from sidecar.client import RestartOutcome, SidecarProcess
-from sidecar.lifecycle import process_alive
+from sidecar.host_watch import process_alive
 from sidecar.v1 import session_service_pb2 as spb
 from sidecar.v1 import state_pb2 as pb
 from sidecar.v1 import types_pb2 as tpb

@@ -29,7 +29,7 @@ from sidecar.client import (
     StateDirBusy,
     error_reason,
 )
-from sidecar.lifecycle import process_alive
+from sidecar.host_watch import process_alive
 from sidecar.v1 import sidecar_service_pb2 as sidecar_pb
 
 pytestmark = pytest.mark.timeout(60)
@@ -253,7 +253,7 @@ async def test_launcher_times_out() -> None:
 def test_a_bad_config_value_stops_the_sidecar_before_the_handshake(sidecar_cmd: SidecarCommand, tmp_path) -> None:  # type: ignore[no-untyped-def]
     config = tmp_path / "sidecar.toml"
     config.write_text("[runs]\nmax_concurrent = 0\n")
-    from sidecar.lifecycle import MAGIC_ENV, MAGIC_VALUE
+    from sidecar.process_contract import MAGIC_ENV, MAGIC_VALUE
 
     env = {**sidecar_cmd.env, MAGIC_ENV: MAGIC_VALUE}  # as a game launches it
     proc = subprocess.run([*sidecar_cmd.argv(), "--config", str(config)], env=env, capture_output=True,
@@ -272,7 +272,7 @@ def test_a_stop_signal_at_any_moment_of_start_up_ends_in_order(sidecar_cmd: Side
     import signal as signals
     import time
 
-    from sidecar.lifecycle import MAGIC_ENV, MAGIC_VALUE
+    from sidecar.process_contract import MAGIC_ENV, MAGIC_VALUE
 
     temp = tmp_path / "tmp"
     temp.mkdir()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.client import ExitedBeforeHandshake, SidecarProcess, StateDirBusy
-from sidecar.lifecycle import EXIT_STATE_DIR_BUSY
+from sidecar.process_contract import EXIT_STATE_DIR_BUSY
 from sidecar.v1 import session_service_pb2 as spb
 
 pytestmark = pytest.mark.timeout(120)
