@@ -230,7 +230,7 @@ class PythonDriver:
         """Writes batch after batch, every WRITE_GAP_S, through the restarts (issue 34): at
         WriteKept it carries on (the tracker sends it), at WriteNotApplied it writes the
         batch again once READY; it never resends a batch itself."""
-        from sidecar.tracked import TrackedSession
+        from sidecar.client import TrackedSession
 
         assert isinstance(tracked, TrackedSession)
         k = 0

@@ -103,7 +103,7 @@ class StateLimits(msgspec.Struct, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         if 0 < self.max_request_bytes < MIN_REQUEST_BYTES:
-            # A client sends a world in pieces of CHUNK_BYTES (sidecar/client.py): they must fit.
+            # A client sends a world in pieces of CHUNK_BYTES (sidecar/client/_client.py): they must fit.
             raise InvalidRequest(
                 f"[state] max_request_bytes must be 0 (derived) or at least {MIN_REQUEST_BYTES}; "
                 f"got {self.max_request_bytes}"

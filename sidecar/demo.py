@@ -10,8 +10,7 @@ from typing import TextIO
 
 import grpc
 
-from sidecar.call_metadata import error_reason
-from sidecar.client import LaunchError, SidecarClient, SidecarProcess
+from sidecar.client import LaunchError, SidecarClient, SidecarProcess, error_reason
 from sidecar.v1 import agent_service_pb2 as agent_pb
 from sidecar.v1 import session_service_pb2 as session_pb
 from sidecar.v1 import state_pb2, types_pb2

@@ -38,7 +38,7 @@ string and google.rpc.ErrorInfo metadata; see `sidecar.servicers.status`)::
 
 Set by the clients, never raised by the sidecar (it is gone when these apply;
 the first two carry the exit: code or signal, last stderr lines, and whether the
-game asked for the stop; sidecar/exits.py, docs/protocol.md §1)::
+game asked for the stop; sidecar/client/_exits.py, docs/protocol.md §1)::
 
     SidecarGone                        UNAVAILABLE       SIDECAR_GONE
     └── WriteKept                      UNAVAILABLE       WRITE_KEPT

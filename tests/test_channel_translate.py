@@ -1,4 +1,4 @@
-"""How sidecar.channel.Link reads a failed call once its process may be gone: a
+"""How sidecar.client._connection.Link reads a failed call once its process may be gone: a
 transport failure without the sidecar's reason (UNAVAILABLE, or the INTERNAL "Internal
 error from Core" grpc.aio reports when its own stream write races the connection's
 close, grpc/grpc#36066) becomes SidecarGone when the exit is known; the sidecar's own
@@ -11,8 +11,8 @@ import asyncio
 import grpc
 import pytest
 
-from sidecar.channel import Link
-from sidecar.exits import SidecarExit, SidecarGone
+from sidecar.client import SidecarExit, SidecarGone
+from sidecar.client._connection import Link
 
 
 def _error(code: grpc.StatusCode, reason: str = "", details: str = "") -> grpc.aio.AioRpcError:

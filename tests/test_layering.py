@@ -117,3 +117,29 @@ def test_the_contract_names_are_written_once(literal: str) -> None:
         if "v1" not in path.relative_to(PACKAGE).parts and literal in path.read_text(encoding="utf-8")
     )
     assert spelled == ["sidecar/process_contract.py"]
+
+
+def test_the_python_client_is_a_program_of_its_own() -> None:
+    """sidecar/client/ (issue 33 item 1) imports nothing of the server: only its own
+    modules, the process contract and the generated stubs. A game that imports the
+    client loads no server code (before, it loaded lifecycle.py and host_watch.py)."""
+    allowed = (["sidecar", "client"], ["sidecar", "process_contract"], ["sidecar", "v1"])
+    outside = sorted(
+        f"{path.name}: {name}"
+        for path in sorted((PACKAGE / "client").glob("*.py"))
+        for name in imported_modules(path)
+        if name.split(".")[0] == "sidecar" and name != "sidecar" and name.split(".")[:2] not in allowed
+    )
+    assert outside == []
+
+
+def test_the_python_client_is_entered_through_its_face() -> None:
+    """Its modules are private: the rest of the sidecar imports `sidecar.client`."""
+    private = sorted(
+        f"{path.relative_to(PACKAGE.parent)}: {name}"
+        for path in PACKAGE.rglob("*.py")
+        if "client" not in path.relative_to(PACKAGE).parts[:1]
+        for name in imported_modules(path)
+        if name.startswith("sidecar.client._")
+    )
+    assert private == []

@@ -17,7 +17,7 @@ from crash_rig import GONE_WAIT_S, HANG_WAIT_S, batch, launch, leftovers, no_pro
 from launchers import SidecarCommand, player_env
 
 from sidecar.client import SidecarClient, SidecarExit, SidecarGone, SidecarStatus, error_reason
-from sidecar.launcher import spawn, stop_process
+from sidecar.client._launcher import spawn, stop_process
 from sidecar.v1 import agent_service_pb2 as apb
 from sidecar.v1 import session_service_pb2 as spb
 

@@ -102,7 +102,7 @@ async def stream_until_killed(proc: SidecarProcess, start: int, kill_at: int) ->
     except grpc.aio.AioRpcError as exc:  # the stream dies with the process, as it should
         # grpc.aio reports INTERNAL "Internal error from Core" instead when its own write is
         # in flight as the connection closes (grpc/grpc#36066, open upstream; seen once in a
-        # fresh-clone CI run). This raw client has no sidecar to ask; sidecar.channel maps
+        # fresh-clone CI run). This raw client has no sidecar to ask; sidecar.client._connection maps
         # both to SidecarGone once the exit is seen.
         internal_race = exc.code() == grpc.StatusCode.INTERNAL and "Internal error from Core" in str(exc.details())
         assert exc.code() == grpc.StatusCode.UNAVAILABLE or internal_race, exc

@@ -22,7 +22,7 @@ sidecar::v1::ErrorReason Status::reason_code() const {
 bool Status::retryable() const {
   if (write_kept()) return false;  // sent again, it would be a second batch
   if (sidecar_gone()) return sidecar_will_restart;
-  // The same set as sidecar/client.py's RETRYABLE_REASONS and C#'s IsRetryableReason.
+  // The same set as sidecar.client's RETRYABLE_REASONS and C#'s IsRetryableReason.
   return reason == "QUEUE_FULL" || reason == "PROVIDER_TIMEOUT" || reason == "PROVIDER_RATE_LIMITED" ||
          reason == "PROVIDER_UNAVAILABLE" || reason == "STORAGE_FULL";
 }

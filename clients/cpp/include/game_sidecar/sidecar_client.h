@@ -100,7 +100,7 @@ class SidecarClient {
   // Like ReplaceState: a save over kChunkBytes goes in pieces (ImportSessionChunked).
   Status ImportSession(const v1::ImportSessionRequest& request, v1::ImportSessionResponse* response);
   // The piece size of a chunked world, and the size above which one is chunked
-  // (the server's max_request_bytes is at least 1 MiB; sidecar/client.py's CHUNK_BYTES).
+  // (the server's max_request_bytes is at least 1 MiB; sidecar.client's CHUNK_BYTES).
   static constexpr size_t kChunkBytes = 512 * 1024;
   // Opens a StreamDeltas stream (nullptr never; a broken stream reports at Write/Finish).
   std::unique_ptr<DeltaStream> StreamDeltas();

@@ -1,6 +1,6 @@
 #nullable enable
 // Why SidecarProcess.LaunchAsync failed. Every kind carries the tail of the
-// sidecar's stderr (its JSON log lines), mirroring sidecar/client.py's
+// sidecar's stderr (its JSON log lines), mirroring sidecar.client's
 // LaunchError tree and the C++ LaunchError kinds.
 using System;
 

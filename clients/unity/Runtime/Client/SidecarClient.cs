@@ -2,7 +2,7 @@
 // SidecarClient: the RPCs a game needs, each with `authorization: Bearer <token>`
 // attached and each failure thrown as a SidecarException (SidecarErrors maps them;
 // SidecarGoneException once the process behind the client has ended). Same operations,
-// same names as sidecar/client.py and clients/cpp's SidecarClient. A client from
+// same names as sidecar.client and clients/cpp's SidecarClient. A client from
 // SidecarProcess.Client survives supervised restarts: its connection is swapped.
 using System;
 using System.Collections.Concurrent;
@@ -177,7 +177,7 @@ namespace GameSidecar.Client
         }
 
         /// <summary>Requests bigger than this (serialized) go in pieces of this size: the sidecar's
-        /// max_request_bytes is at least 1 MiB (as sidecar/client.py's CHUNK_BYTES).</summary>
+        /// max_request_bytes is at least 1 MiB (as sidecar.client's CHUNK_BYTES).</summary>
         public const int ChunkBytes = 512 * 1024;
 
         // AgentService

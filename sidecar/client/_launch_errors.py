@@ -3,7 +3,7 @@ handshake"): the launch errors `sidecar.client` exports, and the count of what a
 launcher skipped while it looked for the line.
 
 The line itself (its text, its parse, its bounds) is the process contract's
-(sidecar/process_contract.py); sidecar/launcher.py starts and stops the process.
+(sidecar/process_contract.py); sidecar/client/_launcher.py starts and stops the process.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Starting one sidecar process the way a game does, and stopping it the way
-docs/protocol.md §1 says: the pieces `SidecarProcess` (sidecar/supervisor.py)
+docs/protocol.md §1 says: the pieces `SidecarProcess` (sidecar/client/_supervisor.py)
 is made of.
 
 `spawn` starts `python -m sidecar serve` (or a frozen build) with stdin/stdout
@@ -8,7 +8,7 @@ before it, stderr merged into stdout, are skipped up to a bound) and
 keeps the last stderr lines; `stop_process` closes stdin (the sidecar exits on
 EOF), waits, then terminates, then kills. The C# (SidecarProcess.cs) and C++
 (sidecar_process) launchers do the same. The launch errors are in
-sidecar/handshake.py; the line, the environment and the exit codes are the process
+sidecar/client/_launch_errors.py; the line, the environment and the exit codes are the process
 contract's (sidecar/process_contract.py).
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sidecar.handshake import (
+from sidecar.client._launch_errors import (
     ExitedBeforeHandshake,
     HandshakeTimeout,
     MalformedHandshake,

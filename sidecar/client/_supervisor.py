@@ -6,7 +6,7 @@ if the game asked for that (issue 20; docs/protocol.md §1, "When the sidecar ex
     tracked = await sidecar.client.track("game-1")
 
 After the handshake a watcher task awaits the process and a liveness loop probes
-it (sidecar/liveness.py). When it ends, whatever the cause:
+it (sidecar/client/_liveness.py). When it ends, whatever the cause:
 
 1. its channel is marked gone and closed: calls in flight end with SidecarGone,
    new calls fail at once with SidecarGone (also while RESTARTING, until READY:
@@ -29,20 +29,18 @@ import collections
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 
-from sidecar.channel import Link, SwappableChannel
-from sidecar.exits import RestartOutcome, RestartPolicy, SidecarExit, SidecarStatus
-from sidecar.handshake import LaunchError
-from sidecar.launcher import Child, LaunchSpec, stop_process
-from sidecar.liveness import Liveness
+from sidecar.client._client import SidecarClient
+from sidecar.client._connection import Link, SwappableChannel, open_link
+from sidecar.client._exits import RestartOutcome, RestartPolicy, SidecarExit, SidecarStatus
+from sidecar.client._launch_errors import LaunchError
+from sidecar.client._launcher import Child, LaunchSpec, stop_process
+from sidecar.client._liveness import Liveness
 from sidecar.process_contract import Handshake
 from sidecar.v1 import session_service_pb2_grpc as session_grpc
-
-if TYPE_CHECKING:
-    from sidecar.client import SidecarClient
 
 __all__ = ["SidecarProcess"]
 
@@ -56,15 +54,12 @@ class SidecarProcess:
     """A sidecar child process, launched the way a game launches it, and supervised."""
 
     def __init__(self, child: Child, launch: LaunchSpec, restart: RestartPolicy | None) -> None:
-        # Here, not at the top: sidecar.client imports this module to re-export it.
-        from sidecar.client import SidecarClient
-
         self._child = child
         self._launch = launch
         self._policy = restart
         self.client: SidecarClient = SidecarClient(child.handshake.target, child.token)
         loop = asyncio.get_running_loop()
-        self.client._link.exit = loop.create_future()
+        self.client.connection.link.exit = loop.create_future()
         #: Resolves with the last exit once the status is STOPPED or FAILED.
         self.exited: asyncio.Future[SidecarExit] = loop.create_future()
         self.last_exit: SidecarExit | None = None
@@ -74,7 +69,7 @@ class SidecarProcess:
         self._announced = SidecarStatus.READY
         self._listeners: dict[str, list[Callable[[Any], None]]] = collections.defaultdict(list)
         self._stopping = asyncio.Event()
-        self._liveness = Liveness(lambda: self.client._link.channel)
+        self._liveness = Liveness(lambda: self.client.connection.link.channel)
         self._restarts: collections.deque[float] = collections.deque()
         self._watcher = asyncio.create_task(self._supervise(), name=f"sidecar-watch-{child.pid}")
 
@@ -181,7 +176,7 @@ class SidecarProcess:
             returncode = await child.proc.wait()
             liveness.cancel()
             # The game asked: stop()/close(), or a Shutdown call through this client.
-            requested = self._stopping.is_set() or self.client._link.shutdown_requested
+            requested = self._stopping.is_set() or self.client.connection.link.shutdown_requested
             exit = SidecarExit.from_returncode(returncode, await child.drained_tail(), requested=requested,
                                                hung=self._liveness.killed(child), pid=child.pid)
             await self._gone(child, exit)
@@ -194,7 +189,7 @@ class SidecarProcess:
 
     async def _gone(self, child: Child, exit: SidecarExit) -> None:
         """Within milliseconds of the exit: every call on its channel ends with SidecarGone."""
-        link = self.client._link
+        link = self.client.connection.link
         link.will_restart = (self._policy is not None and not exit.requested
                              and self._window(self._policy) < self._policy.max_restarts)
         link.gone = True
@@ -212,8 +207,6 @@ class SidecarProcess:
 
     async def _restart(self, exit: SidecarExit, policy: RestartPolicy) -> bool:
         """Relaunch until one is READY (True) or the policy is used up (False, FAILED)."""
-        from sidecar.client import _link
-
         while (attempt := self._allow(policy)) is not None:
             self._set_status(SidecarStatus.RESTARTING)
             if await _wait_event(self._stopping, policy.backoff(attempt)):
@@ -227,13 +220,13 @@ class SidecarProcess:
                 self.last_exit = exit
                 self._emit("exit", exit)
                 continue
-            link = _link(child.handshake.target, child.token)
+            link = open_link(child.handshake.target, child.token)
             link.exit = asyncio.get_running_loop().create_future()
             # The game's calls are refused until READY: tracked writes are held, in order,
             # and sent by the resume below (docs/protocol.md §1, "Tracked writes").
-            link.restarting = self.client._link
+            link.restarting = self.client.connection.link
             self._child = child
-            self.client._attach(link)
+            self.client.connection.swap(link)
             if self._stopping.is_set():  # stop() came during the launch: this one too
                 await stop_process(child.proc, STOP_GRACE_S)
                 return True  # the loop records its (requested) exit
@@ -290,7 +283,7 @@ class SidecarProcess:
             tracked.open_gate()
 
     def _finish(self, status: SidecarStatus, exit: SidecarExit) -> None:
-        link = self.client._link
+        link = self.client.connection.link
         for gone in (link, link.restarting):  # stopped, or the policy is used up: it stays gone
             if gone is not None:
                 gone.will_restart = False

@@ -42,12 +42,12 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from sidecar.exits import ResentBatch, SidecarExit, SidecarGone, WriteKept, WriteNotApplied
+from sidecar.client._exits import ResentBatch, SidecarExit, SidecarGone, WriteKept, WriteNotApplied
 from sidecar.v1 import session_service_pb2 as session_pb
 from sidecar.v1 import state_pb2
 
 if TYPE_CHECKING:
-    from sidecar.client import SidecarClient
+    from sidecar.client._client import SidecarClient
 
 __all__ = ["TrackedSession", "SessionLost", "MAX_HELD_WRITES"]
 
@@ -167,7 +167,7 @@ class TrackedSession:
             self.lost = False
             return reply
 
-    # -- the restart (sidecar/supervisor.py) ----------------------------------
+    # -- the restart (sidecar/client/_supervisor.py) ----------------------------------
     async def resume(self, sessions: Any) -> tuple[bool, list[ResentBatch]]:
         """Re-open the session through `sessions` (the supervisor's stub on the new process),
         settle the pending batch and send the held ones. Returns (found, what each send did).
@@ -209,17 +209,17 @@ class TrackedSession:
             batch = self._held.popleft()
             batch.fail(WriteNotApplied(self.session_id, batch.delta_id, why, exit))
         if self.pending is not None:
-            self.pending.fail(self._client._link.gone_error(
+            self.pending.fail(self._client.connection.link.gone_error(
                 f"batch {self.pending.delta_id!r} was in flight: whether it was applied is unknown"))
 
     # -- inside -----------------------------------------------------------------
     def _behind(self) -> bool:
         """A write goes behind the held ones: the sidecar is gone or restarting, or some are held."""
-        return self._client._link.refusing() is not None or bool(self._held)
+        return self._client.connection.link.refusing() is not None or bool(self._held)
 
     def _hold(self, batch: _Pending) -> WriteKept | WriteNotApplied:
         """Keep `batch` for the restart (WriteKept), or say it cannot be (WriteNotApplied)."""
-        link = self._client._link
+        link = self._client.connection.link
         gone = (link.refusing() or link).gone_error()
         if not gone.will_restart:
             return WriteNotApplied(self.session_id, batch.delta_id, "the sidecar is gone and no restart follows",

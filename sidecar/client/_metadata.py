@@ -3,7 +3,7 @@ the bearer token on the way out (docs/protocol.md §2; one interceptor per call
 shape) and the stable reason (`sidecar-reason`, docs/protocol.md §4) on the way
 back, with whether a failed request may be sent again.
 
-Kept apart from sidecar/client.py, which holds the calls themselves; these
+Kept apart from sidecar/client/_client.py, which holds the calls themselves; these
 names are importable from there too, where games import them.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 
-from sidecar.exits import SidecarGone, WriteKept
+from sidecar.client._exits import SidecarGone, WriteKept
 from sidecar.process_contract import AUTH_HEADER, REASON_KEY
 
 __all__ = ["RETRYABLE_REASONS", "auth_interceptors", "error_reason", "is_retryable"]

@@ -1,6 +1,6 @@
 """Is the sidecar still answering? (issue 20: a hung sidecar counts as gone.)
 
-Next to the channel's keepalive pings (sidecar/channel.py), a cheap call: a
+Next to the channel's keepalive pings (sidecar/client/_connection.py), a cheap call: a
 grpc.health Check with a 1 s deadline, started each second. No answer for 3 s
 (and at least two failed checks, so one stall of the game's own event loop is
 not taken for a hung sidecar): the process is declared hung and killed with
@@ -18,7 +18,7 @@ from collections.abc import Callable
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from sidecar.launcher import Child
+from sidecar.client._launcher import Child
 
 __all__ = ["Liveness"]
 

@@ -1,22 +1,11 @@
-"""Python launcher and async client: what a Python game (and our tests, tools
-and demo) uses to start a sidecar and talk to it.
+"""`SidecarClient`: the calls a game makes (the same operations as the C# and C++
+clients), with the bearer token on every call (sidecar/client/_metadata.py).
 
-    async with await SidecarProcess.launch() as sidecar:
-        client = sidecar.client
-        info = await client.get_info()
-
-The launcher (`SidecarProcess` in sidecar/supervisor.py; the launch errors and
-`Handshake` in sidecar/handshake.py; the exit types in sidecar/exits.py) is
-re-exported here; this module holds the client: the bearer token on every
-call, the same operations as the C# and C++ clients, and `error_reason` for the
-stable reason of a failed call (the token interceptors and `error_reason` are in
-sidecar/call_metadata.py, re-exported).
-
-The client's stubs sit on a swappable channel (sidecar/channel.py): when the
-process exits every call fails with `SidecarGone`, and a supervised restart
-(`SidecarProcess.launch(restart=RestartPolicy())`) attaches the new process's
-channel under the same client and stubs. `track()` gives a `TrackedSession`
-(sidecar/tracked.py), which a restart re-opens.
+The client's stubs sit on a swappable channel (sidecar/client/_connection.py):
+when the process exits every call fails with `SidecarGone`, and a supervised
+restart (`SidecarProcess.launch(restart=RestartPolicy())`) swaps the new process's
+link in through `connection`, under the same client and stubs. `track()` gives a
+`TrackedSession` (sidecar/client/_tracked.py), which a restart re-opens.
 """
 
 from __future__ import annotations
@@ -27,28 +16,8 @@ from typing import TypedDict, TypeVar, Unpack
 
 import grpc
 
-from sidecar.call_metadata import RETRYABLE_REASONS, auth_interceptors, error_reason, is_retryable
-from sidecar.channel import KEEPALIVE_OPTIONS, Link, SwappableChannel, endpoint_of
-from sidecar.exits import (
-    ResentBatch,
-    RestartOutcome,
-    RestartPolicy,
-    SidecarExit,
-    SidecarGone,
-    SidecarStatus,
-    WriteKept,
-    WriteNotApplied,
-)
-from sidecar.handshake import (
-    ExitedBeforeHandshake,
-    HandshakeTimeout,
-    LaunchError,
-    MalformedHandshake,
-    StateDirBusy,
-)
-from sidecar.process_contract import Handshake
-from sidecar.supervisor import SidecarProcess
-from sidecar.tracked import MAX_HELD_WRITES, SessionLost, TrackedSession
+from sidecar.client._connection import Connection, SwappableChannel, open_link
+from sidecar.client._tracked import TrackedSession
 from sidecar.v1 import agent_service_pb2 as agent_pb
 from sidecar.v1 import agent_service_pb2_grpc as agent_grpc
 from sidecar.v1 import session_service_pb2 as session_pb
@@ -57,55 +26,18 @@ from sidecar.v1 import sidecar_service_pb2 as sidecar_pb
 from sidecar.v1 import sidecar_service_pb2_grpc as sidecar_grpc
 from sidecar.v1 import state_pb2, types_pb2
 
-__all__ = [
-    "LaunchError",
-    "ExitedBeforeHandshake",
-    "StateDirBusy",
-    "MalformedHandshake",
-    "HandshakeTimeout",
-    "Handshake",
-    "SidecarProcess",
-    "SidecarClient",
-    "SidecarExit",
-    "SidecarStatus",
-    "SidecarGone",
-    "WriteKept",
-    "WriteNotApplied",
-    "MAX_HELD_WRITES",
-    "RestartPolicy",
-    "RestartOutcome",
-    "ResentBatch",
-    "TrackedSession",
-    "SessionLost",
-    "error_reason",
-    "is_retryable",
-    "RETRYABLE_REASONS",
-    "auth_interceptors",
-    "SessionOptionFields",
-    "RunFields",
-    "CHUNK_BYTES",
-]
+__all__ = ["CHUNK_BYTES", "RunFields", "SessionOptionFields", "SidecarClient"]
 
 #: Pieces of a world sent in chunks (ReplaceState, ImportSession over this size): the
 #: server's receive limit, max_request_bytes, is at least 1 MiB (sidecar/config.py).
 CHUNK_BYTES = 512 * 1024
-#: The largest reply accepted (sidecar.server.MAX_SEND_BYTES).
-REPLY_BYTES = 64 * 1024 * 1024
 _Piece = TypeVar("_Piece", session_pb.ReplaceStateChunkedRequest, session_pb.ImportSessionChunkedRequest)
+
 
 def _pieces(data: bytes, piece: type[_Piece]) -> Iterable[_Piece]:
     view = memoryview(data)
     for start in range(0, len(data), CHUNK_BYTES):
         yield piece(data=bytes(view[start : start + CHUNK_BYTES]))
-
-
-def _link(target: str, token: str | None) -> Link:
-    interceptors = auth_interceptors(token) if token is not None else []
-    # Replies carry whole worlds (GetState, ExportSession): up to the server's send
-    # limit, 64 MiB, not gRPC's default 4 MiB.
-    options = [*KEEPALIVE_OPTIONS, ("grpc.max_receive_message_length", REPLY_BYTES)]
-    channel = grpc.aio.insecure_channel(target, interceptors=interceptors, options=options)
-    return Link(channel, endpoint_of(target))
 
 
 class SessionOptionFields(TypedDict, total=False):
@@ -141,9 +73,11 @@ class SidecarClient:
     below cover what a game does most."""
 
     def __init__(self, target: str, token: str | None) -> None:
-        self._link = _link(target, token)
-        # Built once: a restart swaps the link under them (sidecar/channel.py).
-        swappable = SwappableChannel(lambda: self._link)
+        #: The seam a supervised restart swaps the process's link through
+        #: (sidecar/client/_connection.py); a game reads `channel`, `endpoint` and `gone`.
+        self.connection = Connection(open_link(target, token))
+        # Built once: a restart swaps the link under them.
+        swappable = SwappableChannel(lambda: self.connection.link)
         self.sidecar = sidecar_grpc.SidecarServiceStub(swappable)
         self.sessions = session_grpc.SessionServiceStub(swappable)
         self.agent = agent_grpc.AgentServiceStub(swappable)
@@ -153,25 +87,20 @@ class SidecarClient:
     @property
     def channel(self) -> grpc.aio.Channel:
         """The current process's channel (a restart replaces it; the stubs follow)."""
-        return self._link.channel
+        return self.connection.link.channel
 
     @property
     def endpoint(self) -> str:
         """The current socket path or host:port."""
-        return self._link.endpoint
+        return self.connection.link.endpoint
 
     @property
     def gone(self) -> bool:
         """The process has exited, or its restart is not READY yet: calls fail with SidecarGone."""
-        return self._link.refusing() is not None
-
-    def _attach(self, link: Link) -> Link:
-        """Make `link` the current channel; returns the previous one (for the supervisor)."""
-        previous, self._link = self._link, link
-        return previous
+        return self.connection.link.refusing() is not None
 
     async def close(self) -> None:
-        await self._link.channel.close()
+        await self.connection.link.channel.close()
 
     async def open_tracked_session(self, session_id: str, **options: Unpack[SessionOptionFields]) -> TrackedSession:
         """`track()` under the C# client's name (`OpenTrackedSessionAsync`)."""
@@ -201,7 +130,7 @@ class SidecarClient:
         return reply
 
     async def shutdown(self, reason: str = "") -> None:
-        self._link.shutdown_requested = True
+        self.connection.link.shutdown_requested = True
         await self.sidecar.Shutdown(sidecar_pb.ShutdownRequest(reason=reason))
 
     async def open_session(

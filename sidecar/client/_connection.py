@@ -20,10 +20,11 @@ from typing import Any
 
 import grpc
 
-from sidecar.exits import SidecarExit, SidecarGone
+from sidecar.client._exits import SidecarExit, SidecarGone
+from sidecar.client._metadata import auth_interceptors
 from sidecar.process_contract import REASON_KEY
 
-__all__ = ["KEEPALIVE_OPTIONS", "Link", "SwappableChannel", "endpoint_of"]
+__all__ = ["KEEPALIVE_OPTIONS", "REPLY_BYTES", "Connection", "Link", "SwappableChannel", "endpoint_of", "open_link"]
 
 #: Keepalive pings every second (also when idle) and one second to answer: a dead
 #: transport is noticed by gRPC itself. sidecar/server.py permits this rate.
@@ -42,6 +43,10 @@ GONE_WAIT_S = 5.0
 #: SidecarGone once the process is known to have exited; the sidecar's own errors
 #: always carry a `sidecar-reason`.
 _TRANSPORT_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL})
+
+
+#: The largest reply accepted (sidecar.server.MAX_SEND_BYTES).
+REPLY_BYTES = 64 * 1024 * 1024
 
 
 def endpoint_of(target: str) -> str:
@@ -192,3 +197,27 @@ class SwappableChannel:
 
     def stream_stream(self, method: str, **kwargs: Any) -> _GuardedMultiCallable:
         return _GuardedMultiCallable(self._current, "stream_stream", method, kwargs, self._admit)
+
+
+def open_link(target: str, token: str | None) -> Link:
+    """A new channel to the process at `target`, the token on every call."""
+    interceptors = auth_interceptors(token) if token is not None else []
+    # Replies carry whole worlds (GetState, ExportSession): up to the server's send
+    # limit, 64 MiB, not gRPC's default 4 MiB.
+    options = [*KEEPALIVE_OPTIONS, ("grpc.max_receive_message_length", REPLY_BYTES)]
+    channel = grpc.aio.insecure_channel(target, interceptors=interceptors, options=options)
+    return Link(channel, endpoint_of(target))
+
+
+class Connection:
+    """A client's current link to its sidecar process: the one seam through which a
+    supervisor swaps the process under the client, as the C# client's SidecarProcess
+    swaps its SidecarConnection. The stubs read `link` at every call."""
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+
+    def swap(self, link: Link) -> Link:
+        """Make `link` current; returns the one it replaces."""
+        previous, self.link = self.link, link
+        return previous
