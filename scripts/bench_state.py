@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from sidecar.client import SidecarProcess  # noqa: E402
 from sidecar.config import StateLimits  # noqa: E402
-from sidecar.servicers.convert_state import ops_from_pb, world_from_pb  # noqa: E402
+from sidecar.servicers.convert_state_from_pb import ops_from_pb, world_from_pb  # noqa: E402
 from sidecar.state import codec  # noqa: E402
 from sidecar.state.apply import apply_ops  # noqa: E402
 from sidecar.state.model import Session  # noqa: E402

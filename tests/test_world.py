@@ -8,7 +8,8 @@ import msgspec
 from world import HIDDEN, World, anchor_tavern, known_to, leak_tavern
 
 from sidecar.config import StateLimits
-from sidecar.servicers.convert_state import ops_from_pb, world_to_pb
+from sidecar.servicers.convert_state_from_pb import ops_from_pb
+from sidecar.servicers.convert_state_to_pb import world_to_pb
 from sidecar.state import ops as o
 from sidecar.state.model import EntityRef, Field, Moment, PersonaTemplate, Vec3
 from sidecar.state.store import SessionStore

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sidecar.context.fitted import FRAMING, MEMORY_FULL, SEP, Fitted, finish
+from sidecar.context.fitted import MEMORY_FULL, Fitted, finish
 from sidecar.context.parts import Layout, Part
 from sidecar.context.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, fit_lines, trim_text
 from sidecar.context.window import select
 from sidecar.errors import ContextWindowExceeded
 
-__all__ = ["Fitted", "fit", "REQUIRED_SHARE", "FRAMING", "SEP"]
+__all__ = ["fit", "REQUIRED_SHARE"]
 
 REQUIRED_SHARE = 0.70
 LORE_SHARE = 0.25

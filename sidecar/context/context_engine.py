@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import msgspec
 
+import sidecar.context.prefix_state as prefix_state
 from sidecar.config import Config
-from sidecar.context import prefix_state
-from sidecar.context.budget import SEP, Fitted, fit
+from sidecar.context.budget import fit
 from sidecar.context.compaction import cap_left_out
 from sidecar.context.context_index import ContextIndex, context_index
 from sidecar.context.contract import (
@@ -26,6 +26,7 @@ from sidecar.context.contract import (
     RunSpec,
     TokenCounter,
 )
+from sidecar.context.fitted import SEP, Fitted
 from sidecar.context.history import HistoryCache
 from sidecar.context.input_parts import event_place, focus_of, input_text, named_ids
 from sidecar.context.layout import LayoutInputs, Sticky, build_layout

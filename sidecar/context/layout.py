@@ -12,10 +12,11 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE, SEP
+from sidecar.context.budget import LORE_SHARE, REQUIRED_SHARE
 from sidecar.context.compaction import SUMMARY_HEADER, leaving_events, summary_lines
 from sidecar.context.context_index import STOPWORDS, ContextIndex, LoreMatcher, memory_key, words
 from sidecar.context.contract import LeftOut, NarrateInput, RunSpec
+from sidecar.context.fitted import SEP
 from sidecar.context.input_parts import asked_ids, input_part, input_text, said_part
 from sidecar.context.parts import Entered, Layout, Part
 from sidecar.context.recall import LORE_STICKY, rank_lore, rank_memories
@@ -60,7 +61,7 @@ class LayoutInputs:
     stable_setting: bool
 
 
-__all__ = ["build_layout", "Entered", "LayoutInputs", "REQUIRED_ORDER", "Sticky"]
+__all__ = ["build_layout", "LayoutInputs", "REQUIRED_ORDER", "Sticky"]
 
 #: The required parts, highest priority first: the scene (seed 000: conditions, the focus
 #: entity's state, the actor's and the player's state; then where, who is present, what

@@ -2,8 +2,7 @@
 timeout, the relay of text, usage and cost, every failure mapped to a
 SidecarError, and the upstream closed at once however the call ends. Every
 transport yields `Chunk`s, so all of this is one code path. What is sent, and
-through which send point, is sidecar/llm/send_points.py (its names are
-importable from here too).
+through which send point, is sidecar/llm/send_points.py.
 
 A call is opened in two steps so its caller can tell the two kinds of failure
 apart: `open_call` fails before the first token (a caller may retry or fall
@@ -22,20 +21,14 @@ from sidecar import runtrace
 from sidecar.errors import ProviderTimeout, SidecarError
 from sidecar.llm.faults import map_exception
 from sidecar.llm.routes import Route, called_url
-from sidecar.llm.send_points import GUARD_THREAD_CHARS, DirectModel, Send, request_body, run_check, send_point
+from sidecar.llm.send_points import Send, request_body
 from sidecar.llm.types import Chunk, Completion, ModelRequest, Sampling, TextPiece
 
 __all__ = [
     "ModelCall",
-    "Send",
-    "DirectModel",
     "open_call",
-    "request_body",
-    "send_point",
     "MAX_PIECE_CHARS",
     "output_ceiling",
-    "run_check",
-    "GUARD_THREAD_CHARS",
 ]
 
 log = logging.getLogger("sidecar.llm")

@@ -22,12 +22,13 @@ from typing import Any
 
 from sidecar.config import Config, ModelProfile
 from sidecar.errors import ModelNotInstalled, ModelUnavailable, ProfileNotFound
-from sidecar.llm.call import ModelCall, open_call, send_point
+from sidecar.llm.call import ModelCall, open_call
 from sidecar.llm.guard import request_checker
 from sidecar.llm.local import LocalLLM
 from sidecar.llm.local_prompt import EXAMPLE
 from sidecar.llm.routes import Route, resolve
 from sidecar.llm.scripted import ScriptedLLM
+from sidecar.llm.send_points import send_point
 from sidecar.llm.tokens import cl100k_built, shared_cl100k
 from sidecar.llm.types import Completion, ModelRequest, ModelTarget, TextPiece
 from sidecar.llm.weights import LocalModelStatus, find_local_model

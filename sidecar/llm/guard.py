@@ -22,11 +22,13 @@ built once per ID set and cached (`Projection.engine_ids` is the very set the
 projection's own matcher was built for, so a check costs one pass per string);
 the masks are only consulted once an ID's text was found.
 
-A pure function of its arguments: it may run on any thread.
+A pure function of its arguments: it may run on any thread, and `run_check` says
+on which: a big request's check runs in a worker thread, off the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -37,7 +39,7 @@ from sidecar.projection.projection import GENERIC_WORDS
 from sidecar.prompts.fixed import FIXED_MASK
 from sidecar.state.model import Moment
 
-__all__ = ["check_outgoing", "check_request", "request_checker", "CONFIG_KEYS"]
+__all__ = ["check_outgoing", "check_request", "request_checker", "run_check", "CONFIG_KEYS", "GUARD_THREAD_CHARS"]
 
 log = logging.getLogger(__name__)
 
@@ -218,3 +220,19 @@ def _moment_matcher(moment: Moment | None) -> tuple[tuple[str, ...], IdMatcher] 
         values.append(str(moment.tick))
     values = [v for v in values if v and searchable(v)]
     return (tuple(values), IdMatcher(values)) if values else None
+
+
+#: Characters of message text past which the leak guard runs in a worker thread: it
+#: reads every string of the request once, about a millisecond per 100 KB, and a
+#: heavy prompt's check must not hold the loop. Below it the thread hop would cost more.
+GUARD_THREAD_CHARS = 32_768
+
+
+async def run_check(check: Callable[[Mapping[str, Any]], None], body: Mapping[str, Any]) -> None:
+    """The leak guard on `body`, on the loop or, for a big body, in a worker thread."""
+    messages = body.get("messages") or ()
+    size = sum(len(m["content"]) for m in messages if isinstance(m, dict) and isinstance(m.get("content"), str))
+    if size > GUARD_THREAD_CHARS:
+        await asyncio.to_thread(check, body)
+    else:
+        check(body)

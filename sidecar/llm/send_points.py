@@ -9,7 +9,6 @@ goes out, and through which door, is its own question and the privacy-critical o
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
@@ -17,10 +16,11 @@ from typing import Any, Protocol
 from sidecar.config import ModelProfile
 from sidecar.errors import ProviderAuth
 from sidecar.llm.cache_marks import mark_stable_prefix
+from sidecar.llm.guard import run_check
 from sidecar.llm.routes import Route
 from sidecar.llm.types import Chunk, Limits
 
-__all__ = ["DirectModel", "GUARD_THREAD_CHARS", "Send", "request_body", "run_check", "send_point"]
+__all__ = ["DirectModel", "Send", "request_body", "send_point"]
 
 #: Sends a request body on one transport (the leak guard runs inside, on exactly
 #: what leaves) and returns its stream of Chunks, which has `aclose()`.
@@ -31,22 +31,6 @@ class DirectModel(Protocol):
     """A model called in process (the embedded and the scripted one)."""
 
     def astreaming(self, model: str, messages: list[Any], params: dict[str, Any]) -> AsyncIterator[Chunk]: ...
-
-
-#: Characters of message text past which the leak guard runs in a worker thread: it
-#: reads every string of the request once, about a millisecond per 100 KB, and a
-#: heavy prompt's check must not hold the loop. Below it the thread hop would cost more.
-GUARD_THREAD_CHARS = 32_768
-
-
-async def run_check(check: Callable[[Mapping[str, Any]], None], body: Mapping[str, Any]) -> None:
-    """The leak guard on `body`, on the loop or, for a big body, in a worker thread."""
-    messages = body.get("messages") or ()
-    size = sum(len(m["content"]) for m in messages if isinstance(m, dict) and isinstance(m.get("content"), str))
-    if size > GUARD_THREAD_CHARS:
-        await asyncio.to_thread(check, body)
-    else:
-        check(body)
 
 
 def send_point(

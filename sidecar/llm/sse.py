@@ -21,8 +21,8 @@ import msgspec
 
 from sidecar import runtrace
 from sidecar.errors import ProviderBadRequest, ProviderError, ProviderTimeout, ProviderUnavailable
-from sidecar.llm.call import run_check
 from sidecar.llm.faults import http_error
+from sidecar.llm.guard import run_check
 from sidecar.llm.routes import Route
 from sidecar.llm.types import Chunk
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from sidecar.llm.gateway import ModelGateway
     from sidecar.state.store import SessionStore
 
-__all__ = ["RunScheduler", "RunHandle"]
+__all__ = ["RunScheduler"]
 
 log = logging.getLogger("sidecar.runs")
 

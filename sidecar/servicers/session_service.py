@@ -19,7 +19,9 @@ from sidecar.errors import InvalidRequest, LimitExceeded, ShuttingDown, SidecarE
 from sidecar.servicers.calls import Malformed, parsed
 from sidecar.servicers.chunks import assemble
 from sidecar.servicers.convert_enums import KIND_NUMBERS
-from sidecar.servicers.convert_state import ops_from_pb, options_from_pb, options_to_pb, world_from_pb, world_to_pb
+from sidecar.servicers.convert_options import options_from_pb, options_to_pb
+from sidecar.servicers.convert_state_from_pb import ops_from_pb, world_from_pb
+from sidecar.servicers.convert_state_to_pb import world_to_pb
 from sidecar.servicers.status import error_detail
 from sidecar.sessions import close_session
 from sidecar.state.codec import BLOB_VERSION

@@ -13,7 +13,7 @@ from sidecar.state.codec import Compaction, Extras, RunChanges
 from sidecar.state.journal import Record, StoredSession
 from sidecar.state.model import Session, World
 
-__all__ = ["recover_session", "Extras", "apply_run_changes", "apply_compaction"]
+__all__ = ["recover_session", "apply_run_changes", "apply_compaction"]
 
 log = logging.getLogger("sidecar.state")
 

@@ -15,10 +15,10 @@ from typing import Any
 from sidecar.config import StateLimits
 from sidecar.errors import LimitExceeded
 from sidecar.state import ops as o
-from sidecar.state.checker import KINDS, LEVELS, Checker
+from sidecar.state.checker import KINDS, Checker
 from sidecar.state.model import World
 
-__all__ = ["validate_batch", "KINDS", "LEVELS"]
+__all__ = ["validate_batch"]
 
 
 def validate_batch(

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from sidecar.llm.call import GUARD_THREAD_CHARS, run_check
+from sidecar.llm.guard import GUARD_THREAD_CHARS, run_check
 
 
 def _body(chars: int) -> dict[str, Any]:

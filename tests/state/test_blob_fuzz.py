@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from sidecar.config import StateLimits
 from sidecar.errors import InvalidBlob
-from sidecar.servicers.convert_state import world_to_pb
+from sidecar.servicers.convert_state_to_pb import world_to_pb
 from sidecar.state import codec
 from sidecar.state import ops as o
 from sidecar.state.model import (

@@ -19,7 +19,7 @@ from sidecar.app import App
 from sidecar.client import SidecarClient, error_reason
 from sidecar.config import Config
 from sidecar.servicers.calls import CallInterceptor
-from sidecar.servicers.convert_state import ops_from_pb, world_from_pb
+from sidecar.servicers.convert_state_from_pb import ops_from_pb, world_from_pb
 from sidecar.servicers.session_service import SessionServicer
 from sidecar.state.store import SessionStore
 from sidecar.v1 import session_service_pb2 as spb
