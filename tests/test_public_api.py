@@ -109,6 +109,17 @@ SIGNATURES: dict[tuple[str, str], list[tuple[str, Any, Any]]] = {
         ("fields", VAR_KW, NONE),
     ],
     ("SidecarClient", "open_tracked_session"): [("session_id", POS, NONE), ("options", VAR_KW, NONE)],
+    ("SidecarClient", "get_state"): [("session_id", POS, NONE), ("kinds", POS, ()), ("entity_ids", POS, ())],
+    ("SidecarClient", "export_session"): [("session_id", POS, NONE)],
+    ("SidecarClient", "stream_deltas"): [("batches", POS, NONE)],
+    ("SidecarClient", "cancel_run"): [("run_id", POS, NONE)],
+    ("SidecarClient", "preview_prompt"): [("request", POS, NONE)],
+    ("SidecarClient", "read_transcript"): [
+        ("session_id", POS, NONE),
+        ("actor_id", POS, ""),
+        ("page_size", POS, 0),
+        ("cursor", POS, ""),
+    ],
     ("", "error_reason"): [("error", POS, NONE)],
     ("", "is_retryable"): [("error", POS, NONE)],
     ("", "auth_interceptors"): [("token", POS, NONE)],
@@ -136,8 +147,14 @@ COROUTINES = {
     ("SidecarClient", "apply_deltas"),
     ("SidecarClient", "replace_state"),
     ("SidecarClient", "import_session"),
+    ("SidecarClient", "get_state"),
+    ("SidecarClient", "export_session"),
+    ("SidecarClient", "cancel_run"),
+    ("SidecarClient", "preview_prompt"),
+    ("SidecarClient", "read_transcript"),
 }
-STREAMS = {("SidecarClient", "run"), ("SidecarClient", "narrate"), ("SidecarClient", "continue_story")}
+STREAMS = {("SidecarClient", "run"), ("SidecarClient", "narrate"), ("SidecarClient", "continue_story"),
+           ("SidecarClient", "stream_deltas")}
 
 
 def _get(owner: str, name: str) -> Any:

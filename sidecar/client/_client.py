@@ -11,7 +11,7 @@ link in through `connection`, under the same client and stubs. `track()` gives a
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, Sequence
 from typing import TypedDict, TypeVar, Unpack
 
 import grpc
@@ -167,6 +167,32 @@ class SidecarClient:
             reply = session_pb.ReplaceStateResponse(revision=chunked.revision)
         return reply
 
+    async def get_state(self, session_id: str, kinds: Iterable[types_pb2.EntityKind | str] = (),
+                        entity_ids: Iterable[str] = ()) -> session_pb.GetStateResponse:
+        """The session's state: the whole world, or only entities of `kinds` / with `entity_ids`."""
+        request = session_pb.GetStateRequest(session_id=session_id, kinds=list(kinds), entity_ids=list(entity_ids))
+        reply: session_pb.GetStateResponse = await self.sessions.GetState(request)
+        return reply
+
+    async def export_session(self, session_id: str) -> session_pb.ExportSessionResponse:
+        """The session as a save blob (`import_session` loads it again)."""
+        reply: session_pb.ExportSessionResponse = await self.sessions.ExportSession(
+            session_pb.ExportSessionRequest(session_id=session_id)
+        )
+        return reply
+
+    async def stream_deltas(
+        self, batches: AsyncIterable[session_pb.StreamDeltasRequest] | Iterable[session_pb.StreamDeltasRequest]
+    ) -> AsyncIterator[session_pb.StreamDeltasResponse]:
+        """StreamDeltas: one batch per request, one answer per batch, in order. A bad batch
+        is answered with its error and the stream goes on (docs/protocol.md §5)."""
+        call = self.sessions.StreamDeltas(batches)
+        try:
+            async for response in call:
+                yield response
+        finally:
+            call.cancel()
+
     async def import_session(self, session_id: str, blob: bytes, overwrite: bool = False
                              ) -> session_pb.ImportSessionResponse:
         """ImportSession; a save over CHUNK_BYTES goes in pieces (ImportSessionChunked)."""
@@ -224,3 +250,26 @@ class SidecarClient:
         if chosen is None:
             raise RuntimeError(f"the decision run in session {session_id!r} ended without a ChosenAction")
         return chosen
+
+    async def cancel_run(self, run_id: str) -> agent_pb.CancelRunResponse:
+        """Stop a run by its ID (known before the run's first event when its request sets
+        `run_id`); the model call upstream stops at once. RUN_NOT_FOUND for an unknown run."""
+        reply: agent_pb.CancelRunResponse = await self.agent.CancelRun(agent_pb.CancelRunRequest(run_id=run_id))
+        return reply
+
+    async def preview_prompt(self, request: agent_pb.RunRequest) -> agent_pb.PreviewPromptResponse:
+        """The prompt `request` would send, with each section's tokens; nothing is sent to
+        a model or recorded."""
+        reply: agent_pb.PreviewPromptResponse = await self.agent.PreviewPrompt(
+            agent_pb.PreviewPromptRequest(run=request)
+        )
+        return reply
+
+    async def read_transcript(self, session_id: str, actor_id: str = "", page_size: int = 0,
+                              cursor: str = "") -> agent_pb.ReadTranscriptResponse:
+        """A page of the session's transcript (what was said, by whom, with mentions);
+        `cursor` is the previous page's `next_cursor`."""
+        request = agent_pb.ReadTranscriptRequest(session_id=session_id, actor_id=actor_id, page_size=page_size,
+                                                 cursor=cursor)
+        reply: agent_pb.ReadTranscriptResponse = await self.agent.ReadTranscript(request)
+        return reply
