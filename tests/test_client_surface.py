@@ -157,3 +157,26 @@ def test_the_launch_errors_are_the_ones_each_client_declares() -> None:
     for name in column(LAUNCH, "C#"):
         member = name.split(".")[-1]
         assert re.search(rf"(class|Task<\w+>)\s+{re.escape(member)}\b", source), name
+
+
+def test_retryable_reasons_are_read_from_the_protos() -> None:
+    """Declared once, `[(retryable) = true]` in errors.proto; the Python client reads them
+    from the descriptors, the C++ client too (clients/cpp/src/status.cpp), and the docs'
+    list (§4, "Retryable") names the same set. C#'s IsRetryableReason still lists them by
+    hand: a change for the machine with .NET."""
+    from sidecar.v1 import errors_pb2
+
+    proto = (ROOT / "proto" / "sidecar" / "v1" / "errors.proto").read_text(encoding="utf-8")
+    marked = set(re.findall(r"ERROR_REASON_(\w+) = \d+ \[\(retryable\) = true\];", proto))
+    assert marked == set(api.RETRYABLE_REASONS) == {
+        "QUEUE_FULL", "PROVIDER_TIMEOUT", "PROVIDER_RATE_LIMITED", "PROVIDER_UNAVAILABLE", "STORAGE_FULL"
+    }
+    assert errors_pb2.ErrorReason.DESCRIPTOR.values_by_name["ERROR_REASON_QUEUE_FULL"].GetOptions().Extensions[
+        errors_pb2.retryable]
+    docs = PROTOCOL.read_text(encoding="utf-8")
+    paragraph = docs[docs.index("**Retryable**") : docs.index("\n\n", docs.index("**Retryable**"))]
+    listed = set(re.findall(r"`([A-Z_]+)`", paragraph.split("; for `SIDECAR_GONE`")[0]))
+    assert listed == marked
+    status_cpp = (ROOT / "clients" / "cpp" / "src" / "status.cpp").read_text(encoding="utf-8")
+    assert "GetExtension(sidecar::v1::retryable)" in status_cpp
+    assert not any(f'"{reason}"' in status_cpp for reason in marked)

@@ -16,6 +16,7 @@ import grpc
 
 from sidecar.client._exits import SidecarGone, WriteKept
 from sidecar.process_contract import AUTH_HEADER, REASON_KEY
+from sidecar.v1 import errors_pb2
 
 __all__ = ["RETRYABLE_REASONS", "auth_interceptors", "error_reason", "is_retryable"]
 
@@ -28,12 +29,20 @@ def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str:
     return ""
 
 
-#: Reasons whose request may succeed if sent again unchanged, after a wait (the C#
-#: client's `SidecarException.IsRetryable` uses the same list). STALE_REVISION is not
-#: among them (the same base fails again: catch up first), nor SHUTTING_DOWN.
-RETRYABLE_REASONS = frozenset(
-    {"QUEUE_FULL", "PROVIDER_TIMEOUT", "PROVIDER_RATE_LIMITED", "PROVIDER_UNAVAILABLE", "STORAGE_FULL"}
-)
+def _retryable_reasons() -> frozenset[str]:
+    """The reasons errors.proto marks `[(retryable) = true]`, by their wire names."""
+    return frozenset(
+        value.name.removeprefix("ERROR_REASON_")
+        for value in errors_pb2.ErrorReason.DESCRIPTOR.values
+        if value.GetOptions().Extensions[errors_pb2.retryable]
+    )
+
+
+#: Reasons whose request may succeed if sent again unchanged, after a wait: declared in
+#: proto/sidecar/v1/errors.proto, read here (and by the C++ client's Status::retryable()).
+#: STALE_REVISION is not among them (the same base fails again: catch up first), nor
+#: SHUTTING_DOWN.
+RETRYABLE_REASONS = _retryable_reasons()
 
 
 def is_retryable(error: grpc.aio.AioRpcError | grpc.RpcError) -> bool:

@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17sidecar/v1/errors.proto\x12\nsidecar.v1\"\xa6\x01\n\x0b\x45rrorDetail\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x37\n\x08metadata\x18\x04 \x03(\x0b\x32%.sidecar.v1.ErrorDetail.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01*\xb4\t\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x01\x12\"\n\x1e\x45RROR_REASON_SESSION_NOT_FOUND\x10\x02\x12\x1f\n\x1b\x45RROR_REASON_STALE_REVISION\x10\x03\x12\x1e\n\x1a\x45RROR_REASON_INVALID_DELTA\x10\x04\x12\x1f\n\x1b\x45RROR_REASON_UNKNOWN_ENTITY\x10\x05\x12\x1f\n\x1b\x45RROR_REASON_LIMIT_EXCEEDED\x10\x06\x12%\n!ERROR_REASON_REVISION_NOT_REACHED\x10\x07\x12\x1d\n\x19\x45RROR_REASON_INVALID_BLOB\x10\x08\x12\x1e\n\x1a\x45RROR_REASON_RUN_NOT_FOUND\x10\t\x12\x1b\n\x17\x45RROR_REASON_QUEUE_FULL\x10\n\x12!\n\x1d\x45RROR_REASON_PROVIDER_TIMEOUT\x10\x0b\x12&\n\"ERROR_REASON_PROVIDER_RATE_LIMITED\x10\x0c\x12%\n!ERROR_REASON_PROVIDER_UNAVAILABLE\x10\r\x12\x1f\n\x1b\x45RROR_REASON_PROVIDER_ERROR\x10\x0e\x12\x1e\n\x1a\x45RROR_REASON_PROVIDER_AUTH\x10\x0f\x12%\n!ERROR_REASON_PROVIDER_BAD_REQUEST\x10\x10\x12(\n$ERROR_REASON_CONTEXT_WINDOW_EXCEEDED\x10\x11\x12!\n\x1d\x45RROR_REASON_CONTENT_FILTERED\x10\x12\x12\x1f\n\x1b\x45RROR_REASON_INVALID_CHOICE\x10\x13\x12%\n!ERROR_REASON_PRIVACY_LEAK_BLOCKED\x10\x14\x12\"\n\x1e\x45RROR_REASON_PROFILE_NOT_FOUND\x10\x15\x12\x1e\n\x1a\x45RROR_REASON_SHUTTING_DOWN\x10\x16\x12 \n\x1c\x45RROR_REASON_INVALID_REQUEST\x10\x17\x12\x1e\n\x1a\x45RROR_REASON_RUN_CANCELLED\x10\x18\x12\x1f\n\x1b\x45RROR_REASON_INVALID_CURSOR\x10\x19\x12\x1f\n\x1b\x45RROR_REASON_SESSION_EXISTS\x10\x1a\x12\"\n\x1e\x45RROR_REASON_MODEL_UNAVAILABLE\x10\x1b\x12\x19\n\x15\x45RROR_REASON_INTERNAL\x10\x1c\x12$\n ERROR_REASON_MODEL_NOT_INSTALLED\x10\x1d\x12\x1d\n\x19\x45RROR_REASON_STORAGE_FULL\x10\x1e\x12\x1d\n\x19\x45RROR_REASON_SIDECAR_GONE\x10\x1f\x12 \n\x1c\x45RROR_REASON_DELTA_ID_REUSED\x10 \x12\x1b\n\x17\x45RROR_REASON_WRITE_KEPT\x10!\x12\"\n\x1e\x45RROR_REASON_WRITE_NOT_APPLIED\x10\"B\x11\xaa\x02\x0eGameSidecar.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17sidecar/v1/errors.proto\x12\nsidecar.v1\x1a google/protobuf/descriptor.proto\"\xa6\x01\n\x0b\x45rrorDetail\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x37\n\x08metadata\x18\x04 \x03(\x0b\x32%.sidecar.v1.ErrorDetail.MetadataEntry\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01*\xd2\t\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x01\x12\"\n\x1e\x45RROR_REASON_SESSION_NOT_FOUND\x10\x02\x12\x1f\n\x1b\x45RROR_REASON_STALE_REVISION\x10\x03\x12\x1e\n\x1a\x45RROR_REASON_INVALID_DELTA\x10\x04\x12\x1f\n\x1b\x45RROR_REASON_UNKNOWN_ENTITY\x10\x05\x12\x1f\n\x1b\x45RROR_REASON_LIMIT_EXCEEDED\x10\x06\x12%\n!ERROR_REASON_REVISION_NOT_REACHED\x10\x07\x12\x1d\n\x19\x45RROR_REASON_INVALID_BLOB\x10\x08\x12\x1e\n\x1a\x45RROR_REASON_RUN_NOT_FOUND\x10\t\x12!\n\x17\x45RROR_REASON_QUEUE_FULL\x10\n\x1a\x04\x88\xb5\x18\x01\x12\'\n\x1d\x45RROR_REASON_PROVIDER_TIMEOUT\x10\x0b\x1a\x04\x88\xb5\x18\x01\x12,\n\"ERROR_REASON_PROVIDER_RATE_LIMITED\x10\x0c\x1a\x04\x88\xb5\x18\x01\x12+\n!ERROR_REASON_PROVIDER_UNAVAILABLE\x10\r\x1a\x04\x88\xb5\x18\x01\x12\x1f\n\x1b\x45RROR_REASON_PROVIDER_ERROR\x10\x0e\x12\x1e\n\x1a\x45RROR_REASON_PROVIDER_AUTH\x10\x0f\x12%\n!ERROR_REASON_PROVIDER_BAD_REQUEST\x10\x10\x12(\n$ERROR_REASON_CONTEXT_WINDOW_EXCEEDED\x10\x11\x12!\n\x1d\x45RROR_REASON_CONTENT_FILTERED\x10\x12\x12\x1f\n\x1b\x45RROR_REASON_INVALID_CHOICE\x10\x13\x12%\n!ERROR_REASON_PRIVACY_LEAK_BLOCKED\x10\x14\x12\"\n\x1e\x45RROR_REASON_PROFILE_NOT_FOUND\x10\x15\x12\x1e\n\x1a\x45RROR_REASON_SHUTTING_DOWN\x10\x16\x12 \n\x1c\x45RROR_REASON_INVALID_REQUEST\x10\x17\x12\x1e\n\x1a\x45RROR_REASON_RUN_CANCELLED\x10\x18\x12\x1f\n\x1b\x45RROR_REASON_INVALID_CURSOR\x10\x19\x12\x1f\n\x1b\x45RROR_REASON_SESSION_EXISTS\x10\x1a\x12\"\n\x1e\x45RROR_REASON_MODEL_UNAVAILABLE\x10\x1b\x12\x19\n\x15\x45RROR_REASON_INTERNAL\x10\x1c\x12$\n ERROR_REASON_MODEL_NOT_INSTALLED\x10\x1d\x12#\n\x19\x45RROR_REASON_STORAGE_FULL\x10\x1e\x1a\x04\x88\xb5\x18\x01\x12\x1d\n\x19\x45RROR_REASON_SIDECAR_GONE\x10\x1f\x12 \n\x1c\x45RROR_REASON_DELTA_ID_REUSED\x10 \x12\x1b\n\x17\x45RROR_REASON_WRITE_KEPT\x10!\x12\"\n\x1e\x45RROR_REASON_WRITE_NOT_APPLIED\x10\":6\n\tretryable\x12!.google.protobuf.EnumValueOptions\x18\xd1\x86\x03 \x01(\x08\x42\x11\xaa\x02\x0eGameSidecar.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,12 +33,22 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sidecar.v1.errors_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\252\002\016GameSidecar.V1'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_QUEUE_FULL"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_QUEUE_FULL"]._serialized_options = b'\210\265\030\001'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_PROVIDER_TIMEOUT"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_PROVIDER_TIMEOUT"]._serialized_options = b'\210\265\030\001'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_PROVIDER_RATE_LIMITED"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_PROVIDER_RATE_LIMITED"]._serialized_options = b'\210\265\030\001'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_PROVIDER_UNAVAILABLE"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_PROVIDER_UNAVAILABLE"]._serialized_options = b'\210\265\030\001'
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_STORAGE_FULL"]._loaded_options = None
+  _globals['_ERRORREASON'].values_by_name["ERROR_REASON_STORAGE_FULL"]._serialized_options = b'\210\265\030\001'
   _globals['_ERRORDETAIL_METADATAENTRY']._loaded_options = None
   _globals['_ERRORDETAIL_METADATAENTRY']._serialized_options = b'8\001'
-  _globals['_ERRORREASON']._serialized_start=209
-  _globals['_ERRORREASON']._serialized_end=1413
-  _globals['_ERRORDETAIL']._serialized_start=40
-  _globals['_ERRORDETAIL']._serialized_end=206
-  _globals['_ERRORDETAIL_METADATAENTRY']._serialized_start=159
-  _globals['_ERRORDETAIL_METADATAENTRY']._serialized_end=206
+  _globals['_ERRORREASON']._serialized_start=243
+  _globals['_ERRORREASON']._serialized_end=1477
+  _globals['_ERRORDETAIL']._serialized_start=74
+  _globals['_ERRORDETAIL']._serialized_end=240
+  _globals['_ERRORDETAIL_METADATAENTRY']._serialized_start=193
+  _globals['_ERRORDETAIL_METADATAENTRY']._serialized_end=240
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from google.protobuf import descriptor_pb2 as _descriptor_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -79,6 +80,8 @@ ERROR_REASON_SIDECAR_GONE: ErrorReason
 ERROR_REASON_DELTA_ID_REUSED: ErrorReason
 ERROR_REASON_WRITE_KEPT: ErrorReason
 ERROR_REASON_WRITE_NOT_APPLIED: ErrorReason
+RETRYABLE_FIELD_NUMBER: _ClassVar[int]
+retryable: _descriptor.FieldDescriptor
 
 class ErrorDetail(_message.Message):
     __slots__ = ("code", "reason", "message", "metadata")

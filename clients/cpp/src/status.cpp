@@ -1,6 +1,9 @@
 // Status: the client's own codes and their names; no gRPC here.
 #include "game_sidecar/status.h"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+
 namespace game_sidecar {
 
 Status Status::Local(StatusCode code, std::string reason, std::string message) {
@@ -22,9 +25,12 @@ sidecar::v1::ErrorReason Status::reason_code() const {
 bool Status::retryable() const {
   if (write_kept()) return false;  // sent again, it would be a second batch
   if (sidecar_gone()) return sidecar_will_restart;
-  // The same set as sidecar.client's RETRYABLE_REASONS and C#'s IsRetryableReason.
-  return reason == "QUEUE_FULL" || reason == "PROVIDER_TIMEOUT" || reason == "PROVIDER_RATE_LIMITED" ||
-         reason == "PROVIDER_UNAVAILABLE" || reason == "STORAGE_FULL";
+  // Declared once, in errors.proto: the reasons marked [(retryable) = true] (sidecar.client's
+  // RETRYABLE_REASONS reads the same option).
+  if (reason.empty()) return false;
+  const google::protobuf::EnumValueDescriptor* value =
+      sidecar::v1::ErrorReason_descriptor()->FindValueByName("ERROR_REASON_" + reason);
+  return value != nullptr && value->options().GetExtension(sidecar::v1::retryable);
 }
 
 std::string Status::ToString() const {
