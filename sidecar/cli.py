@@ -14,7 +14,7 @@ from sidecar import __version__, platforms
 from sidecar.process_contract import (
     EXIT_CANNOT_START,
     EXIT_OK,
-    EXIT_STATE_DIR_BUSY,
+    EXIT_STATE_DIR_LOCKED,
     EXIT_USAGE,
     MAGIC_ENV,
     MAGIC_VALUE,
@@ -166,7 +166,7 @@ async def _serve(
         log.error("state dir in use", extra={"fields": {"error": str(exc), "state_dir": exc.state_dir}})
         print(f"game-sidecar: {exc}", file=sys.stderr)
         listen.cleanup()
-        return EXIT_STATE_DIR_BUSY
+        return EXIT_STATE_DIR_LOCKED
     except Exception as exc:
         log.error("cannot start", extra={"fields": {"error": str(exc)}})
         listen.cleanup()

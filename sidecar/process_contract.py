@@ -20,7 +20,7 @@ __all__ = [
     "ERROR_DOMAIN",
     "EXIT_CANNOT_START",
     "EXIT_OK",
-    "EXIT_STATE_DIR_BUSY",
+    "EXIT_STATE_DIR_LOCKED",
     "EXIT_USAGE",
     "HANDSHAKE_SKIP_BYTES",
     "HANDSHAKE_SKIP_LINES",
@@ -50,7 +50,7 @@ CONFIG_ENV = "GAME_SIDECAR_CONFIG"
 EXIT_OK = 0
 EXIT_CANNOT_START = 1
 EXIT_USAGE = 2  # bad flags or config, or no magic variable
-EXIT_STATE_DIR_BUSY = 3  # another sidecar holds the --state-dir lock
+EXIT_STATE_DIR_LOCKED = 3  # another sidecar holds the --state-dir lock
 
 # -- every call (docs/protocol.md §2 and §4) -------------------------------------
 #: The metadata key of `Bearer <token>` on every call but the health check.

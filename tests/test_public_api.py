@@ -22,7 +22,8 @@ NONE = P.empty  # no default
 EXPORTED = {
     "LaunchError",
     "ExitedBeforeHandshake",
-    "StateDirBusy",
+    "StateDirLocked",
+    "SpawnFailed",
     "MalformedHandshake",
     "HandshakeTimeout",
     "Handshake",
@@ -126,6 +127,7 @@ SIGNATURES: dict[tuple[str, str], list[tuple[str, Any, Any]]] = {
     ("LaunchError", "__init__"): [("message", POS, NONE), ("stderr_tail", POS, "")],
     ("ExitedBeforeHandshake", "__init__"): [("returncode", POS, NONE), ("stderr_tail", POS, NONE)],
     ("MalformedHandshake", "__init__"): [("line", POS, NONE), ("why", POS, NONE), ("stderr_tail", POS, NONE)],
+    ("SpawnFailed", "__init__"): [("command", POS, NONE), ("error", POS, NONE)],
     ("Handshake", "parse"): [("line", POS, NONE)],
 }
 
@@ -183,11 +185,11 @@ def test_coroutines_stay_coroutines_and_streams_stay_async_iterators(owner: str,
 
 def test_launch_errors_keep_their_hierarchy() -> None:
     assert issubclass(api.LaunchError, Exception)
-    for cls in (api.ExitedBeforeHandshake, api.MalformedHandshake, api.HandshakeTimeout):
+    for cls in (api.SpawnFailed, api.ExitedBeforeHandshake, api.MalformedHandshake, api.HandshakeTimeout):
         assert cls.__mro__[1] is api.LaunchError, cls
     # docs/protocol.md §1: exit code 3 is a distinct error that is still "exited before handshake".
-    assert api.StateDirBusy.__mro__[1] is api.ExitedBeforeHandshake
-    err = api.StateDirBusy(3, "held by pid 42")
+    assert api.StateDirLocked.__mro__[1] is api.ExitedBeforeHandshake
+    err = api.StateDirLocked(3, "held by pid 42")
     assert (err.returncode, err.stderr_tail) == (3, "held by pid 42")
 
 

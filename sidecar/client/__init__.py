@@ -38,7 +38,8 @@ from sidecar.client._launch_errors import (
     HandshakeTimeout,
     LaunchError,
     MalformedHandshake,
-    StateDirBusy,
+    SpawnFailed,
+    StateDirLocked,
 )
 from sidecar.client._metadata import RETRYABLE_REASONS, auth_interceptors, error_reason, is_retryable
 from sidecar.client._supervisor import SidecarProcess
@@ -48,7 +49,8 @@ from sidecar.process_contract import Handshake
 __all__ = [
     "LaunchError",
     "ExitedBeforeHandshake",
-    "StateDirBusy",
+    "StateDirLocked",
+    "SpawnFailed",
     "MalformedHandshake",
     "HandshakeTimeout",
     "Handshake",

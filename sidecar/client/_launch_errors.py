@@ -16,7 +16,8 @@ __all__ = [
     "LaunchError",
     "MalformedHandshake",
     "Skipped",
-    "StateDirBusy",
+    "SpawnFailed",
+    "StateDirLocked",
 ]
 
 class LaunchError(Exception):
@@ -27,6 +28,16 @@ class LaunchError(Exception):
         self.stderr_tail = stderr_tail
 
 
+class SpawnFailed(LaunchError):
+    """The program could not be started at all (not found, not executable): `command`
+    is what was run, the OSError is the cause. C++: `LaunchError::Kind::kSpawnFailed`."""
+
+    def __init__(self, command: str, error: OSError) -> None:
+        super().__init__(f"could not start {command}: {error.strerror or error}")
+        self.command = command
+        self.errno = error.errno
+
+
 class ExitedBeforeHandshake(LaunchError):
     """The process ended before writing its handshake line (`returncode` says how)."""
 
@@ -35,7 +46,7 @@ class ExitedBeforeHandshake(LaunchError):
         self.returncode = returncode
 
 
-class StateDirBusy(ExitedBeforeHandshake):
+class StateDirLocked(ExitedBeforeHandshake):
     """Another sidecar holds the `--state-dir` lock (exit code 3): one is already
     serving that journal. Stop it, reuse it, or pick another directory."""
 

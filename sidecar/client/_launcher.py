@@ -30,10 +30,11 @@ from sidecar.client._launch_errors import (
     HandshakeTimeout,
     MalformedHandshake,
     Skipped,
-    StateDirBusy,
+    SpawnFailed,
+    StateDirLocked,
 )
 from sidecar.process_contract import (
-    EXIT_STATE_DIR_BUSY,
+    EXIT_STATE_DIR_LOCKED,
     HANDSHAKE_SKIP_BYTES,
     HANDSHAKE_SKIP_LINES,
     MAGIC_ENV,
@@ -104,18 +105,22 @@ async def spawn(
     on_stderr: Callable[[str], None] | None,
 ) -> Child:
     """Spawn `command` (default: this Python's `-m sidecar serve`) plus `args` and read
-    its handshake. Raises ExitedBeforeHandshake (StateDirBusy when another sidecar
-    holds `--state-dir`), MalformedHandshake or HandshakeTimeout."""
+    its handshake. Raises SpawnFailed (the program could not be started),
+    ExitedBeforeHandshake (StateDirLocked when another sidecar holds `--state-dir`),
+    MalformedHandshake or HandshakeTimeout."""
     argv = [*(command or (sys.executable, "-m", "sidecar", "serve")), *args]
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault(MAGIC_ENV, MAGIC_VALUE)
     child_env.pop(TOKEN_ENV, None)
     if token is not None:
         child_env[TOKEN_ENV] = token
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=child_env,
-    )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=child_env,
+        )
+    except OSError as exc:  # not found, not executable: a launch error like the others
+        raise SpawnFailed(argv[0], exc) from exc
     tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
     stderr_task = asyncio.create_task(_drain(proc.stderr, tail, on_stderr))
     assert proc.stdout is not None
@@ -137,8 +142,8 @@ async def spawn(
         if not line_bytes:
             returncode = await _wait(proc, 2.0)
             await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
-            if returncode == EXIT_STATE_DIR_BUSY:
-                raise StateDirBusy(returncode, "\n".join(tail))
+            if returncode == EXIT_STATE_DIR_LOCKED:
+                raise StateDirLocked(returncode, "\n".join(tail))
             raise ExitedBeforeHandshake(returncode, "\n".join(tail))
         line = line_bytes.decode("utf-8", "replace").strip()
         if is_handshake_line(line):

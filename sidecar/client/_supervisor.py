@@ -89,7 +89,7 @@ class SidecarProcess:
 
         `token`: sent as GAME_SIDECAR_TOKEN; None lets the sidecar generate one.
         `restart`: relaunch after an exit the game did not ask for (None: never).
-        Raises ExitedBeforeHandshake (StateDirBusy when another sidecar holds
+        Raises SpawnFailed, ExitedBeforeHandshake (StateDirLocked when another sidecar holds
         `--state-dir`), MalformedHandshake or HandshakeTimeout.
         """
         launch = LaunchSpec(tuple(args), tuple(command) if command else None, env, token, timeout, on_stderr)

@@ -23,10 +23,12 @@ from waits import eventually, eventually_blocking
 from sidecar.client import (
     ExitedBeforeHandshake,
     HandshakeTimeout,
+    LaunchError,
     MalformedHandshake,
     SidecarClient,
     SidecarProcess,
-    StateDirBusy,
+    SpawnFailed,
+    StateDirLocked,
     error_reason,
 )
 from sidecar.host_watch import process_alive
@@ -192,7 +194,25 @@ async def test_launcher_reports_exit_before_handshake() -> None:
         await SidecarProcess.launch(
             command=[sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(5)"])
     assert err.value.returncode == 5 and "boom" in err.value.stderr_tail
-    assert not isinstance(err.value, StateDirBusy)  # only exit code 3 means that
+    assert not isinstance(err.value, StateDirLocked)  # only exit code 3 means that
+
+
+async def test_launcher_reports_a_program_that_cannot_start(tmp_path: Path) -> None:
+    """Not a bare OSError: a launch error like the others (C++: kSpawnFailed), naming
+    the program, whether it is missing or not executable."""
+    import errno
+
+    missing = tmp_path / "no-such-sidecar"
+    with pytest.raises(SpawnFailed) as err:
+        await SidecarProcess.launch(command=[str(missing)])
+    assert isinstance(err.value, LaunchError) and err.value.errno == errno.ENOENT
+    assert err.value.command == str(missing) and str(missing) in str(err.value)
+    assert isinstance(err.value.__cause__, FileNotFoundError)
+    not_executable = tmp_path / "game-sidecar"
+    not_executable.write_text("#!/bin/sh\n", encoding="utf-8")
+    with pytest.raises(SpawnFailed) as denied:
+        await SidecarProcess.launch(command=[str(not_executable)])
+    assert denied.value.errno == errno.EACCES
 
 
 async def test_launcher_reports_malformed_handshake() -> None:

@@ -162,6 +162,32 @@ async def test_a_used_up_policy_fails_with_the_last_exit(tmp_path: Path) -> None
     assert leftovers(tmp_path) == []
 
 
+async def test_a_restart_whose_program_is_gone_is_a_failed_attempt_not_a_dead_watcher(tmp_path: Path) -> None:
+    """The program removed between launch and restart (an update, a cleaned folder): each
+    attempt fails with SpawnFailed, a launch error like the others, and the policy ends
+    FAILED with the last exit. Before, the OSError escaped the supervisor's watch task and
+    the status stayed RESTARTING for ever."""
+    import sys
+
+    program = tmp_path / "game-sidecar"
+    program.write_text(f"#!/bin/sh\nexec {sys.executable} -m sidecar serve \"$@\"\n", encoding="utf-8")
+    program.chmod(0o755)
+    sidecar = await launch(tmp_path, restart=RestartPolicy(max_restarts=2, backoff_initial_s=0.05),
+                           command=[str(program)])
+    statuses: list[SidecarStatus] = []
+    sidecar.on_status(statuses.append)
+    first = sidecar.pid
+    program.unlink()
+    os.kill(first, signal.SIGKILL)
+    last = await asyncio.wait_for(sidecar.wait_exit(), RESTART_WAIT_S)
+    assert sidecar.status is SidecarStatus.FAILED and statuses[-1] is SidecarStatus.FAILED
+    assert last.pid == 0 and last.code is None  # the last attempt never started
+    with pytest.raises(SidecarGone) as err:
+        await sidecar.client.get_info()
+    assert not err.value.will_restart
+    await no_process(first)
+
+
 async def test_a_restart_without_a_state_dir_reports_the_sessions_lost(tmp_path: Path) -> None:
     sidecar = await launch(tmp_path, restart=FAST)
     seen = outcomes(sidecar)

@@ -39,7 +39,7 @@ const char* LaunchErrorKindName(LaunchError::Kind kind) {
   switch (kind) {
     case LaunchError::Kind::kSpawnFailed: return "spawn failed";
     case LaunchError::Kind::kExitedBeforeHandshake: return "exited before handshake";
-    case LaunchError::Kind::kTimedOut: return "timed out waiting for handshake";
+    case LaunchError::Kind::kHandshakeTimeout: return "timed out waiting for handshake";
     case LaunchError::Kind::kMalformedHandshake: return "malformed handshake";
     case LaunchError::Kind::kStateDirLocked: return "state dir locked by another sidecar";
   }
@@ -124,7 +124,7 @@ std::shared_ptr<Child> SidecarProcess::LaunchChild(Handshake* handshake, LaunchE
   const std::string skipped = child->SkippedBeforeHandshake();
   switch (first) {
     case Child::FirstLine::kTimedOut:
-      *error = FailChild(std::move(child), LaunchError::Kind::kTimedOut,
+      *error = FailChild(std::move(child), LaunchError::Kind::kHandshakeTimeout,
                          "no handshake within " + std::to_string(options_.handshake_timeout.count()) + " ms" + skipped);
       return nullptr;
     case Child::FirstLine::kEof:
@@ -138,7 +138,7 @@ std::shared_ptr<Child> SidecarProcess::LaunchChild(Handshake* handshake, LaunchE
                              std::to_string(kHandshakeSkipBytes) + " bytes of stdout" + skipped);
       return nullptr;
     case Child::FirstLine::kAborted:
-      *error = FailChild(std::move(child), LaunchError::Kind::kTimedOut, "stopped before the handshake");
+      *error = FailChild(std::move(child), LaunchError::Kind::kHandshakeTimeout, "stopped before the handshake");
       return nullptr;
     case Child::FirstLine::kGot: break;
   }

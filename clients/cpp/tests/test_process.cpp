@@ -53,7 +53,7 @@ TEST(SidecarProcessFaults, GarbageLineIsSkippedAndNamedWhenNoHandshakeFollows) {
   LaunchError err;
   auto p = SidecarProcess::Launch(options, &err);
   ASSERT_EQ(p, nullptr);
-  EXPECT_EQ(err.kind, LaunchError::Kind::kTimedOut) << err.ToString();
+  EXPECT_EQ(err.kind, LaunchError::Kind::kHandshakeTimeout) << err.ToString();
   EXPECT_NE(err.message.find("1 stdout line was not a handshake, the last: this is not json"), std::string::npos)
       << err.message;
   EXPECT_NE(err.stderr_tail.find("warming up"), std::string::npos) << err.ToString();
@@ -105,7 +105,7 @@ TEST(SidecarProcessFaults, SilenceTimesOutWithStderrTail) {
   LaunchError err;
   auto p = SidecarProcess::Launch(options, &err);
   ASSERT_EQ(p, nullptr);
-  EXPECT_EQ(err.kind, LaunchError::Kind::kTimedOut);
+  EXPECT_EQ(err.kind, LaunchError::Kind::kHandshakeTimeout);
   EXPECT_NE(err.stderr_tail.find("loading something slow (fake)"), std::string::npos) << err.ToString();
 }
 

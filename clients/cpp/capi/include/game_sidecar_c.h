@@ -84,7 +84,7 @@ enum {
 GAME_SIDECAR_API int game_sidecar_result_code(const game_sidecar_result* r);
 /* The ErrorReason name without prefix ("STALE_REVISION"); "" when none. For a
  * failed launch: the LaunchError kind ("SPAWN_FAILED", "EXITED_BEFORE_HANDSHAKE",
- * "TIMED_OUT", "MALFORMED_HANDSHAKE", "STATE_DIR_LOCKED"). */
+ * "HANDSHAKE_TIMEOUT", "MALFORMED_HANDSHAKE", "STATE_DIR_LOCKED"). */
 GAME_SIDECAR_API const char* game_sidecar_result_reason(const game_sidecar_result* r);
 GAME_SIDECAR_API const char* game_sidecar_result_message(const game_sidecar_result* r);
 /* The ErrorInfo metadata as a JSON object ({"current_revision": "7"}), "{}" when none. */

@@ -58,7 +58,7 @@ const char* LaunchReason(gs_ns::LaunchError::Kind kind) {
   switch (kind) {
     case gs_ns::LaunchError::Kind::kSpawnFailed: return "SPAWN_FAILED";
     case gs_ns::LaunchError::Kind::kExitedBeforeHandshake: return "EXITED_BEFORE_HANDSHAKE";
-    case gs_ns::LaunchError::Kind::kTimedOut: return "TIMED_OUT";
+    case gs_ns::LaunchError::Kind::kHandshakeTimeout: return "HANDSHAKE_TIMEOUT";
     case gs_ns::LaunchError::Kind::kMalformedHandshake: return "MALFORMED_HANDSHAKE";
     case gs_ns::LaunchError::Kind::kStateDirLocked: return "STATE_DIR_LOCKED";
   }

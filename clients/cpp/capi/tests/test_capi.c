@@ -215,7 +215,7 @@ static void test_launch_async_does_not_block(const char* fake) {
   CHECK(pump_until(gs, &log.done));
   CHECK(log.events == 1 && log.wrong_handle == 0);
   CHECK(log.code == GAME_SIDECAR_UNAVAILABLE);
-  CHECK(strcmp(log.reason, "TIMED_OUT") == 0);
+  CHECK(strcmp(log.reason, "HANDSHAKE_TIMEOUT") == 0);
   game_sidecar_destroy(gs);
 }
 

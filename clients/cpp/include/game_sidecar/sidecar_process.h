@@ -82,7 +82,7 @@ struct LaunchError {
   enum class Kind {
     kSpawnFailed,            // the executable could not be started (not found, not executable)
     kExitedBeforeHandshake,  // the process ended (or closed stdout) before a handshake line
-    kTimedOut,               // no handshake line within handshake_timeout; the process was killed
+    kHandshakeTimeout,       // no handshake line within handshake_timeout; the process was killed
     kMalformedHandshake,     // the first stdout line is not a valid protocol-1 handshake
     kStateDirLocked,         // exited with code 3 before a handshake: another sidecar holds
                              // the --state-dir lock (stop it, or give this one another dir)

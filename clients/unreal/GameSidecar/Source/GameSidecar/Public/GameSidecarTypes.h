@@ -38,7 +38,7 @@ struct GAMESIDECAR_API FSidecarStatus
 
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	int32 Code = 0;
-	// ErrorReason name without prefix ("STALE_REVISION"); for a launch, the kind ("TIMED_OUT").
+	// ErrorReason name without prefix ("STALE_REVISION"); for a launch, the kind ("HANDSHAKE_TIMEOUT").
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	FString Reason;
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
