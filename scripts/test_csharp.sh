@@ -3,7 +3,7 @@
 # sidecar process with the scripted model. Also builds the Unity package tarball
 # (scripts/unity_package) and compiles each of its asmdefs against exactly the
 # references it lists and stand-ins of UnityEngine/UnityEditor/ugui (compile check
-# only: scripts/check_unity_asmdefs.py), the example and the benchmark, so none of
+# only: scripts/check/check_unity_asmdefs.py), the example and the benchmark, so none of
 # them rots. Fails (non-zero) on any build or test error.
 #
 #   scripts/test_csharp.sh                          # everything
@@ -30,7 +30,7 @@ echo "== Unity package: tarball, and each asmdef compiled against exactly its re
 staging="$(mktemp -d)"
 trap 'rm -rf "$staging"' EXIT
 python3 "$root/scripts/unity_package" --keep-staging "$staging" >/dev/null
-python3 "$root/scripts/check_unity_asmdefs.py" --package "$staging/package"
+python3 "$root/scripts/check/check_unity_asmdefs.py" --package "$staging/package"
 echo "== test (sidecar: $exe)"
 export GAME_SIDECAR_EXE="$exe"
 dotnet test "$root/clients/csharp/tests/GameSidecar.Client.Tests" -c "$configuration" --no-build -nologo "$@"

@@ -264,7 +264,7 @@ class LocalModelConfig(msgspec.Struct, forbid_unknown_fields=True):
     path: str = ""
     #: llama.cpp context size in tokens (prompt plus reply); also the `local` profile's
     #: context window. 4096 holds a full 20-turn dialogue prompt (~3,000 tokens in
-    #: scripts/bench_context.py) plus the reply; the KV cache grows with it (docs/runs.md).
+    #: scripts/bench/bench_context.py) plus the reply; the KV cache grows with it (docs/runs.md).
     context_tokens: int = 4096
     #: CPU threads llama.cpp decodes with (0 = every core the machine reports). Its threads
     #: spin while they wait: two models on the same cores (two sidecars, or one beside

@@ -1,5 +1,5 @@
 """Stage timestamps of a run, for the benchmark that finds where the time to the
-first token goes (`scripts/bench_stream.py --trace`, docs/benchmarks.md).
+first token goes (`scripts/bench/bench_stream.py --trace`, docs/benchmarks.md).
 
 Off unless the environment variable `GAME_SIDECAR_TRACE_RUNS` names a file when
 the sidecar starts; off, `mark()` is one global read and a return, so the marks

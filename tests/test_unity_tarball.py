@@ -1,5 +1,5 @@
 """The Unity package tarball (scripts/unity_package) and the asmdef check
-(scripts/check_unity_asmdefs.py): what a user installs with "Add package from
+(scripts/check/check_unity_asmdefs.py): what a user installs with "Add package from
 tarball" holds the package, every DLL its asmdefs name with an importer .meta and
 a licence, and nothing to copy by hand; and the check fails when an asmdef forgets
 a reference its sources need. Needs dotnet (NuGet restore, compilation)."""
@@ -71,8 +71,8 @@ def test_the_tarball_is_reproducible(built: tuple[Path, Path], tmp_path: Path) -
 
 
 def _check(package: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "check_unity_asmdefs.py"), "--package", str(package)],
-                          capture_output=True, text=True)
+    script = ROOT / "scripts" / "check" / "check_unity_asmdefs.py"
+    return subprocess.run([sys.executable, str(script), "--package", str(package)], capture_output=True, text=True)
 
 
 def test_every_asmdef_compiles_and_a_missing_reference_fails_the_check(

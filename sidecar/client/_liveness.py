@@ -6,7 +6,7 @@ grpc.health Check with a 1 s deadline, started each second. No answer for 3 s
 not taken for a hung sidecar): the process is declared hung and killed with
 SIGKILL, and the supervisor handles that like any exit (`SidecarExit.hung`).
 A SIGSTOPped or deadlocked sidecar is so declared about 3 to 4 s after it
-stopped answering (scripts/bench_crash_recovery.py measures it).
+stopped answering (scripts/bench/bench_crash_recovery.py measures it).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ __all__ = ["choice_context", "choose_option", "last_log_probs", "option_log_prob
 
 #: How much of an option's likelihood without the situation is taken off (1 = PMI). Over
 #: the 24 shipped decisions with a sensible answer, after the situation: 21 sensible at 1,
-#: 20 at 0.75, 19 at 0.5; after the whole scene (the first way, scripts/bench_choices.py) at
+#: 20 at 0.75, 19 at 0.5; after the whole scene (the first way, scripts/bench/bench_choices.py) at
 #: most 17 (docs/benchmarks.md).
 PRIOR_WEIGHT = 1.0
 #: Earlier lines scored after when a decision has no situation.

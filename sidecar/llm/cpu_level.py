@@ -3,7 +3,7 @@
 llama.cpp built for one x86-64 level dies with SIGILL on a CPU below it, and the whole
 sidecar (every session, every provider run) dies with it. The pinned llama-cpp-python wheel
 compiles its one CPU backend (`libggml-cpu.so`) for x86-64-v3: AVX, AVX2, FMA, F16C, BMI2
-(docs/shipping.md, "CPU requirements"; scripts/check_cpu_level.py checks the folder). On a
+(docs/shipping.md, "CPU requirements"; scripts/check/check_cpu_level.py checks the folder). On a
 CPU without them the embedded model is refused with FAILED_PRECONDITION and a reason instead.
 
 A llama.cpp built with GGML_BACKEND_DL + GGML_CPU_ALL_VARIANTS ships one

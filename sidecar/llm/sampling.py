@@ -4,7 +4,7 @@ as llama.cpp's own common sampler does, instead of over the whole vocabulary.
 llama-cpp-python puts `grammar=` in its sampler chain ahead of top-k, so the
 grammar is matched against all 262,144 tokens of Gemma's vocabulary at every
 step: 116.7 ms a token here, against 20.8 ms this way and 16.8 ms with no grammar
-(scripts/bench_grammar.py, docs/benchmarks.md). The
+(scripts/bench/bench_grammar.py, docs/benchmarks.md). The
 grammar only has to agree with the token that is kept. So the chain (penalties,
 top-k, top-p, min-p, temperature, seeded draw) picks a token; the grammar checks
 that one token; only when it refuses is the grammar applied to candidates and the

@@ -1,4 +1,4 @@
-"""The voice benchmark's checker (scripts/voice_metrics.py, voice_scenes.py, voice_report.py)
+"""The voice benchmark's checker (scripts/bench/voice_metrics.py, voice_scenes.py, voice_report.py)
 on hand-written replies, and the shipped scenes' shape. No sidecar, no model."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "bench"))
 
 from voice_metrics import (  # noqa: E402
     CHECKS,

@@ -1,7 +1,7 @@
 """Issue 15 item 6: from the second turn of a dialogue, at least 90% of each prompt's
 tokens are the previous prompt's prefix (what a provider's prefix cache or llama.cpp
 reuses), on every turn, also the turn a lore card triggers. Measured in tokens of the
-real tokenizer over the serialized messages, as scripts/bench_context.py does."""
+real tokenizer over the serialized messages, as scripts/bench/bench_context.py does."""
 
 from __future__ import annotations
 

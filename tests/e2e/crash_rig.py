@@ -20,7 +20,7 @@ from sidecar.v1 import types_pb2 as tpb
 
 #: Liveness bound for a handshake: a cold, shared machine compiles modules first.
 LAUNCH_TIMEOUT_S = 60.0
-#: Generous bounds for what the benchmark measures (scripts/bench_crash_recovery.py):
+#: Generous bounds for what the benchmark measures (scripts/bench/bench_crash_recovery.py):
 #: the 100 ms, 5 s and 1 s figures are not asserted here.
 GONE_WAIT_S = 10.0
 HANG_WAIT_S = 30.0

@@ -65,7 +65,7 @@ def test_data_files_the_sidecar_reads_at_run_time_are_inside(folder: Path) -> No
 @pytest.mark.timeout(1800)  # objdump of ~150 MB of native code; cached per file once scripts/test ran it
 def test_cpu_level_check_passes_on_the_folder_and_fails_when_the_table_allows_less(folder: Path,
                                                                                      tmp_path: Path) -> None:
-    script = ROOT / "scripts" / "check_cpu_level.py"
+    script = ROOT / "scripts" / "check" / "check_cpu_level.py"
     ok = subprocess.run([sys.executable, str(script), str(folder)], capture_output=True, text=True, timeout=1800)
     assert ok.returncode == 0, ok.stderr[-3000:]
     strict = tmp_path / "strict.md"
@@ -83,7 +83,8 @@ def test_cpu_level_check_passes_on_the_folder_and_fails_when_the_table_allows_le
 def _check_frozen_litellm():  # scripts/ is not a package: loaded by path
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("check_frozen_litellm", ROOT / "scripts" / "check_frozen_litellm.py")
+    path = ROOT / "scripts" / "check" / "check_frozen_litellm.py"
+    spec = importlib.util.spec_from_file_location("check_frozen_litellm", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -105,7 +106,7 @@ def test_the_litellm_import_check_sees_a_module_the_archive_lacks(folder: Path) 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # imports every litellm module of the archive twice
 def test_left_out_proxy_modules_break_no_other_litellm_import(folder: Path) -> None:
-    script = ROOT / "scripts" / "check_frozen_litellm.py"
+    script = ROOT / "scripts" / "check" / "check_frozen_litellm.py"
     proc = subprocess.run([sys.executable, str(script), str(folder / "game-sidecar")], capture_output=True,
                           text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

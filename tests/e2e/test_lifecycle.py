@@ -37,7 +37,7 @@ from sidecar.v1 import sidecar_service_pb2 as sidecar_pb
 pytestmark = pytest.mark.timeout(60)
 
 #: Liveness bound for "the sidecar exits" checks. The 1 s target is measured by
-#: scripts/bench_startup.py; a test only proves that it exits at all, promptly.
+#: scripts/bench/bench_startup.py; a test only proves that it exits at all, promptly.
 EXIT_WAIT_S = 5.0
 
 

@@ -2,7 +2,7 @@
 flight ends with the typed SidecarGone, a hung sidecar is declared gone, a stop
 says truthfully how the process ended, and nothing is left behind.
 (docs/protocol.md §1, "When the sidecar exits".) Latencies are measured by
-scripts/bench_crash_recovery.py; the waits here are generous bounds."""
+scripts/bench/bench_crash_recovery.py; the waits here are generous bounds."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ Measured in a fresh process set up as the sidecar sets itself up (its heap settl
 loaded; a heap that earlier tests left in the test process added its noise), through the
 real pipeline on the real weights: narrations, dialogue and decisions, as a game would
 send them. A memory bound, not a timing one;
-docs/benchmarks.md has the sidecar's own figures (scripts/bench_local_model.py)."""
+docs/benchmarks.md has the sidecar's own figures (scripts/bench/bench_local_model.py)."""
 
 from __future__ import annotations
 

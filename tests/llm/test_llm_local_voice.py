@@ -7,7 +7,7 @@ sentences, a dialogue reply one spoken line, a decision one of the options,
 every time; no label, markup, alias handle or line break reaches the game.
 
 The format is what is held by construction; what the replies say is measured
-by scripts/bench_voice.py over the shipped scenes (docs/benchmarks.md)."""
+by scripts/bench/bench_voice.py over the shipped scenes (docs/benchmarks.md)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sidecar.llm.screen import ScreenText, screened
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "bench"))
 from voice_metrics import label_hits, markup_hits  # noqa: E402  (the benchmark's own checks)
 
 CASES = [

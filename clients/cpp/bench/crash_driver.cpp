@@ -1,4 +1,4 @@
-// crash_driver: the C++ client's driver for scripts/bench_crash_recovery.py
+// crash_driver: the C++ client's driver for scripts/bench/bench_crash_recovery.py
 // (issue 20; the contract is in that script's docstring). Launches the real
 // sidecar with a restart policy and a --state-dir, applies batches through a
 // TrackedSession from a "game" thread and narrates from another, kills its

@@ -1,4 +1,4 @@
-// The driver's own footprint, as scripts/bench_crash_recovery.py measures it (resident memory and
+// The driver's own footprint, as scripts/bench/bench_crash_recovery.py measures it (resident memory and
 // open descriptors of the game process), split by where it lives so that growth can be told apart:
 // the GC heap and the free space the GC keeps for its allocation budget, JIT-compiled code
 // (memfd:doublemapper, .NET's W^X double mapping), native allocations (anonymous memory and

@@ -1,4 +1,4 @@
-// CrashDriver: the C# client under scripts/bench_crash_recovery.py (issue 20). It launches the
+// CrashDriver: the C# client under scripts/bench/bench_crash_recovery.py (issue 20). It launches the
 // sidecar with a RestartPolicy and a --state-dir, streams one batch at a time on a DeltaStream
 // and narrates with the scripted model, kill -9s its own sidecar at random moments (N kills),
 // then SIGSTOPs it (N hangs), and checks the world against a reference sidecar that received

@@ -1,7 +1,7 @@
 // A supervised restart must leave nothing of the old process behind in the game: its
 // Process object, its channel (and the SocketsHttpHandler under it), its connection and
 // its liveness check all become garbage, and the old process's descriptors are closed.
-// scripts/bench_crash_recovery.py measures the footprint over 50 kills; these pin the
+// scripts/bench/bench_crash_recovery.py measures the footprint over 50 kills; these pin the
 // retentions that would make it grow, one restart at a time.
 using System;
 using System.Collections.Generic;
