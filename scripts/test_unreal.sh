@@ -64,7 +64,7 @@ if [[ ! -x "$exe" ]]; then
 fi
 cmake -S "$root/clients/cpp" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGAME_SIDECAR_BUILD_CAPI=ON \
       -DGAME_SIDECAR_WERROR=ON -DGAME_SIDECAR_EXE="$exe" >/dev/null
-cmake --build "$build" --target game_sidecar capi_c_test capi_unwind_test -j "$jobs"
+cmake --build "$build" --target game_sidecar capi_c_test capi_unwind_test capi_dlopen_test -j "$jobs"
 GAME_SIDECAR_EXE="$exe" ctest --test-dir "$build" -R '^capi\.' --output-on-failure --no-tests=error
 
 echo "== scripts/unreal_package"

@@ -1,9 +1,9 @@
 // SidecarClient: a facade over the shared Connection; unary RPCs, streams, runs.
 #include "game_sidecar/sidecar_client.h"
 
-#include <random>
 
 #include "connection.h"
+#include "run_id.h"
 #include "delta_call.h"
 #include "run_call.h"
 #include "world_upload.h"
@@ -12,16 +12,6 @@ namespace game_sidecar {
 namespace {
 
 using internal::Connection;
-
-// Run IDs only need to be unique among the sidecar's runs; they are not secret.
-std::string MakeRunId() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char kHex[] = "0123456789abcdef";
-  std::string id = "run-";
-  uint64_t v = rng();
-  for (int i = 0; i < 16; ++i, v >>= 4) id.push_back(kHex[v & 15]);
-  return id;
-}
 
 }  // namespace
 
@@ -94,7 +84,7 @@ std::unique_ptr<DeltaStream> SidecarClient::StreamDeltas() {
 }
 
 std::unique_ptr<RunHandle> SidecarClient::StartRun(v1::RunRequest request, RunCallback callback) {
-  if (request.run_id().empty()) request.set_run_id(MakeRunId());
+  if (request.run_id().empty()) request.set_run_id(internal::NewRunId());
   std::string run_id = request.run_id();
   auto call = internal::RunCall::Start(connection_, std::move(request), std::move(callback));
   return std::unique_ptr<RunHandle>(new RunHandle(std::move(call), std::move(run_id)));

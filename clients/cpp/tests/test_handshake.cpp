@@ -1,9 +1,15 @@
-// Unit tests: handshake parsing and targets, error decoding.
+// Unit tests: handshake parsing and targets, error decoding, run IDs.
 #include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "game_sidecar/delta_stream.h"
 #include "game_sidecar/handshake.h"
 #include "game_sidecar/status.h"
+#include "run_id.h"  // private (src/): the client-made run IDs
 #include "status_decode.h"  // private (src/): the decoder behind every call
 
 using game_sidecar::GrpcTarget;
@@ -196,4 +202,26 @@ TEST(HandshakeScan, GivesUpPastTwoHundredLinesOr64KiB) {
   const std::string kilobyte(1023, 'y');  // 1024 bytes with its newline
   for (int i = 0; i < 64; ++i) ASSERT_EQ(by_bytes.Offer(kilobyte), V::kSkip) << i;
   EXPECT_EQ(by_bytes.Offer("z"), V::kGiveUp);
+}
+
+TEST(RunId, UniqueAcrossThreadsAndShapedAsTheSidecarExpects) {
+  // One process-wide counter (src/run_id.cpp), no thread_local state: libgame_sidecar's
+  // static TLS stays small enough to dlopen (issue 32 item 1, capi.dlopen_tls).
+  constexpr int kThreads = 4, kEach = 5000;
+  std::vector<std::vector<std::string>> made(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&made, t] {
+      for (int i = 0; i < kEach; ++i) made[t].push_back(game_sidecar::internal::NewRunId());
+    });
+  for (auto& thread : threads) thread.join();
+  std::set<std::string> unique;
+  for (const auto& ids : made)
+    for (const auto& id : ids) {
+      ASSERT_EQ(id.size(), 20u) << id;
+      ASSERT_EQ(id.rfind("run-", 0), 0u) << id;
+      ASSERT_EQ(id.find_first_not_of("0123456789abcdef", 4), std::string::npos) << id;
+      unique.insert(id);
+    }
+  EXPECT_EQ(unique.size(), static_cast<size_t>(kThreads * kEach));
 }

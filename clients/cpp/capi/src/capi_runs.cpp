@@ -1,11 +1,10 @@
 // Runs through the C ABI: a run's events are copied off gRPC's callback
 // thread into the object's queue, tagged with the run's handle and callback,
 // and reach the game only through game_sidecar_drain.
-#include <cstdio>
-#include <random>
 #include <utility>
 
 #include "capi_internal.h"
+#include "run_id.h"
 
 namespace v1 = sidecar::v1;
 namespace gs_ns = game_sidecar;
@@ -26,15 +25,6 @@ int RunKind(gs_ns::RunEventKind kind) {
     case gs_ns::RunEventKind::kError: return GAME_SIDECAR_RUN_ERROR;
   }
   return GAME_SIDECAR_RUN_ERROR;
-}
-
-// Known before the worker starts the call, so the game can cancel or look up
-// a run it has just queued.
-std::string MakeRunId() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "run-%016llx", static_cast<unsigned long long>(rng()));
-  return buf;
 }
 
 PendingEvent RunError(uint64_t handle, const std::string& run_id, std::unique_ptr<game_sidecar_result> result) {
@@ -91,7 +81,7 @@ bool BuildRun(const game_sidecar_run_request* in, v1::RunRequest* out, std::stri
 uint64_t StartRun(game_sidecar_host* gs, v1::RunRequest request, bool ok, const std::string& error,
                   game_sidecar_callback callback, void* user_data) {
   uint64_t handle = gs->NextHandle();
-  if (request.run_id().empty()) request.set_run_id(MakeRunId());
+  if (request.run_id().empty()) request.set_run_id(gs_ns::internal::NewRunId());
   {
     std::lock_guard<std::mutex> lock(gs->sidecar_mu);
     gs->runs[handle].run_id = request.run_id();
