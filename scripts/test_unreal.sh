@@ -56,6 +56,11 @@ for cpp in "$plugin"/Private/*.cpp; do
   "$cxx" "${flags[@]}" -DPLATFORM_WINDOWS=1 -DPLATFORM_LINUX=0 '-DGAME_SIDECAR_DLL_NAME=TEXT("game_sidecar.dll")' "$cpp"
   echo "   ok $(basename "$cpp") (Linux, Win64)"
 done
+# Facts the stand-ins can prove at compile time (clients/unreal/checks/).
+for cpp in "$root"/clients/unreal/checks/*.cpp; do
+  "$cxx" "${flags[@]}" "$cpp"
+  echo "   ok checks/$(basename "$cpp")"
+done
 
 echo "== libgame_sidecar and its C test"
 if [[ ! -x "$exe" ]]; then

@@ -103,6 +103,16 @@ class FString {
   std::u16string s_;
 };
 
+class FName {
+ public:
+  FName() = default;
+  FName(const TCHAR* name) : name_(name ? name : u"") {}
+  bool operator==(const FName& other) const { return name_ == other.name_; }
+
+ private:
+  std::u16string name_;
+};
+
 template <typename K, typename V>
 struct TPair {
   K Key;

@@ -11,6 +11,10 @@ class GAMESIDECAR_API UGameSidecarSettings : public UDeveloperSettings
 	GENERATED_BODY()
 
 public:
+	// Project Settings > Plugins > Game Sidecar: the engine would put a
+	// UDeveloperSettings under the project's own category (Game).
+	virtual FName GetCategoryName() const override { return TEXT("Plugins"); }
+
 	// The sidecar executable. Empty: the plugin's staged copy,
 	// <Plugin>/Sidecar/<Platform>/game-sidecar/game-sidecar(.exe). A relative path
 	// is relative to the project folder.
