@@ -32,3 +32,16 @@ def test_the_check_refuses_a_plugin_without_the_filter(tmp_path: Path) -> None:
     assert "BuildPlugin would leave the Sidecar folder out" in check(plugin)[0]
     (plugin / "Config" / "FilterPlugin.ini").write_text("[FilterPlugin]\n/README.md\n", encoding="utf-8")
     assert "/Sidecar/..." in check(plugin)[0]
+
+
+def test_the_plugin_logs_to_its_own_category_and_forwards_the_sidecars_log() -> None:
+    """LogGameSidecar (GameSidecarLog.h) for everything the plugin logs, never LogTemp; the
+    sidecar's stderr lines reach the Output Log at their level, not only OnLog. The
+    category compiles against the stand-ins (clients/unreal/checks/plugin_checks.cpp)."""
+    sources = sorted((PLUGIN / "Source" / "GameSidecar").rglob("*.[ch]*"))
+    assert not [p.name for p in sources if "LogTemp" in p.read_text(encoding="utf-8")]
+    subsystem = (PLUGIN / "Source" / "GameSidecar" / "Private" / "GameSidecarSubsystem.cpp").read_text(encoding="utf-8")
+    dispatch_log = subsystem[subsystem.index("void UGameSidecarSubsystem::DispatchLog") :]
+    dispatch_log = dispatch_log[: dispatch_log.index("\n}\n")]
+    for verbosity in ("Error", "Warning", "Log"):
+        assert f"UE_LOG(LogGameSidecar, {verbosity}," in dispatch_log

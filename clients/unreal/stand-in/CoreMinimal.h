@@ -83,6 +83,7 @@ class FString {
   FString(int32 count, const TCHAR* s) : s_(s, static_cast<size_t>(count)) {}
   const TCHAR* operator*() const { return s_.c_str(); }
   bool IsEmpty() const { return s_.empty(); }
+  bool Contains(const TCHAR* sub) const { return s_.find(sub) != std::u16string::npos; }
   int32 Len() const { return static_cast<int32>(s_.size()); }
   void Reset() { s_.clear(); }
   FString TrimStartAndEnd() const;
@@ -199,6 +200,8 @@ struct TStatId {};
 struct FLogCategoryStandIn {};
 extern FLogCategoryStandIn LogTemp;
 #define DEFINE_LOG_CATEGORY_STATIC(Name, Default, Compiled) static FLogCategoryStandIn Name;
+#define DECLARE_LOG_CATEGORY_EXTERN(Name, Default, Compiled) extern FLogCategoryStandIn Name
+#define DEFINE_LOG_CATEGORY(Name) FLogCategoryStandIn Name
 namespace StandIn {
 template <typename... Args>
 void Log(const FLogCategoryStandIn&, const TCHAR* format, Args&&...) { (void)format; }

@@ -1,9 +1,12 @@
 // The module: on Windows, loads the delay-loaded game_sidecar.dll from where the
 // Build.cs staged it before any of its functions is called.
 #include "CoreMinimal.h"
+#include "GameSidecarLog.h"
 #include "Modules/ModuleManager.h"
 #include "Interfaces/IPluginManager.h"
 #include "Misc/Paths.h"
+
+DEFINE_LOG_CATEGORY(LogGameSidecar);
 
 class FGameSidecarModule : public IModuleInterface
 {
@@ -30,7 +33,7 @@ public:
 		}
 		if (LibraryHandle == nullptr)
 		{
-			UE_LOG(LogTemp, Error, TEXT("GameSidecar: %s not found; the sidecar cannot be used"), GAME_SIDECAR_DLL_NAME);
+			UE_LOG(LogGameSidecar, Error, TEXT("GameSidecar: %s not found; the sidecar cannot be used"), GAME_SIDECAR_DLL_NAME);
 		}
 #endif
 	}

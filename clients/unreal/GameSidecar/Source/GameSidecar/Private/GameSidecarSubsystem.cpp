@@ -6,6 +6,7 @@
 #include "Dom/JsonObject.h"
 #include "Engine/Engine.h"
 #include "Engine/GameInstance.h"
+#include "GameSidecarLog.h"
 #include "GameSidecarSettings.h"
 #include "GameSidecarText.h"
 #include "HAL/FileManager.h"
@@ -18,7 +19,6 @@ THIRD_PARTY_INCLUDES_START
 #include "game_sidecar_c.h"
 THIRD_PARTY_INCLUDES_END
 
-DEFINE_LOG_CATEGORY_STATIC(LogGameSidecar, Log, All);
 
 using GameSidecarText::FromUtf8;
 using GameSidecarText::ToUtf8;
@@ -279,7 +279,22 @@ void UGameSidecarSubsystem::Dispatch(const game_sidecar_event* Event, void* User
 void UGameSidecarSubsystem::DispatchLog(const game_sidecar_event* Event, void* UserData)
 {
 	UGameSidecarSubsystem* Self = static_cast<UGameSidecarSubsystem*>(UserData);
-	Self->OnLog.Broadcast(FromUtf8(Event->text));
+	const FString Line = FromUtf8(Event->text);
+	// The sidecar's own log (one JSON line each: ts, level, msg, fields) in the Output
+	// Log at its level, besides OnLog for Blueprints.
+	if (Line.Contains(TEXT("\"level\":\"error\"")) || Line.Contains(TEXT("\"level\":\"critical\"")))
+	{
+		UE_LOG(LogGameSidecar, Error, TEXT("sidecar: %s"), *Line);
+	}
+	else if (Line.Contains(TEXT("\"level\":\"warning\"")))
+	{
+		UE_LOG(LogGameSidecar, Warning, TEXT("sidecar: %s"), *Line);
+	}
+	else
+	{
+		UE_LOG(LogGameSidecar, Log, TEXT("sidecar: %s"), *Line);
+	}
+	Self->OnLog.Broadcast(Line);
 }
 
 void UGameSidecarSubsystem::DispatchLifecycle(const game_sidecar_event* Event, void* UserData)
