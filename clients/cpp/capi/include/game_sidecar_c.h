@@ -207,7 +207,9 @@ typedef struct game_sidecar_launch_options {
 
 /* Spawns the sidecar and waits for its handshake (blocking). Returns a result
  * (free it): ok with the handshake as JSON, or the launch error. On Windows the
- * sidecar runs in a Job Object that ends it when the game's process ends. */
+ * sidecar runs in a Job Object that ends it when the game's process ends.
+ * FAILED_PRECONDITION while a sidecar is launched or connected; one whose status is
+ * FAILED or STOPPED has ended and is replaced (no stop is needed first). */
 GAME_SIDECAR_API game_sidecar_result* game_sidecar_launch(game_sidecar_host* gs, const game_sidecar_launch_options* options);
 /* The same on the worker; `callback` gets a LAUNCHED event. Returns the handle. */
 GAME_SIDECAR_API uint64_t game_sidecar_launch_async(game_sidecar_host* gs, const game_sidecar_launch_options* options,

@@ -143,12 +143,22 @@ bool SetOptions(const game_sidecar_launch_options* in, gs_ns::SidecarOptions* ou
 
 std::unique_ptr<game_sidecar_result> game_sidecar_host::DoLaunch(const gs_ns::SidecarOptions& options,
                                                             gs_ns::ClientOptions client_options) {
+  // A process that ended with no restart to follow (FAILED, or STOPPED by a Shutdown
+  // call) is over: a launch replaces it rather than being refused until a stop.
+  std::unique_ptr<gs_ns::SidecarProcess> ended;
+  std::shared_ptr<gs_ns::SidecarClient> ended_client;
   {
     std::lock_guard<std::mutex> lock(sidecar_mu);
+    if (process && (process->status() == gs_ns::SidecarStatus::kFailed ||
+                    process->status() == gs_ns::SidecarStatus::kStopped)) {
+      ended = std::move(process);
+      ended_client = std::move(client);
+    }
     if (process || client) {
       return game_sidecar_c::LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "", "a sidecar is already launched or connected");
     }
   }
+  if (ended) ended->Stop();  // it has exited: this reaps it and ends its supervision
   gs_ns::LaunchError error;
   std::unique_ptr<gs_ns::SidecarProcess> launched = gs_ns::SidecarProcess::Launch(options, &error);
   if (!launched) {

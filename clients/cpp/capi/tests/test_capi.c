@@ -441,6 +441,20 @@ static void test_exit_and_restart(const char* exe, const char* config) {
   r = game_sidecar_call(gs, "GetInfo", NULL);
   CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_UNAVAILABLE && strcmp(game_sidecar_result_reason(r), "SIDECAR_GONE") == 0);
   game_sidecar_result_free(r);
+  /* FAILED is over: a launch starts a new process, with no stop needed first (issue 32). */
+  r = game_sidecar_launch(gs, &o);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+  CHECK(game_sidecar_get_status(gs) == GAME_SIDECAR_STATUS_READY);
+  pid2 = game_sidecar_pid(gs);
+  CHECK(pid2 > 0 && pid2 != pid1);
+  r = game_sidecar_call(gs, "GetInfo", NULL);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+  /* A live one is still refused. */
+  r = game_sidecar_launch(gs, &o);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_FAILED_PRECONDITION);
+  game_sidecar_result_free(r);
   game_sidecar_destroy(gs);
 }
 
