@@ -83,10 +83,18 @@ def _clean(text: str) -> None:
     assert not FORBIDDEN.search(text), text
 
 
+#: Seeds for the narrations: a run draws its own seed otherwise, and SmolLM2 now and
+#: then answers two events with the same echo of its instruction ("In the event, in one
+#: to three sentences of plain prose."), which failed one fresh-clone CI run (7 Dec
+#: 2026) and passed six reruns; seeded, a failure here reproduces. The voice over many
+#: draws is the voice benchmark's (scripts/bench/bench_voice.py), not this test's.
+NARRATION_SEED = 2900
+
+
 async def test_narrations_are_one_to_three_plain_sentences(rig) -> None:
     replies = []
-    for text, ids in EVENTS:
-        out = await drain(rig.submit(run_input=NarrateInput(text, ids)))
+    for i, (text, ids) in enumerate(EVENTS):
+        out = await drain(rig.submit(run_input=NarrateInput(text, ids), seed=NARRATION_SEED + i))
         assert out.error is None, out.error
         reply = out.text
         _clean(reply)
