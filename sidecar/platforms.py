@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from sidecar.process_contract import SOCKET_DIR_PREFIX
+
 __all__ = ["Platform", "current", "for_name", "socket_dir", "hold_stop_signals", "install_stop_signals", "SOCKET_NAME"]
 
 SOCKET_NAME = "sidecar.sock"
@@ -76,9 +78,9 @@ def socket_dir(platform: Platform, temp_root: str | None = None) -> Path:
     which every POSIX system has and keeps short."""
     root = temp_root or tempfile.gettempdir()
     # mkdtemp's suffix is 8 characters: "game-sidecar-XXXXXXXX"
-    if len(os.fsencode(os.path.join(root, "game-sidecar-XXXXXXXX", SOCKET_NAME))) >= platform.socket_path_max:
+    if len(os.fsencode(os.path.join(root, f"{SOCKET_DIR_PREFIX}XXXXXXXX", SOCKET_NAME))) >= platform.socket_path_max:
         root = "/tmp"
-    directory = Path(tempfile.mkdtemp(prefix="game-sidecar-", dir=root))  # mkdtemp makes it 0700
+    directory = Path(tempfile.mkdtemp(prefix=SOCKET_DIR_PREFIX, dir=root))  # mkdtemp makes it 0700
     os.chmod(directory, 0o700)
     return directory
 

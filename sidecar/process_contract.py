@@ -30,6 +30,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REASON_KEY",
     "SIDECAR_NAME",
+    "SOCKET_DIR_PREFIX",
     "TOKEN_ENV",
     "is_handshake_line",
 ]
@@ -51,6 +52,10 @@ EXIT_OK = 0
 EXIT_CANNOT_START = 1
 EXIT_USAGE = 2  # bad flags or config, or no magic variable
 EXIT_STATE_DIR_LOCKED = 3  # another sidecar holds the --state-dir lock
+
+#: The prefix of the fresh 0700 folder a sidecar makes for its Unix socket: the
+#: launcher removes a folder so named when the process left it behind.
+SOCKET_DIR_PREFIX = "game-sidecar-"
 
 # -- every call (docs/protocol.md §2 and §4) -------------------------------------
 #: The metadata key of `Bearer <token>` on every call but the health check.

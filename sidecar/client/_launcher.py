@@ -39,6 +39,7 @@ from sidecar.process_contract import (
     HANDSHAKE_SKIP_LINES,
     MAGIC_ENV,
     MAGIC_VALUE,
+    SOCKET_DIR_PREFIX,
     TOKEN_ENV,
     Handshake,
     is_handshake_line,
@@ -53,8 +54,6 @@ __all__ = [
 
 #: Stderr lines kept (a ring buffer): launch errors and SidecarExit carry them.
 STDERR_TAIL_LINES = 20
-#: tempfile.mkdtemp's prefix for the socket folder (sidecar/lifecycle.py).
-SOCKET_DIR_PREFIX = "game-sidecar-"
 
 
 class Child:
