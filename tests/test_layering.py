@@ -16,6 +16,15 @@ PACKAGE = Path(sidecar.__file__).parent
 LLM = sorted((PACKAGE / "llm").rglob("*.py"))
 
 
+def import_base(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a `from ... import` names (`package`: the importer's package)."""
+    base = node.module or ""
+    if node.level:
+        parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*parent, base] if base else parent)
+    return base
+
+
 def imported_modules(path: Path) -> set[str]:
     """Every module `path` imports, at the top or inside a function, absolute names."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -25,10 +34,7 @@ def imported_modules(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*parent, base] if base else parent)
+            base = import_base(node, package)
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
     return found
@@ -181,10 +187,7 @@ def import_edges(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             edges.update(alias.name for alias in node.names if alias.name in MODULES)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*parts, base] if base else parts)
+            base = import_base(node, package)
             for alias in node.names:
                 target = f"{base}.{alias.name}"
                 edges.add(target if target in MODULES else base)
