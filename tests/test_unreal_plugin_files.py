@@ -45,3 +45,28 @@ def test_the_plugin_logs_to_its_own_category_and_forwards_the_sidecars_log() -> 
     dispatch_log = dispatch_log[: dispatch_log.index("\n}\n")]
     for verbosity in ("Error", "Warning", "Log"):
         assert f"UE_LOG(LogGameSidecar, {verbosity}," in dispatch_log
+
+
+def _subsystem_function(name: str) -> str:
+    subsystem = (PLUGIN / "Source" / "GameSidecar" / "Private" / "GameSidecarSubsystem.cpp").read_text(encoding="utf-8")
+    body = subsystem[subsystem.index(f"UGameSidecarSubsystem::{name}(") :]
+    return body[: body.index("\n}\n")]
+
+
+def test_deinitialize_hands_the_stop_to_the_library() -> None:
+    """Deinitialize returns within the frame (issue 32, lifecycle): the object goes to
+    game_sidecar_release, whose stop the C test (capi.c_program) proves runs after the
+    call returned; game_sidecar_destroy blocked it for the graces. The module waits for
+    released objects before the library unloads."""
+    deinitialize = _subsystem_function("Deinitialize")
+    assert "game_sidecar_release(" in deinitialize and "game_sidecar_destroy(" not in deinitialize
+    module = (PLUGIN / "Source" / "GameSidecar" / "Private" / "GameSidecarModule.cpp").read_text(encoding="utf-8")
+    shutdown = module[module.index("FGameSidecarModule::ShutdownModule") :]
+    assert shutdown.index("game_sidecar_wait_released(") < shutdown.index("FreeDllHandle(")
+
+
+def test_the_plugin_uses_the_librarys_call_timeout() -> None:
+    """0 passes the library's default (5 s, every client's); the plugin's own 30 s is gone."""
+    settings = (PLUGIN / "Source" / "GameSidecar" / "Public" / "GameSidecarSettings.h").read_text(encoding="utf-8")
+    assert "int32 CallTimeoutMs = 0;" in settings
+    assert "Options.call_timeout_ms = Settings->CallTimeoutMs;" in _subsystem_function("StartProcess")

@@ -87,6 +87,7 @@ class FString {
   int32 Len() const { return static_cast<int32>(s_.size()); }
   void Reset() { s_.clear(); }
   FString TrimStartAndEnd() const;
+  FString ToUpper() const;
   FString& operator+=(const FString& o) { s_ += o.s_; return *this; }
   FString& operator+=(const TCHAR* o) { s_ += o; return *this; }
   FString& operator+=(TCHAR c) { s_ += c; return *this; }
@@ -170,6 +171,14 @@ class TWeakObjectPtr {
  private:
   T* p_ = nullptr;
 };
+
+template <typename To, typename From>
+To* Cast(From* Object) { return dynamic_cast<To*>(Object); }
+template <typename To, typename From>
+const To* Cast(const From* Object) { return dynamic_cast<const To*>(Object); }
+
+// CoreGlobals.h
+bool IsRunningDedicatedServer();
 
 template <typename T>
 T* NewObject();

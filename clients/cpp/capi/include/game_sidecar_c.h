@@ -177,6 +177,17 @@ GAME_SIDECAR_API game_sidecar_host* game_sidecar_create(void);
  * joins the worker and frees everything. Blocks up to exit_grace + terminate_grace.
  * Queued events are dropped without their callbacks. NULL is fine. */
 GAME_SIDECAR_API void game_sidecar_destroy(game_sidecar_host* gs);
+/* game_sidecar_destroy without the wait, for a game thread (an Unreal
+ * subsystem's Deinitialize): returns at once, and the same orderly stop and
+ * free run on a thread of the library's own. The object is gone for the
+ * caller: no call on it may follow and no callback of it runs again (its
+ * queued events are dropped). NULL is fine. */
+GAME_SIDECAR_API void game_sidecar_release(game_sidecar_host* gs);
+/* Waits up to timeout_ms (-1: no limit) for the objects given to
+ * game_sidecar_release to be stopped and freed, and returns how many are still
+ * in progress (0: none). Call it before unloading the library (a module's
+ * shutdown): a release in progress runs the library's code. */
+GAME_SIDECAR_API int game_sidecar_wait_released(int32_t timeout_ms);
 
 typedef struct game_sidecar_launch_options {
   size_t struct_size;           /* sizeof(game_sidecar_launch_options) */
@@ -189,7 +200,7 @@ typedef struct game_sidecar_launch_options {
   int32_t handshake_timeout_ms; /* 0: 15000 */
   int32_t exit_grace_ms;        /* 0: 3000 */
   int32_t terminate_grace_ms;   /* 0: 2000 */
-  int32_t call_timeout_ms;      /* deadline of each unary call; 0: 30000, -1: none */
+  int32_t call_timeout_ms;      /* deadline of each unary call; 0: 5000 (the C++ client's), -1: none */
   game_sidecar_callback on_log; /* LOG events through the drain; NULL: dropped */
   void* log_user_data;
   /* Supervised restart after an exit the game did not ask for (read only when

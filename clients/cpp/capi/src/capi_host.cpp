@@ -2,8 +2,11 @@
 // the drain empties) and the process (launch, connect, stop). The drain is the only place C
 // callbacks run, so a game touches its objects only on the thread it drains from.
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <optional>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "capi_internal.h"
@@ -74,6 +77,19 @@ int StatusNumber(gs_ns::SidecarStatus status) {
     case gs_ns::SidecarStatus::kFailed: return GAME_SIDECAR_STATUS_FAILED;
   }
   return GAME_SIDECAR_STATUS_NONE;
+}
+
+// The objects handed to game_sidecar_release whose stop has not finished. Never
+// destroyed: a release thread may still count down during static destruction.
+struct Releases {
+  std::mutex mu;
+  std::condition_variable done;
+  int pending = 0;
+};
+
+Releases& ReleasesInProgress() {
+  static Releases* releases = new Releases;
+  return *releases;
 }
 
 std::string OptionalInt(const std::optional<int>& value) { return value ? std::to_string(*value) : "null"; }
@@ -259,6 +275,39 @@ int game_sidecar_abi_version(void) { return GAME_SIDECAR_C_ABI_VERSION; }
 game_sidecar_host* game_sidecar_create(void) { return new (std::nothrow) game_sidecar_host(); }
 
 void game_sidecar_destroy(game_sidecar_host* gs) { delete gs; }
+
+void game_sidecar_release(game_sidecar_host* gs) {
+  if (gs == nullptr) return;
+  Releases& releases = ReleasesInProgress();
+  {
+    std::lock_guard<std::mutex> lock(releases.mu);
+    ++releases.pending;
+  }
+  auto finish = [gs, &releases] {
+    delete gs;  // the orderly stop: up to exit_grace + terminate_grace
+    std::lock_guard<std::mutex> lock(releases.mu);
+    --releases.pending;
+    releases.done.notify_all();
+  };
+  try {
+    // Detached: game_sidecar_wait_released is the join, for whoever unloads the library.
+    std::thread(finish).detach();
+  } catch (const std::system_error&) {
+    finish();  // no thread to be had: the stop blocks, as game_sidecar_destroy's does
+  }
+}
+
+int game_sidecar_wait_released(int32_t timeout_ms) {
+  Releases& releases = ReleasesInProgress();
+  std::unique_lock<std::mutex> lock(releases.mu);
+  auto none = [&releases] { return releases.pending == 0; };
+  if (timeout_ms < 0) {
+    releases.done.wait(lock, none);
+  } else {
+    releases.done.wait_for(lock, std::chrono::milliseconds(timeout_ms), none);
+  }
+  return releases.pending;
+}
 
 game_sidecar_result* game_sidecar_launch(game_sidecar_host* gs, const game_sidecar_launch_options* options) {
   gs_ns::SidecarOptions sidecar_options;

@@ -458,6 +458,45 @@ static void test_exit_and_restart(const char* exe, const char* config) {
   game_sidecar_destroy(gs);
 }
 
+/* game_sidecar_release: the game thread hands the object over and goes on; the
+ * orderly stop (here of a hung sidecar: the graces run out, then SIGKILL)
+ * finishes on the library's thread, which game_sidecar_wait_released joins. */
+static void test_release_does_not_wait(const char* exe, const char* config) {
+  game_sidecar_host* gs = game_sidecar_create();
+  const char* args[] = {"serve", "--config", config};
+  game_sidecar_launch_options o;
+  game_sidecar_result* r;
+  int pid;
+
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.executable = exe;
+  o.args = args;
+  o.arg_count = 3;
+  o.exit_grace_ms = 400;
+  o.terminate_grace_ms = 400;
+  r = game_sidecar_launch(gs, &o);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+  pid = game_sidecar_pid(gs);
+  CHECK(pid > 0);
+  CHECK(game_sidecar_wait_released(0) == 0);
+#ifndef _WIN32
+  CHECK(kill((pid_t)pid, SIGSTOP) == 0); /* hung: deaf to stdin's end and to SIGTERM */
+  game_sidecar_release(gs);
+  /* Returned with the stop still to do: a blocking destroy would have waited the graces out. */
+  CHECK(kill((pid_t)pid, 0) == 0);
+  CHECK(game_sidecar_wait_released(0) == 1);
+  CHECK(game_sidecar_wait_released(30000) == 0);
+  CHECK(kill((pid_t)pid, 0) == -1); /* killed and reaped */
+#else
+  game_sidecar_release(gs);
+  CHECK(game_sidecar_wait_released(30000) == 0);
+#endif
+  game_sidecar_release(NULL);
+  CHECK(game_sidecar_wait_released(0) == 0);
+}
+
 int main(int argc, char** argv) {
   const char* exe = getenv("GAME_SIDECAR_EXE");
   if (argc < 4) {
@@ -475,6 +514,7 @@ int main(int argc, char** argv) {
   test_launch_async_does_not_block(argv[3]);
   test_real_sidecar(exe, argv[2]);
   test_exit_and_restart(exe, argv[2]);
+  test_release_does_not_wait(exe, argv[2]);
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

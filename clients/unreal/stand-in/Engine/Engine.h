@@ -7,6 +7,7 @@ enum class EGetWorldErrorMode { ReturnNull, LogAndReturnNull, Assert };
 struct FWorldContext {
   EWorldType::Type WorldType = EWorldType::None;
   int32 PIEInstance = -1;
+  bool RunAsDedicated = false;
 };
 class UEngine : public UObject {
  public:

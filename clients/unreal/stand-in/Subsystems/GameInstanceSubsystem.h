@@ -5,6 +5,7 @@ class UGameInstance;
 class FSubsystemCollectionBase {};
 class USubsystem : public UObject {
  public:
+  virtual bool ShouldCreateSubsystem(UObject* Outer) const;
   virtual void Initialize(FSubsystemCollectionBase& Collection);
   virtual void Deinitialize();
 };

@@ -69,10 +69,7 @@ void USidecarRunAction::Activate()
 	});
 	if (Run == 0)
 	{
-		FSidecarStatus Status;
-		Status.Code = GAME_SIDECAR_FAILED_PRECONDITION;
-		Status.Message = TEXT("the sidecar subsystem is shutting down");
-		Fail(Status);
+		Fail(Owner->NoLibraryStatus());
 	}
 }
 

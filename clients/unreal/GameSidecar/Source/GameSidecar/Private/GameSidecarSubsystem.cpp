@@ -7,6 +7,7 @@
 #include "Engine/Engine.h"
 #include "Engine/GameInstance.h"
 #include "GameSidecarLog.h"
+#include "GameSidecarModule.h"
 #include "GameSidecarSettings.h"
 #include "GameSidecarText.h"
 #include "HAL/FileManager.h"
@@ -18,6 +19,10 @@
 THIRD_PARTY_INCLUDES_START
 #include "game_sidecar_c.h"
 THIRD_PARTY_INCLUDES_END
+
+#if PLATFORM_LINUX || PLATFORM_MAC
+#include <sys/stat.h>
+#endif
 
 
 using GameSidecarText::FromUtf8;
@@ -79,6 +84,45 @@ FString ResolveExecutable(const UGameSidecarSettings* Settings)
 	}
 	return FPaths::ConvertRelativePathToFull(Exe);
 }
+
+// Staging a Linux build from Windows (or copying it through a zip) loses the
+// executable bit; the spawn would fail with "permission denied".
+void RestoreExecutableBit(const std::string& Exe)
+{
+#if PLATFORM_LINUX || PLATFORM_MAC
+	struct stat Info;
+	if (stat(Exe.c_str(), &Info) != 0 || (Info.st_mode & S_IXUSR) != 0)
+	{
+		return;  // missing (the launch says so) or already executable
+	}
+	const mode_t Mode = Info.st_mode | S_IXUSR | ((Info.st_mode & S_IRGRP) ? S_IXGRP : 0) | ((Info.st_mode & S_IROTH) ? S_IXOTH : 0);
+	if (chmod(Exe.c_str(), Mode) == 0)
+	{
+		UE_LOG(LogGameSidecar, Log, TEXT("restored the executable bit of %s (staging had lost it)"), *FromUtf8(Exe.c_str()));
+	}
+	else
+	{
+		UE_LOG(LogGameSidecar, Error, TEXT("%s is not executable and its mode cannot be changed here"), *FromUtf8(Exe.c_str()));
+	}
+#else
+	(void)Exe;
+#endif
+}
+
+// Names that DefaultGame.ini would ship with the game.
+bool LooksSecret(const FString& Name)
+{
+	for (const TCHAR* Part : {TEXT("KEY"), TEXT("TOKEN"), TEXT("SECRET"), TEXT("PASSWORD")})
+	{
+		if (Name.ToUpper().Contains(Part))
+		{
+			return true;
+		}
+	}
+	return false;
+}
+
+constexpr int32 MaxLockedRetries = 7;  // <StateFolder>-2 ... -8
 }  // namespace
 
 FSidecarStatus UGameSidecarSubsystem::ToStatus(const game_sidecar_result* Result)
@@ -112,15 +156,59 @@ FSidecarExit UGameSidecarSubsystem::ToExit(const FString& ExitJson)
 	return Exit;
 }
 
+bool UGameSidecarSubsystem::ShouldCreateSubsystem(UObject* Outer) const
+{
+	if (!Super::ShouldCreateSubsystem(Outer))
+	{
+		return false;
+	}
+	bool bDedicated = IsRunningDedicatedServer();
+#if WITH_EDITOR
+	// PIE's "run under one process" dedicated server is a game instance of the editor.
+	const UGameInstance* Instance = Cast<UGameInstance>(Outer);
+	const FWorldContext* Context = Instance ? Instance->GetWorldContext() : nullptr;
+	bDedicated = bDedicated || (Context != nullptr && Context->RunAsDedicated);
+#endif
+	switch (GetDefault<UGameSidecarSettings>()->RunsOn)
+	{
+	case ESidecarRunsOn::AllButDedicatedServers: return !bDedicated;
+	case ESidecarRunsOn::DedicatedServersOnly: return bDedicated;
+	case ESidecarRunsOn::Everywhere: break;
+	}
+	return true;
+}
+
+bool UGameSidecarSubsystem::IsLibraryLoaded() const { return FGameSidecarModule::IsLibraryLoaded(); }
+
+FSidecarStatus UGameSidecarSubsystem::NoLibraryStatus() const
+{
+	FSidecarStatus Status;
+	Status.Code = GAME_SIDECAR_FAILED_PRECONDITION;
+	Status.Reason = TEXT("LIBRARY_NOT_LOADED");
+	Status.Message = FGameSidecarModule::IsLibraryLoaded()
+	                     ? FString(TEXT("the GameSidecar subsystem has no sidecar object (deinitialized, or out of memory)"))
+	                     : FGameSidecarModule::LibraryError();
+	Status.MetadataJson = TEXT("{}");
+	return Status;
+}
+
 void UGameSidecarSubsystem::Initialize(FSubsystemCollectionBase& Collection)
 {
 	Super::Initialize(Collection);
-	Sidecar = game_sidecar_create();
+	// Nothing of the library may be called when it is not loaded (Win64's
+	// delay-load thunk would end the process): no object, and every call refused.
+	Sidecar = FGameSidecarModule::IsLibraryLoaded() ? game_sidecar_create() : nullptr;
 	if (Sidecar != nullptr)
 	{
 		game_sidecar_set_lifecycle_callback(Sidecar, &UGameSidecarSubsystem::DispatchLifecycle, this);
 	}
-	StateFolder = ResolveStateFolder();
+	BaseStateFolder = ResolveStateFolder();
+	StateFolder = BaseStateFolder;
+	if (Sidecar == nullptr)
+	{
+		SetState(ESidecarState::Failed, NoLibraryStatus());
+		return;
+	}
 	if (GetDefault<UGameSidecarSettings>()->bLaunchOnStart)
 	{
 		Launch();
@@ -129,23 +217,41 @@ void UGameSidecarSubsystem::Initialize(FSubsystemCollectionBase& Collection)
 
 void UGameSidecarSubsystem::Deinitialize()
 {
-	// Blocks for the orderly stop (close stdin, grace, terminate): the game
-	// instance is going away. Queued events are dropped with their handlers.
+	// The game instance is going away: queued events and results are dropped with
+	// their handlers, and the object goes to the library, which stops the sidecar
+	// on a thread of its own (a hung one takes the graces: seconds, not on this
+	// thread). The module's shutdown waits for that before the library unloads.
 	game_sidecar_host* Old = Sidecar;
 	Sidecar = nullptr;
 	Handlers.Empty();
-	game_sidecar_destroy(Old);
+	LocalResults.Empty();
+	if (Old != nullptr)
+	{
+		game_sidecar_release(Old);
+	}
 	State = ESidecarState::Stopped;
 	Super::Deinitialize();
 }
 
 void UGameSidecarSubsystem::Tick(float DeltaTime)
 {
+	if (LocalResults.Num() > 0)
+	{
+		// Moved out first: a result's delegate may make calls, which add to the list.
+		TArray<TFunction<void()>> Ready = MoveTemp(LocalResults);
+		LocalResults.Empty();
+		for (TFunction<void()>& Deliver : Ready)
+		{
+			Deliver();
+		}
+	}
 	if (Sidecar != nullptr)
 	{
 		game_sidecar_drain(Sidecar, static_cast<size_t>(FMath::Max(0, GetDefault<UGameSidecarSettings>()->MaxEventsPerFrame)));
 	}
 }
+
+void UGameSidecarSubsystem::DeliverLater(TFunction<void()> Deliver) { LocalResults.Add(MoveTemp(Deliver)); }
 
 TStatId UGameSidecarSubsystem::GetStatId() const
 {
@@ -176,19 +282,36 @@ FString UGameSidecarSubsystem::ResolveStateFolder() const
 
 void UGameSidecarSubsystem::SetState(ESidecarState NewState, const FSidecarStatus& Status)
 {
+	if (NewState == State)
+	{
+		return;
+	}
 	State = NewState;
 	OnStateChanged.Broadcast(NewState, Status);
 }
 
 void UGameSidecarSubsystem::Launch()
 {
-	if (Sidecar == nullptr || State == ESidecarState::Starting || State == ESidecarState::Ready ||
-	    State == ESidecarState::Restarting)
+	if (Sidecar == nullptr)
+	{
+		SetState(ESidecarState::Failed, NoLibraryStatus());
+		return;
+	}
+	if (State == ESidecarState::Starting || State == ESidecarState::Ready || State == ESidecarState::Restarting)
 	{
 		return;
 	}
+	LockedRetries = 0;
+	StateFolder = BaseStateFolder;
+	SetState(ESidecarState::Starting, FSidecarStatus());
+	StartProcess();
+}
+
+void UGameSidecarSubsystem::StartProcess()
+{
 	const UGameSidecarSettings* Settings = GetDefault<UGameSidecarSettings>();
 	const std::string Exe = ToUtf8(ResolveExecutable(Settings));
+	RestoreExecutableBit(Exe);
 	std::vector<std::string> Args = {"serve"};
 	if (!Settings->ConfigFile.IsEmpty())
 	{
@@ -210,8 +333,22 @@ void UGameSidecarSubsystem::Launch()
 	std::vector<std::string> Env;
 	for (const TPair<FString, FString>& Pair : Settings->Environment)
 	{
+		if (LooksSecret(Pair.Key))
+		{
+			UE_LOG(LogGameSidecar, Warning,
+			       TEXT("Environment entry %s looks like a secret, and DefaultGame.ini ships with the game: move it to "
+			            "Editor Preferences > Plugins > Game Sidecar (this user), or to the game process's environment"),
+			       *Pair.Key);
+		}
 		Env.push_back(ToUtf8(Pair.Key) + "=" + ToUtf8(Pair.Value));
 	}
+#if WITH_EDITOR
+	// Per user, never shipped (UGameSidecarUserSettings); after the project's, so these win.
+	for (const TPair<FString, FString>& Pair : GetDefault<UGameSidecarUserSettings>()->SecretEnvironment)
+	{
+		Env.push_back(ToUtf8(Pair.Key) + "=" + ToUtf8(Pair.Value));
+	}
+#endif
 	std::vector<const char*> ArgPtrs, EnvPtrs;
 	for (const std::string& A : Args) ArgPtrs.push_back(A.c_str());
 	for (const std::string& E : Env) EnvPtrs.push_back(E.c_str());
@@ -224,7 +361,7 @@ void UGameSidecarSubsystem::Launch()
 	Options.env = EnvPtrs.empty() ? nullptr : EnvPtrs.data();
 	Options.env_count = EnvPtrs.size();
 	Options.handshake_timeout_ms = Settings->HandshakeTimeoutMs;
-	Options.call_timeout_ms = Settings->CallTimeoutMs == 0 ? -1 : Settings->CallTimeoutMs;
+	Options.call_timeout_ms = Settings->CallTimeoutMs;  // 0: the library's (5000)
 	Options.on_log = &UGameSidecarSubsystem::DispatchLog;
 	Options.log_user_data = this;
 	Options.restart_max = Settings->MaxRestarts;
@@ -235,6 +372,17 @@ void UGameSidecarSubsystem::Launch()
 	const uint64 Handle = game_sidecar_launch_async(Sidecar, &Options, &UGameSidecarSubsystem::Dispatch, this);
 	Handlers.Add(Handle, [this](const game_sidecar_event& Event) {
 		const FSidecarStatus Status = ToStatus(Event.result);
+		if (!Status.IsOk() && Status.Reason == TEXT("STATE_DIR_LOCKED") && !BaseStateFolder.IsEmpty() &&
+		    GetDefault<UGameSidecarSettings>()->bNextStateFolderWhenLocked && LockedRetries < MaxLockedRetries)
+		{
+			// Another standalone instance of this project holds the folder: this
+			// one takes the next (still Starting: no state change to announce).
+			++LockedRetries;
+			StateFolder = BaseStateFolder + FString::Printf(TEXT("-%d"), LockedRetries + 1);
+			UE_LOG(LogGameSidecar, Log, TEXT("state folder locked by another instance; trying %s"), *StateFolder);
+			StartProcess();
+			return true;
+		}
 		if (!Status.IsOk())
 		{
 			UE_LOG(LogGameSidecar, Error, TEXT("launch failed: %s %s\n%s"), *Status.Reason, *Status.Message,
@@ -243,7 +391,6 @@ void UGameSidecarSubsystem::Launch()
 		SetState(Status.IsOk() ? ESidecarState::Ready : ESidecarState::Failed, Status);
 		return true;
 	});
-	SetState(ESidecarState::Starting, FSidecarStatus());
 }
 
 void UGameSidecarSubsystem::Stop()
@@ -325,11 +472,7 @@ void UGameSidecarSubsystem::DispatchLifecycle(const game_sidecar_event* Event, v
 	case GAME_SIDECAR_STATUS_FAILED: NewState = ESidecarState::Failed; break;
 	default: break;
 	}
-	// A stop's own result also says Stopped: one broadcast per change.
-	if (NewState != Self->State)
-	{
-		Self->SetState(NewState, FSidecarStatus());
-	}
+	Self->SetState(NewState, FSidecarStatus());  // once per change (SetState)
 }
 
 void UGameSidecarSubsystem::OnCallResult(uint64 Handle, FSidecarCallDone OnDone)
@@ -345,6 +488,7 @@ void UGameSidecarSubsystem::CallJson(const FString& Method, const FString& Reque
 {
 	if (Sidecar == nullptr)
 	{
+		DeliverLater([OnDone, Status = NoLibraryStatus()]() { OnDone(Status, FString(), -1); });
 		return;
 	}
 	const uint64 Handle = game_sidecar_call_async(Sidecar, ToUtf8(Method).c_str(), ToUtf8(RequestJson).c_str(),
@@ -373,6 +517,7 @@ void UGameSidecarSubsystem::ApplyDeltas(const FString& SessionId, const FSidecar
 {
 	if (Sidecar == nullptr)
 	{
+		DeliverLater([OnDone, Status = NoLibraryStatus()]() { OnDone.ExecuteIfBound(Status, -1); });
 		return;
 	}
 	game_sidecar_batch* B = game_sidecar_batch_create();
@@ -416,12 +561,7 @@ void UGameSidecarSubsystem::ApplyDeltas(const FString& SessionId, const FSidecar
 	{
 		// Nothing is sent; the error still arrives on a later tick, like any result.
 		game_sidecar_batch_free(B);
-		const FSidecarStatus Status = LocalStatus(3, TEXT("bad delta op: ") + Bad);
-		const uint64 Handle = game_sidecar_call_async(Sidecar, "", "", &UGameSidecarSubsystem::Dispatch, this);
-		Handlers.Add(Handle, [OnDone, Status](const game_sidecar_event&) {
-			OnDone.ExecuteIfBound(Status, -1);
-			return true;
-		});
+		DeliverLater([OnDone, Status = LocalStatus(3, TEXT("bad delta op: ") + Bad)]() { OnDone.ExecuteIfBound(Status, -1); });
 		return;
 	}
 	const std::string Delta = ToUtf8(DeltaId);

@@ -23,15 +23,18 @@ public:
 	// run. Return true once the event was the call's last (the entry is dropped).
 	using FEventHandler = TFunction<bool(const game_sidecar_event&)>;
 
-	// UGameInstanceSubsystem
+	// UGameInstanceSubsystem. ShouldCreateSubsystem follows the RunsOn setting.
+	virtual bool ShouldCreateSubsystem(UObject* Outer) const override;
 	virtual void Initialize(FSubsystemCollectionBase& Collection) override;
+	// Returns within the frame: the orderly stop of the sidecar (close stdin,
+	// grace, terminate) finishes on the library's own thread.
 	virtual void Deinitialize() override;
 
 	// FTickableGameObject: drains the sidecar's events.
 	virtual void Tick(float DeltaTime) override;
 	virtual TStatId GetStatId() const override;
 	virtual ETickableTickType GetTickableTickType() const override { return ETickableTickType::Conditional; }
-	virtual bool IsTickable() const override { return Sidecar != nullptr; }
+	virtual bool IsTickable() const override { return Sidecar != nullptr || LocalResults.Num() > 0; }
 	virtual bool IsTickableWhenPaused() const override { return true; }
 
 	// Launches the sidecar without blocking (a no-op when one is starting or ready).
@@ -44,6 +47,12 @@ public:
 
 	UFUNCTION(BlueprintPure, Category = "Game Sidecar")
 	ESidecarState GetState() const { return State; }
+
+	// False when libgame_sidecar could not be loaded (Win64: game_sidecar.dll
+	// missing): the state is then Failed and every call fails with the reason
+	// LIBRARY_NOT_LOADED, on a later tick like any result.
+	UFUNCTION(BlueprintPure, Category = "Game Sidecar")
+	bool IsLibraryLoaded() const;
 
 	// The --state-dir this instance uses ("" when none).
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
@@ -81,6 +90,10 @@ public:
 	                const FString& SpeakerId, const TArray<FSidecarActionOption>& Options, FEventHandler Handler);
 	void CancelRun(uint64 Run);
 
+	// What a call gets when there is no sidecar object to take it (the library
+	// not loaded, or the subsystem deinitialized): FAILED_PRECONDITION, LIBRARY_NOT_LOADED.
+	FSidecarStatus NoLibraryStatus() const;
+
 	static FSidecarStatus ToStatus(const struct game_sidecar_result* Result);
 	// The EXIT event's JSON as a struct (the fields it lacks stay at their defaults).
 	static FSidecarExit ToExit(const FString& ExitJson);
@@ -90,11 +103,22 @@ private:
 	static void DispatchLog(const game_sidecar_event* Event, void* UserData);
 	static void DispatchLifecycle(const game_sidecar_event* Event, void* UserData);
 	FString ResolveStateFolder() const;
+	// Broadcasts OnStateChanged once per change: a state the subsystem is already
+	// in is not announced again (a stop's own result and its STATUS event both say Stopped).
 	void SetState(ESidecarState NewState, const FSidecarStatus& Status);
+	// The launch proper (Launch decides whether to, and announces Starting).
+	void StartProcess();
 	void OnCallResult(uint64 Handle, FSidecarCallDone OnDone);
+	// A result made here, not by the library, for the next Tick: calls always
+	// answer on a later tick, never inside the call that asked.
+	void DeliverLater(TFunction<void()> Deliver);
 
 	game_sidecar_host* Sidecar = nullptr;
 	ESidecarState State = ESidecarState::NotStarted;
 	// Per-call routing: the handle a *_async call returned -> its handler.
 	TMap<uint64, FEventHandler> Handlers;
+	TArray<TFunction<void()>> LocalResults;
+	// The StateFolder setting resolved, before any -N of bNextStateFolderWhenLocked.
+	FString BaseStateFolder;
+	int32 LockedRetries = 0;
 };
