@@ -11,9 +11,15 @@
  *
  * Blocking forms (game_sidecar_launch, game_sidecar_call, ...) wait for the
  * sidecar: use them from tools, tests or worker threads. The *_async forms
- * return at once; their work runs on the object's worker thread, in the order
- * submitted (a launch, then an OpenSession, then an ApplyDeltas, then a run
- * start queue behind each other), and their result is queued for the drain.
+ * return at once, and their result is queued for the drain. Their work keeps
+ * the order submitted within a session (an OpenSession, then an ApplyDeltas,
+ * then a run start of one session queue behind each other) and around a launch
+ * or a stop (which wait for everything submitted before them, and everything
+ * submitted after them waits for them); each session has a lane of its own, so
+ * a call stuck on one session never holds up another session's calls and runs.
+ * Calls that name no session (GetInfo, CancelRun) share one lane; an
+ * ImportSession whose session_id is empty (the blob's is used) waits for every
+ * lane, and every lane waits for it.
  *
  * Requests and responses of the unary calls are proto3 JSON (the mapping of
  * the .proto files in proto/sidecar/v1: {"sessionId": "slot-1"}); the common delta ops and

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <utility>
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
 #include <google/protobuf/util/json_util.h>
 
 #include "capi_internal.h"
@@ -158,6 +160,21 @@ std::unique_ptr<game_sidecar_result> InvokeUnary(gs_ns::SidecarClient& c, const 
   return LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", "unknown method \"" + method + "\"");
 }
 
+bool RequestSession(const std::string& method, const std::string& json, std::string* session) {
+  session->clear();
+  const google::protobuf::Descriptor* type =
+      google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName("sidecar.v1." + method + "Request");
+  if (type == nullptr) return true;  // an unknown method: refused without a call
+  const google::protobuf::FieldDescriptor* field = type->FindFieldByName("session_id");
+  if (field == nullptr || field->type() != google::protobuf::FieldDescriptor::TYPE_STRING) return true;
+  std::unique_ptr<google::protobuf::Message> request(
+      google::protobuf::MessageFactory::generated_factory()->GetPrototype(type)->New());
+  std::string error;
+  if (!FromJson(json.c_str(), request.get(), &error)) return true;  // bad JSON: refused without a call
+  *session = request->GetReflection()->GetString(*request, field);
+  return !session->empty() || method != "ImportSession";
+}
+
 std::unique_ptr<game_sidecar_result> InvokeApply(gs_ns::SidecarClient& c, const v1::ApplyDeltasRequest& request) {
   v1::ApplyDeltasResponse response;
   gs_ns::Status status = c.ApplyDeltas(request, &response);
@@ -221,7 +238,7 @@ uint64_t game_sidecar_call_async(game_sidecar_host* gs, const char* method, cons
   uint64_t handle = gs->NextHandle();
   std::string m = method ? method : "";
   std::string json = request_json ? request_json : "";
-  gs->Submit([gs, handle, callback, user_data, m, json] {
+  auto call = [gs, handle, callback, user_data, m, json] {
     PendingEvent event;
     event.kind = GAME_SIDECAR_EVENT_CALL_DONE;
     event.handle = handle;
@@ -230,6 +247,16 @@ uint64_t game_sidecar_call_async(game_sidecar_host* gs, const char* method, cons
     auto client = gs->Client();  // looked up when it runs: after a launch queued before it
     event.result = client ? game_sidecar_c::InvokeUnary(*client, m, json) : NoSidecar();
     gs->Post(std::move(event));
+  };
+  // Routed on the worker (the JSON may be a whole saved world: not parsed on the game thread).
+  gs->Submit([gs, m, json, call] {
+    std::string session;
+    if (game_sidecar_c::RequestSession(m, json, &session)) {
+      gs->lanes.Submit(session, call);
+    } else {
+      gs->lanes.WaitIdle();  // its session is known only to the sidecar: after everything before it
+      call();
+    }
   });
   return handle;
 }
@@ -253,7 +280,7 @@ uint64_t game_sidecar_apply_async(game_sidecar_host* gs, const char* session_id,
   auto request = std::make_shared<v1::ApplyDeltasRequest>();
   std::string error;
   bool ok = BuildApply(session_id, base_revision, delta_id, batch, request.get(), &error);
-  gs->Submit([gs, handle, callback, user_data, request, ok, error] {
+  gs->SubmitForSession(ok ? request->session_id() : std::string(), [gs, handle, callback, user_data, request, ok, error] {
     PendingEvent event;
     event.kind = GAME_SIDECAR_EVENT_CALL_DONE;
     event.handle = handle;

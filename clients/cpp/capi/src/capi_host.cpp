@@ -18,8 +18,10 @@ game_sidecar_host::game_sidecar_host() = default;
 
 game_sidecar_host::~game_sidecar_host() {
   // Queued work and undelivered events are dropped without their callbacks;
-  // the call in flight ends first (it uses this object).
+  // the calls in flight end first (they use this object): the worker's, then
+  // each lane's (whatever the worker handed on before it closed).
   calls.Close();
+  lanes.Close();
   // Runs next (each destructor cancels and waits for its last callback, whose
   // event the closed queue drops), then the process and client.
   std::map<uint64_t, game_sidecar_c::RunRecord> ending;
@@ -49,6 +51,19 @@ void game_sidecar_host::PostLifecycle(PendingEvent event) {
 }
 
 void game_sidecar_host::Submit(std::function<void()> task) { calls.Run(std::move(task)); }
+
+void game_sidecar_host::SubmitBarrier(std::function<void()> task) {
+  calls.Run([this, task = std::move(task)] {
+    lanes.WaitIdle();
+    task();
+  });
+}
+
+void game_sidecar_host::SubmitForSession(std::string session, std::function<void()> task) {
+  calls.Run([this, session = std::move(session), task = std::move(task)]() mutable {
+    lanes.Submit(session, std::move(task));
+  });
+}
 
 std::shared_ptr<gs_ns::SidecarClient> game_sidecar_host::Client() {
   std::lock_guard<std::mutex> lock(sidecar_mu);
@@ -351,7 +366,7 @@ uint64_t game_sidecar_launch_async(game_sidecar_host* gs, const game_sidecar_lau
       gs->Post(std::move(event));
     };
   }
-  gs->Submit([gs, handle, callback, user_data, ok, error, sidecar_options, client_options] {
+  gs->SubmitBarrier([gs, handle, callback, user_data, ok, error, sidecar_options, client_options] {
     PendingEvent event;
     event.kind = GAME_SIDECAR_EVENT_LAUNCHED;
     event.handle = handle;
@@ -403,7 +418,7 @@ game_sidecar_result* game_sidecar_stop(game_sidecar_host* gs) { return gs->DoSto
 
 uint64_t game_sidecar_stop_async(game_sidecar_host* gs, game_sidecar_callback callback, void* user_data) {
   uint64_t handle = gs->NextHandle();
-  gs->Submit([gs, handle, callback, user_data] {
+  gs->SubmitBarrier([gs, handle, callback, user_data] {
     PendingEvent event;
     event.kind = GAME_SIDECAR_EVENT_STOPPED;
     event.handle = handle;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "capi_lanes.h"
 #include "game_sidecar/call_queue.h"
 #include "game_sidecar/sidecar_client.h"
 #include "game_sidecar_c.h"
@@ -70,13 +71,25 @@ std::unique_ptr<game_sidecar_result> InvokeUnary(game_sidecar::SidecarClient& cl
 std::unique_ptr<game_sidecar_result> InvokeApply(game_sidecar::SidecarClient& client,
                                                  const sidecar::v1::ApplyDeltasRequest& request);
 PendingEvent FromRunUpdate(const game_sidecar::RunUpdate& update);
+// The session a unary request is for ("" when its method names none, or the
+// request fails before any call: an unknown method, bad JSON). False when the
+// session is named only inside the body (an ImportSession whose session_id is
+// empty takes its blob's): such a call cannot be put on a lane.
+bool RequestSession(const std::string& method, const std::string& request_json, std::string* session);
 
 }  // namespace game_sidecar_c
 
-// The object behind game_sidecar_host*: a sidecar, its client, and a
-// game_sidecar::CallQueue that is both the worker running the *_async work in
-// submission order and the one queue of events the game thread drains (call
-// results, run events, log lines, lifecycle events, in the order they came).
+// The object behind game_sidecar_host*: a sidecar, its client, a
+// game_sidecar::CallQueue that is both the object's worker and the one queue of
+// events the game thread drains (call results, run events, log lines, lifecycle
+// events, in the order they came), and the per-session lanes.
+//
+// The worker takes every *_async call in submission order. It runs a launch and
+// a stop itself, after the lanes have finished what was submitted before them
+// (WaitIdle); a session's call or run start it hands to that session's lane at
+// once, so it never waits for the call to be answered. Order therefore holds
+// within a session and around a launch or stop, and a stuck call holds up only
+// its own session.
 struct game_sidecar_host {
   game_sidecar_host();
   ~game_sidecar_host();
@@ -88,6 +101,12 @@ struct game_sidecar_host {
   void PostLifecycle(game_sidecar_c::PendingEvent event);
   // Runs `task` on the worker after everything submitted before it.
   void Submit(std::function<void()> task);
+  // Runs `task` on the worker once the lanes have run everything handed to them
+  // before (a launch, a stop, a call whose session is unknown).
+  void SubmitBarrier(std::function<void()> task);
+  // Runs `task` on `session`'s lane, after what was submitted before it to the
+  // worker (a launch) and to that lane.
+  void SubmitForSession(std::string session, std::function<void()> task);
   // Hands one event to its callback (inside game_sidecar_drain).
   void Deliver(game_sidecar_c::PendingEvent& event);
   std::shared_ptr<game_sidecar::SidecarClient> Client();
@@ -103,6 +122,9 @@ struct game_sidecar_host {
   game_sidecar::CallQueue calls;
 
   std::atomic<uint64_t> next_handle{1};
+
+  // After `calls`: destroyed first, but the destructor closes both explicitly.
+  game_sidecar_c::Lanes lanes;
 
   // The sidecar. The client is shared so a blocking call on another thread
   // keeps it alive across a concurrent stop.

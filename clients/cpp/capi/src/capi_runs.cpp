@@ -93,7 +93,10 @@ uint64_t StartRun(game_sidecar_host* gs, v1::RunRequest request, bool ok, const 
     gs->Post(std::move(event));
     return handle;
   }
-  gs->Submit([gs, handle, request, callback, user_data] { gs->StartRunOnWorker(handle, request, callback, user_data); });
+  const std::string session = request.session_id();
+  gs->SubmitForSession(session, [gs, handle, request, callback, user_data] {
+    gs->StartRunOnWorker(handle, request, callback, user_data);
+  });
   return handle;
 }
 

@@ -1,5 +1,5 @@
 /* The C ABI from plain C99 against the real sidecar (scripted model):
- *   capi_c_test <game-sidecar> <sidecar_test.toml> <fake sidecar>
+ *   capi_c_test <game-sidecar> <sidecar_test.toml> <fake sidecar> [<python> <stalling_sidecar.py>]
  * The fake sidecar is tests/fake_sidecar.sh on POSIX, tests/wine/fake_sidecar.exe
  * on Windows. GAME_SIDECAR_EXE in the environment overrides the first argument.
  *
@@ -73,7 +73,10 @@ typedef struct call_log {
   int run_kind_last;
   int cancel_on_first_text; /* cancel from inside the callback */
   game_sidecar_host* gs;
+  int finished_at;          /* its place among all finished calls and runs (1, 2, ...) */
 } call_log;
+
+static int finished = 0; /* calls and runs finished so far, in the order the drain delivered them */
 
 static void copy(char* dst, size_t cap, const char* src) {
   size_t n = strlen(src);
@@ -98,6 +101,7 @@ static void on_done(const game_sidecar_event* e, void* user_data) {
   if (e->handle != log->handle) log->wrong_handle++;
   if (e->result) record_result(log, e->result);
   log->done = 1;
+  log->finished_at = ++finished;
 }
 
 static void on_run(const game_sidecar_event* e, void* user_data) {
@@ -125,6 +129,7 @@ static void on_run(const game_sidecar_event* e, void* user_data) {
   if (e->run_kind == GAME_SIDECAR_RUN_FINISHED || e->run_kind == GAME_SIDECAR_RUN_ERROR) {
     if (e->result) record_result(log, e->result);
     log->done = 1;
+    log->finished_at = ++finished;
   }
 }
 
@@ -497,10 +502,77 @@ static void test_release_does_not_wait(const char* exe, const char* config) {
   CHECK(game_sidecar_wait_released(0) == 0);
 }
 
+/* Per-session lanes: a call stuck on one session holds up nothing of another's,
+ * while order holds within a session and around a stop. The sidecar is the real one
+ * with ApplyDeltas on "stalled-*" sessions answering after 3 s
+ * (tests/fakes/stalling_sidecar.py, run by the venv's python). */
+static void test_sessions_do_not_wait(const char* python, const char* stalling, const char* config) {
+  game_sidecar_host* gs = game_sidecar_create();
+  const char* args[] = {stalling, "serve", "--config", config};
+  game_sidecar_launch_options o;
+  call_log stuck, free_apply, free_run, after_stuck, stuck2, stopped;
+  game_sidecar_batch* b;
+  game_sidecar_result* r;
+  game_sidecar_run_request rq;
+
+  memset(&o, 0, sizeof o);
+  memset(&stuck, 0, sizeof stuck);
+  memset(&free_apply, 0, sizeof free_apply);
+  memset(&free_run, 0, sizeof free_run);
+  memset(&after_stuck, 0, sizeof after_stuck);
+  memset(&stuck2, 0, sizeof stuck2);
+  memset(&stopped, 0, sizeof stopped);
+  o.struct_size = sizeof o;
+  o.executable = python;
+  o.args = args;
+  o.arg_count = 4;
+  r = game_sidecar_launch(gs, &o);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+  r = game_sidecar_call(gs, "OpenSession", "{\"sessionId\": \"stalled-1\"}");
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+  r = game_sidecar_call(gs, "OpenSession", "{\"sessionId\": \"free-1\"}");
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+
+  b = game_sidecar_batch_create();
+  CHECK(game_sidecar_batch_upsert_entity(b, "guard", "CHARACTER", "Guard", "a tired guard", NULL) == 0);
+  finished = 0;
+  stuck.handle = game_sidecar_apply_async(gs, "stalled-1", 0, NULL, b, on_done, &stuck);
+  /* Behind it on its own session: answered after it, and sees its write. */
+  after_stuck.handle = game_sidecar_call_async(gs, "GetState", "{\"sessionId\": \"stalled-1\"}", on_done, &after_stuck);
+  /* Another session's write and run: not behind the stuck call. */
+  free_apply.handle = game_sidecar_apply_async(gs, "free-1", 0, NULL, b, on_done, &free_apply);
+  memset(&rq, 0, sizeof rq);
+  rq.struct_size = sizeof rq;
+  rq.input = GAME_SIDECAR_INPUT_NARRATE;
+  rq.session_id = "free-1";
+  rq.text = "The gate opens.";
+  free_run.handle = game_sidecar_run_start(gs, &rq, on_run, &free_run);
+  CHECK(pump_until(gs, &free_run.done));
+  CHECK(free_apply.code == GAME_SIDECAR_OK && free_apply.revision == 1);
+  CHECK(free_run.run_kind_last == GAME_SIDECAR_RUN_FINISHED);
+  CHECK(!stuck.done); /* 3 s to go: the other session did not wait for it */
+  CHECK(pump_until(gs, &after_stuck.done));
+  CHECK(stuck.code == GAME_SIDECAR_OK && stuck.revision == 1);
+  CHECK(stuck.finished_at > free_run.finished_at && after_stuck.finished_at == stuck.finished_at + 1);
+  CHECK(after_stuck.code == GAME_SIDECAR_OK && after_stuck.revision == 1);
+
+  /* A stop waits for the calls submitted before it, stuck or not. */
+  stuck2.handle = game_sidecar_apply_async(gs, "stalled-1", 1, NULL, b, on_done, &stuck2);
+  stopped.handle = game_sidecar_stop_async(gs, on_done, &stopped);
+  game_sidecar_batch_free(b);
+  CHECK(pump_until(gs, &stopped.done));
+  CHECK(stuck2.done && stuck2.code == GAME_SIDECAR_OK && stuck2.revision == 2);
+  CHECK(stuck2.finished_at < stopped.finished_at);
+  game_sidecar_destroy(gs);
+}
+
 int main(int argc, char** argv) {
   const char* exe = getenv("GAME_SIDECAR_EXE");
   if (argc < 4) {
-    fprintf(stderr, "usage: %s <game-sidecar> <config.toml> <fake sidecar>\n", argv[0]);
+    fprintf(stderr, "usage: %s <game-sidecar> <config.toml> <fake sidecar> [<python> <stalling_sidecar.py>]\n", argv[0]);
     return 2;
   }
   if (exe == NULL || *exe == '\0') exe = argv[1];
@@ -515,6 +587,11 @@ int main(int argc, char** argv) {
   test_real_sidecar(exe, argv[2]);
   test_exit_and_restart(exe, argv[2]);
   test_release_does_not_wait(exe, argv[2]);
+  if (argc >= 6) {
+    test_sessions_do_not_wait(argv[4], argv[5], argv[2]);
+  } else {
+    printf("capi: per-session lanes not tested (no python and stalling_sidecar.py given)\n");
+  }
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
