@@ -70,3 +70,21 @@ def test_the_plugin_uses_the_librarys_call_timeout() -> None:
     settings = (PLUGIN / "Source" / "GameSidecar" / "Public" / "GameSidecarSettings.h").read_text(encoding="utf-8")
     assert "int32 CallTimeoutMs = 0;" in settings
     assert "Options.call_timeout_ms = Settings->CallTimeoutMs;" in _subsystem_function("StartProcess")
+
+
+def test_the_build_files_stage_the_config_and_name_missing_libraries() -> None:
+    """Packaging (issue 32, Build items 2 and 4). The .Build.cs files are C# that UBT
+    compiles; no .NET here, so this reads them: the ConfigFile setting is staged from
+    DefaultGame.ini, and each platform's library files are required with a BuildException
+    before the module names them (not a link error, nor a crash at the first call)."""
+    source = PLUGIN / "Source"
+    runtime = (source / "GameSidecar" / "GameSidecar.Build.cs").read_text(encoding="utf-8")
+    assert '"/Script/GameSidecar.GameSidecarSettings", "ConfigFile"' in runtime
+    assert 'RuntimeDependencies.Add(Path.Combine("$(ProjectDir)", ConfigFile), StagedFileType.NonUFS)' in runtime
+    library = (source / "ThirdParty" / "GameSidecarLibrary" / "GameSidecarLibrary.Build.cs").read_text(encoding="utf-8")
+    win64 = library[library.index("UnrealTargetPlatform.Win64") :]
+    required = win64.index('RequireFiles(Lib, "game_sidecar.dll", "game_sidecar.lib")')
+    assert required < win64.index("PublicAdditionalLibraries")
+    linux = library[library.index("UnrealTargetPlatform.Linux") :]
+    assert linux.index('RequireFiles(Lib, "libgame_sidecar.so")') < linux.index("PublicAdditionalLibraries")
+    assert "throw new BuildException" in library[library.index("private void RequireFiles") :]
