@@ -117,7 +117,9 @@ typedef enum game_sidecar_event_kind {
   /* Crash recovery (docs/protocol.md §1, "When the sidecar exits"), to the
    * callback of game_sidecar_set_lifecycle_callback: */
   GAME_SIDECAR_EVENT_STATUS = 16,   /* the process status changed: status, event_json {"status": "ready"} */
-  GAME_SIDECAR_EVENT_EXIT = 17      /* a sidecar process ended: event_json = the exit record (below) */
+  GAME_SIDECAR_EVENT_EXIT = 17,     /* a sidecar process ended: event_json = the exit record (below) */
+  /* To the on_settled callback of game_sidecar_track_async: */
+  GAME_SIDECAR_EVENT_WRITE_SETTLED = 18 /* kept writes of a tracked session settled: event_json (below) */
 } game_sidecar_event_kind;
 
 /* The life of the launched sidecar (SidecarStatus of the C++ API). */
@@ -304,14 +306,65 @@ GAME_SIDECAR_API int game_sidecar_batch_set_scene_fact(game_sidecar_batch* b, co
 GAME_SIDECAR_API int game_sidecar_batch_add_json(game_sidecar_batch* b, const char* op_json);
 
 /* ApplyDeltas with the batch's ops (copied: the batch may be freed or reused at
- * once). base_revision 0 = no check; delta_id NULL = none. Result json:
- * {"revision": "4", "replayed": false}. */
+ * once). base_revision must be the session's current revision (the last one a
+ * call answered; 0 for a new session), else ABORTED/STALE_REVISION with the
+ * current one in the metadata; a tracked session (below) keeps it for you.
+ * delta_id NULL = none. Result json: {"revision": "4", "replayed": false}. */
 GAME_SIDECAR_API game_sidecar_result* game_sidecar_apply(game_sidecar_host* gs, const char* session_id,
                                                          int64_t base_revision, const char* delta_id,
                                                          const game_sidecar_batch* batch);
 GAME_SIDECAR_API uint64_t game_sidecar_apply_async(game_sidecar_host* gs, const char* session_id, int64_t base_revision,
                                                    const char* delta_id, const game_sidecar_batch* batch,
                                                    game_sidecar_callback callback, void* user_data);
+
+/* ---- Tracked sessions (docs/protocol.md §1, "Tracked writes across a restart") ----
+ *
+ * The C++ client's TrackedSession behind the C ABI: the library keeps the
+ * revision the sidecar last acknowledged and sends each batch on top of it, and
+ * keeps the game's writes across a supervised restart. It re-opens the session
+ * on the new process, resends the batch that was in flight under its delta ID
+ * (applied once either way), then sends the writes made while the sidecar was
+ * gone, in order, before READY. A tracked write ends in exactly one of:
+ *   OK                                   acknowledged; the tracked revision moved;
+ *   UNAVAILABLE / WRITE_KEPT             kept: the library sends it after the
+ *                                        restart and reports how it landed in a
+ *                                        WRITE_SETTLED event. Never send it again;
+ *   ABORTED / WRITE_NOT_APPLIED          not in the session and it will not be
+ *                                        sent (no restart follows, the session was
+ *                                        lost, 4,096 writes held): the game decides;
+ *   the sidecar's refusal (STALE_REVISION...) nothing applied;
+ *   UNAVAILABLE / SIDECAR_GONE           it died with the batch in flight and no
+ *                                        restart follows: unknown, see the contract.
+ * A launch that replaces an ended process forgets the tracked sessions: track
+ * them again on the new one. */
+
+/* Opens (creates or resumes) session_id and tracks it. request_json: the whole
+ * OpenSessionRequest as JSON (NULL or "": {"sessionId": session_id}). `callback`
+ * gets CALL_DONE with the OpenSession response and the tracked revision.
+ * `on_settled` (may be NULL) gets each WRITE_SETTLED event of this session,
+ * through the drain, with event_json:
+ *   {"sessionId": "slot-1", "resumed": true, "revision": 7,
+ *    "pending": "none" | "replayed" | "applied_now" | "not_applied",
+ *    "pendingDeltaId": "...", "pendingReason": "", "pendingMessage": "",
+ *    "held": [{"deltaId": "...", "outcome": "applied_now" | "not_applied",
+ *              "revision": 8, "reason": "", "message": ""}]}
+ * ("resumed": false: the new process had lost the session; resync it with
+ * ReplaceState). Tracking a session again keeps its state and replaces on_settled. */
+GAME_SIDECAR_API uint64_t game_sidecar_track_async(game_sidecar_host* gs, const char* session_id,
+                                                   const char* request_json, game_sidecar_callback on_settled,
+                                                   void* settled_user_data, game_sidecar_callback callback,
+                                                   void* user_data);
+/* ApplyDeltas through the tracked session, on top of its revision (outcomes
+ * above). delta_id NULL: the library names the batch ("<session>-<random>-<n>").
+ * FAILED_PRECONDITION when the session is not tracked. */
+GAME_SIDECAR_API uint64_t game_sidecar_tracked_apply_async(game_sidecar_host* gs, const char* session_id,
+                                                           const char* delta_id, const game_sidecar_batch* batch,
+                                                           game_sidecar_callback callback, void* user_data);
+/* The revision the sidecar last acknowledged for a tracked session; -1 when it
+ * is not tracked. */
+GAME_SIDECAR_API int64_t game_sidecar_tracked_revision(game_sidecar_host* gs, const char* session_id);
+/* Writes of a tracked session held for the restart (answered WRITE_KEPT, not yet sent). */
+GAME_SIDECAR_API size_t game_sidecar_tracked_held_count(game_sidecar_host* gs, const char* session_id);
 
 /* ---- Runs ---- */
 

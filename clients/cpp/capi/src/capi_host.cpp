@@ -178,12 +178,14 @@ std::unique_ptr<game_sidecar_result> game_sidecar_host::DoLaunch(const gs_ns::Si
   // call) is over: a launch replaces it rather than being refused until a stop.
   std::unique_ptr<gs_ns::SidecarProcess> ended;
   std::shared_ptr<gs_ns::SidecarClient> ended_client;
+  std::map<std::string, game_sidecar_c::TrackedRecord> ended_tracked;
   {
     std::lock_guard<std::mutex> lock(sidecar_mu);
     if (process && (process->status() == gs_ns::SidecarStatus::kFailed ||
                     process->status() == gs_ns::SidecarStatus::kStopped)) {
       ended = std::move(process);
       ended_client = std::move(client);
+      ended_tracked.swap(tracked);  // they belong to the ended process: the game tracks them again
     }
     if (process || client) {
       return game_sidecar_c::LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "", "a sidecar is already launched or connected");
@@ -230,10 +232,12 @@ std::unique_ptr<game_sidecar_result> game_sidecar_host::DoLaunch(const gs_ns::Si
 std::unique_ptr<game_sidecar_result> game_sidecar_host::DoStop() {
   std::unique_ptr<gs_ns::SidecarProcess> stopping;
   std::shared_ptr<gs_ns::SidecarClient> dropping;
+  std::map<std::string, game_sidecar_c::TrackedRecord> untracked;
   {
     std::lock_guard<std::mutex> lock(sidecar_mu);
     stopping = std::move(process);
     dropping = std::move(client);
+    untracked.swap(tracked);
   }
   auto result = std::make_unique<game_sidecar_result>();
   if (!stopping) {

@@ -14,6 +14,7 @@
 #include "capi_lanes.h"
 #include "game_sidecar/call_queue.h"
 #include "game_sidecar/sidecar_client.h"
+#include "game_sidecar/tracked_session.h"
 #include "game_sidecar_c.h"
 
 struct game_sidecar_result {
@@ -50,6 +51,10 @@ struct PendingEvent {
   std::string event_json;
   bool final_run_event = false;  // the run's record is released after delivery
   int status = 0;                // STATUS, EXIT
+};
+
+struct TrackedRecord {
+  std::shared_ptr<game_sidecar::TrackedSession> session;
 };
 
 struct RunRecord {
@@ -132,6 +137,8 @@ struct game_sidecar_host {
   std::unique_ptr<game_sidecar::SidecarProcess> process;
   std::shared_ptr<game_sidecar::SidecarClient> client;
   std::map<uint64_t, game_sidecar_c::RunRecord> runs;
+  // Tracked sessions of the current client, by session ID (capi_tracked.cpp).
+  std::map<std::string, game_sidecar_c::TrackedRecord> tracked;
 
   // The lifecycle callback (STATUS, EXIT); its own lock, as the supervisor thread reads it.
   std::mutex lifecycle_mu;

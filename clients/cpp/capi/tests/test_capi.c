@@ -8,7 +8,7 @@
  * The same program runs on Windows (the hosted-runner workflow's win64-library
  * job); what differs is in the three helpers below. */
 #ifndef _WIN32
-#define _POSIX_C_SOURCE 200809L /* kill, pthread_self */
+#define _POSIX_C_SOURCE 200809L /* kill, pthread_self, mkdtemp */
 #endif
 #include <stddef.h>
 #include <stdio.h>
@@ -502,6 +502,93 @@ static void test_release_does_not_wait(const char* exe, const char* config) {
   CHECK(game_sidecar_wait_released(0) == 0);
 }
 
+#ifndef _WIN32
+/* What WRITE_SETTLED events said, in order. */
+typedef struct settled_log {
+  int events;
+  int wrong_kind;
+  char last[2048];
+} settled_log;
+
+static void on_settled(const game_sidecar_event* e, void* user_data) {
+  settled_log* log = (settled_log*)user_data;
+  if (e->kind != GAME_SIDECAR_EVENT_WRITE_SETTLED) log->wrong_kind++;
+  log->events++;
+  copy(log->last, sizeof log->last, e->event_json);
+}
+
+/* Tracked sessions through a crash: the library keeps the revision, and a write
+ * made while the sidecar restarts is kept and sent once it is back, never dropped
+ * (docs/protocol.md §1, "Tracked writes across a restart"). */
+static void test_tracked_writes_survive_a_crash(const char* exe, const char* config) {
+  char state_dir[] = "/tmp/capi-tracked-XXXXXX";
+  const char* args[] = {"serve", "--config", config, "--state-dir", state_dir};
+  game_sidecar_host* gs;
+  game_sidecar_launch_options o;
+  call_log opened, first, second, during, untracked;
+  settled_log settled;
+  game_sidecar_batch* b;
+  game_sidecar_result* r;
+  int pid;
+
+  CHECK(mkdtemp(state_dir) != NULL);
+  gs = game_sidecar_create();
+  memset(&o, 0, sizeof o);
+  memset(&opened, 0, sizeof opened);
+  memset(&first, 0, sizeof first);
+  memset(&second, 0, sizeof second);
+  memset(&during, 0, sizeof during);
+  memset(&untracked, 0, sizeof untracked);
+  memset(&settled, 0, sizeof settled);
+  o.struct_size = sizeof o;
+  o.executable = exe;
+  o.args = args;
+  o.arg_count = 5;
+  o.restart_max = 2;
+  o.restart_backoff_initial_ms = 50;
+  r = game_sidecar_launch(gs, &o);
+  CHECK(game_sidecar_result_code(r) == GAME_SIDECAR_OK);
+  game_sidecar_result_free(r);
+  CHECK(game_sidecar_tracked_revision(gs, "t-slot") == -1);
+  opened.handle = game_sidecar_track_async(gs, "t-slot", NULL, on_settled, &settled, on_done, &opened);
+  b = game_sidecar_batch_create();
+  CHECK(game_sidecar_batch_upsert_entity(b, "guard", "CHARACTER", "Guard", "a tired guard", NULL) == 0);
+  /* No base revision to carry: each batch goes on top of the last acknowledged one. */
+  first.handle = game_sidecar_tracked_apply_async(gs, "t-slot", NULL, b, on_done, &first);
+  second.handle = game_sidecar_tracked_apply_async(gs, "t-slot", "second", b, on_done, &second);
+  untracked.handle = game_sidecar_tracked_apply_async(gs, "other-slot", NULL, b, on_done, &untracked);
+  CHECK(pump_until(gs, &second.done) && pump_until(gs, &untracked.done));
+  CHECK(opened.code == GAME_SIDECAR_OK && opened.revision == 0);
+  CHECK(first.code == GAME_SIDECAR_OK && first.revision == 1);
+  CHECK(second.code == GAME_SIDECAR_OK && second.revision == 2);
+  CHECK(game_sidecar_tracked_revision(gs, "t-slot") == 2);
+  CHECK(untracked.code == GAME_SIDECAR_FAILED_PRECONDITION);
+
+  /* A crash, and a write right behind it: kept, then sent by the restart. */
+  pid = game_sidecar_pid(gs);
+  CHECK(kill_hard(pid) == 0);
+  while (game_sidecar_get_status(gs) == GAME_SIDECAR_STATUS_READY) game_sidecar_wait_event(gs, 1);
+  CHECK(game_sidecar_batch_set_field(b, "guard", "mood", "wary") == 0);
+  during.handle = game_sidecar_tracked_apply_async(gs, "t-slot", "during", b, on_done, &during);
+  game_sidecar_batch_free(b);
+  CHECK(pump_until(gs, &during.done));
+  if (during.code != GAME_SIDECAR_OK) {
+    CHECK(during.code == GAME_SIDECAR_UNAVAILABLE && strcmp(during.reason, "WRITE_KEPT") == 0);
+    CHECK(pump_until(gs, &settled.events));
+    CHECK(settled.wrong_kind == 0 && strstr(settled.last, "\"resumed\":true") != NULL);
+    CHECK(strstr(settled.last, "\"deltaId\":\"during\",\"outcome\":\"applied_now\",\"revision\":3") != NULL ||
+          strstr(settled.last, "\"pendingDeltaId\":\"during\"") != NULL);
+  }
+  while (game_sidecar_get_status(gs) != GAME_SIDECAR_STATUS_READY) game_sidecar_wait_event(gs, 10);
+  CHECK(game_sidecar_tracked_revision(gs, "t-slot") == 3);
+  CHECK(game_sidecar_tracked_held_count(gs, "t-slot") == 0);
+  r = game_sidecar_call(gs, "GetState", "{\"sessionId\": \"t-slot\"}");
+  CHECK(game_sidecar_result_revision(r) == 3 && strstr(game_sidecar_result_json(r), "wary") != NULL);
+  game_sidecar_result_free(r);
+  game_sidecar_destroy(gs);
+}
+#endif
+
 /* Per-session lanes: a call stuck on one session holds up nothing of another's,
  * while order holds within a session and around a stop. The sidecar is the real one
  * with ApplyDeltas on "stalled-*" sessions answering after 3 s
@@ -587,6 +674,9 @@ int main(int argc, char** argv) {
   test_real_sidecar(exe, argv[2]);
   test_exit_and_restart(exe, argv[2]);
   test_release_does_not_wait(exe, argv[2]);
+#ifndef _WIN32
+  test_tracked_writes_survive_a_crash(exe, argv[2]);
+#endif
   if (argc >= 6) {
     test_sessions_do_not_wait(argv[4], argv[5], argv[2]);
   } else {
