@@ -360,6 +360,14 @@ GAME_SIDECAR_API uint64_t game_sidecar_track_async(game_sidecar_host* gs, const 
 GAME_SIDECAR_API uint64_t game_sidecar_tracked_apply_async(game_sidecar_host* gs, const char* session_id,
                                                            const char* delta_id, const game_sidecar_batch* batch,
                                                            game_sidecar_callback callback, void* user_data);
+/* ReplaceState through the tracked session (a resync, a loaded save): the
+ * tracked revision follows, and a batch left unacknowledged is dropped (the
+ * snapshot wins). request_json: the ReplaceStateRequest as JSON, its sessionId
+ * that of the tracked session (or empty). A world over the chunk size goes in
+ * pieces. FAILED_PRECONDITION when the session is not tracked. */
+GAME_SIDECAR_API uint64_t game_sidecar_tracked_replace_state_async(game_sidecar_host* gs, const char* session_id,
+                                                                   const char* request_json,
+                                                                   game_sidecar_callback callback, void* user_data);
 /* The revision the sidecar last acknowledged for a tracked session; -1 when it
  * is not tracked. */
 GAME_SIDECAR_API int64_t game_sidecar_tracked_revision(game_sidecar_host* gs, const char* session_id);

@@ -145,6 +145,43 @@ uint64_t game_sidecar_tracked_apply_async(game_sidecar_host* gs, const char* ses
   return handle;
 }
 
+uint64_t game_sidecar_tracked_replace_state_async(game_sidecar_host* gs, const char* session_id,
+                                                  const char* request_json, game_sidecar_callback callback,
+                                                  void* user_data) {
+  uint64_t handle = gs->NextHandle();
+  const std::string id = session_id ? session_id : "";
+  v1::ReplaceStateRequest request;
+  std::string error;
+  if (id.empty()) {
+    error = "session_id is empty";
+  } else if (!game_sidecar_c::FromJson(request_json ? request_json : "", &request, &error)) {
+    error = "request_json: " + error;
+  } else if (!request.session_id().empty() && request.session_id() != id) {
+    error = "request_json names session \"" + request.session_id() + "\", not \"" + id + "\"";
+  }
+  request.set_session_id(id);
+  gs->SubmitForSession(id, [gs, handle, callback, user_data, id, request, error] {
+    PendingEvent event = CallDone(handle, callback, user_data);
+    std::shared_ptr<gs_ns::TrackedSession> session = error.empty() ? Find(gs, id) : nullptr;
+    if (!error.empty()) {
+      event.result = LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", error);
+    } else if (!session) {
+      event.result = LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "",
+                                "session \"" + id + "\" is not tracked: game_sidecar_track_async first");
+    } else {
+      v1::ReplaceStateResponse response;
+      gs_ns::Status status = session->ReplaceState(request, &response);
+      event.result = game_sidecar_c::FromStatus(status);
+      if (status.ok()) {
+        event.result->json = game_sidecar_c::ToJson(response);
+        event.result->revision = response.revision();
+      }
+    }
+    gs->Post(std::move(event));
+  });
+  return handle;
+}
+
 int64_t game_sidecar_tracked_revision(game_sidecar_host* gs, const char* session_id) {
   std::shared_ptr<gs_ns::TrackedSession> session = Find(gs, session_id ? session_id : "");
   return session ? session->revision() : -1;

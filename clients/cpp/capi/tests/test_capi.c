@@ -585,6 +585,14 @@ static void test_tracked_writes_survive_a_crash(const char* exe, const char* con
   r = game_sidecar_call(gs, "GetState", "{\"sessionId\": \"t-slot\"}");
   CHECK(game_sidecar_result_revision(r) == 3 && strstr(game_sidecar_result_json(r), "wary") != NULL);
   game_sidecar_result_free(r);
+  /* A resync (a loaded save): the tracked revision follows it. */
+  memset(&opened, 0, sizeof opened);
+  opened.handle = game_sidecar_tracked_replace_state_async(
+      gs, "t-slot", "{\"snapshot\": {\"entities\": [{\"id\": \"cat\", \"kind\": \"ENTITY_KIND_CHARACTER\", \"name\": \"Cat\"}]}}",
+      on_done, &opened);
+  CHECK(pump_until(gs, &opened.done));
+  CHECK(opened.code == GAME_SIDECAR_OK && opened.revision == 4);
+  CHECK(game_sidecar_tracked_revision(gs, "t-slot") == 4);
   game_sidecar_destroy(gs);
 }
 #endif
