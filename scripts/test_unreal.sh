@@ -5,10 +5,12 @@
 #     and for Win64 (the platform branches), every warning an error;
 #  2. build libgame_sidecar and run its plain-C test against the real sidecar
 #     (CTest capi.c_program);
-#  3. scripts/unreal_package: assemble dist/unreal/GameSidecar/ and check the
+#  3. link the plugin's C++ with the stand-ins' runtime and that library, and run
+#     it against the real sidecar (clients/unreal/checks/run/plugin_run_test.cpp);
+#  4. scripts/unreal_package: assemble dist/unreal/GameSidecar/ and check the
 #     library (dependencies, exports, glibc floor); and check that the checker
 #     refuses a library linked against the shared gRPC;
-#  4. the Win64 DLL's checks (imports, exports from the PE tables) on two DLLs
+#  5. the Win64 DLL's checks (imports, exports from the PE tables) on two DLLs
 #     made by mingw-w64, and --win64-dir's placement (skipped without mingw-w64).
 #
 # Environment: GAME_SIDECAR_EXE (default .venv/bin/game-sidecar), UNREAL_BUILD_DIR
@@ -71,6 +73,19 @@ cmake -S "$root/clients/cpp" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGAME_SIDEC
       -DGAME_SIDECAR_WERROR=ON -DGAME_SIDECAR_EXE="$exe" >/dev/null
 cmake --build "$build" --target game_sidecar capi_c_test capi_unwind_test capi_dlopen_test -j "$jobs"
 GAME_SIDECAR_EXE="$exe" ctest --test-dir "$build" -R '^capi\.' --output-on-failure --no-tests=error
+
+echo "== the plugin's logic, run against the stand-ins and the real sidecar"
+# The driver plays the engine (game instances, ticks) around the plugin's own
+# Private/*.cpp; the stand-ins' out-of-line half is StandInRuntime.cpp.
+run="$build/plugin-run"
+rm -rf "$run" && mkdir -p "$run"
+"$cxx" -std=c++17 -O0 -g -Wall -Wextra -Werror -Wno-unused-parameter -DGAMESIDECAR_API= \
+  -I"$root/clients/unreal/stand-in" -I"$gen" -I"$plugin/Public" -I"$plugin/Private" -I"$root/clients/cpp/capi/include" \
+  "$plugin"/Private/*.cpp "$root/clients/unreal/stand-in/StandInRuntime.cpp" \
+  "$root/clients/unreal/checks/run/plugin_run_test.cpp" \
+  -L"$build/capi" -lgame_sidecar -Wl,-rpath,"$build/capi" -pthread -o "$run/plugin_run_test"
+# Each wait has its own deadline; this one bounds the whole run.
+timeout 300 "$run/plugin_run_test" "$exe" "$root/clients/cpp/tests/sidecar_test.toml"
 
 echo "== scripts/unreal_package"
 # --max-glibc: the library must load on Unreal's Linux sysroots (glibc 2.17 / 2.28).

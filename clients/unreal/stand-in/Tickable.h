@@ -1,4 +1,5 @@
-// STAND-IN (see CoreMinimal.h).
+// STAND-IN (see CoreMinimal.h). The engine ticks every tickable object once a
+// frame (a Conditional one while IsTickable()); the driver does that here.
 #pragma once
 #include "CoreMinimal.h"
 enum class ETickableTickType : uint8 { Conditional, Always, Never };

@@ -368,6 +368,11 @@ GAME_SIDECAR_API uint64_t game_sidecar_tracked_apply_async(game_sidecar_host* gs
 GAME_SIDECAR_API uint64_t game_sidecar_tracked_replace_state_async(game_sidecar_host* gs, const char* session_id,
                                                                    const char* request_json,
                                                                    game_sidecar_callback callback, void* user_data);
+/* Stops tracking a session, for a game that closed it or replaced it whole (an
+ * ImportSession: track it anew after). Writes it held for a restart are
+ * discarded with it, and a tracked write queued behind the call fails
+ * FAILED_PRECONDITION. 0, or NOT_FOUND when it was not tracked. */
+GAME_SIDECAR_API int game_sidecar_untrack(game_sidecar_host* gs, const char* session_id);
 /* The revision the sidecar last acknowledged for a tracked session; -1 when it
  * is not tracked. */
 GAME_SIDECAR_API int64_t game_sidecar_tracked_revision(game_sidecar_host* gs, const char* session_id);

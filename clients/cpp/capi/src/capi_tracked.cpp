@@ -182,6 +182,18 @@ uint64_t game_sidecar_tracked_replace_state_async(game_sidecar_host* gs, const c
   return handle;
 }
 
+int game_sidecar_untrack(game_sidecar_host* gs, const char* session_id) {
+  std::shared_ptr<gs_ns::TrackedSession> dropped;
+  {
+    std::lock_guard<std::mutex> lock(gs->sidecar_mu);
+    auto it = gs->tracked.find(session_id ? session_id : "");
+    if (it == gs->tracked.end()) return GAME_SIDECAR_NOT_FOUND;
+    dropped = std::move(it->second.session);
+    gs->tracked.erase(it);
+  }
+  return GAME_SIDECAR_OK;  // `dropped` goes here, outside the lock (or with the lane's last use of it)
+}
+
 int64_t game_sidecar_tracked_revision(game_sidecar_host* gs, const char* session_id) {
   std::shared_ptr<gs_ns::TrackedSession> session = Find(gs, session_id ? session_id : "");
   return session ? session->revision() : -1;

@@ -4,5 +4,7 @@
 class UGameInstance;
 class UWorld : public UObject {
  public:
-  UGameInstance* GetGameInstance() const;
+  UGameInstance* GetGameInstance() const { return OwningGameInstance; }
+  virtual UWorld* GetWorld() const override { return const_cast<UWorld*>(this); }
+  UGameInstance* OwningGameInstance = nullptr;
 };

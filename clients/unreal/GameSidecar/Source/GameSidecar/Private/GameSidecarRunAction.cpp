@@ -3,6 +3,7 @@
 #include "Engine/Engine.h"
 #include "Engine/GameInstance.h"
 #include "Engine/World.h"
+#include "GameSidecarOps.h"
 #include "GameSidecarSubsystem.h"
 #include "GameSidecarText.h"
 
@@ -10,59 +11,38 @@ THIRD_PARTY_INCLUDES_START
 #include "game_sidecar_c.h"
 THIRD_PARTY_INCLUDES_END
 
+using GameSidecarOps::FRunSpec;
 using GameSidecarText::FromUtf8;
 
-USidecarRunAction* USidecarRunAction::Make(UObject* WorldContextObject, int32 InInput, const FString& InSessionId,
-                                           const FString& InActorId, const FString& InText, const FString& InSpeakerId,
-                                           const TArray<FSidecarActionOption>& InOptions)
+void USidecarRunActionBase::Prepare(UObject* WorldContextObject, const FRunSpec& Spec)
 {
-	USidecarRunAction* Action = NewObject<USidecarRunAction>();
 	UWorld* World = GEngine ? GEngine->GetWorldFromContextObject(WorldContextObject, EGetWorldErrorMode::LogAndReturnNull) : nullptr;
 	UGameInstance* Instance = World ? World->GetGameInstance() : nullptr;
-	Action->Subsystem = Instance ? Instance->GetSubsystem<UGameSidecarSubsystem>() : nullptr;
-	Action->Input = InInput;
-	Action->SessionId = InSessionId;
-	Action->ActorId = InActorId;
-	Action->Text = InText;
-	Action->SpeakerId = InSpeakerId;
-	Action->Options = InOptions;
+	Subsystem = Instance ? Instance->GetSubsystem<UGameSidecarSubsystem>() : nullptr;
+	RequestJson = GameSidecarOps::RunRequestJson(Spec);
 	// Kept alive by the game instance until SetReadyToDestroy.
-	Action->RegisterWithGameInstance(WorldContextObject);
-	return Action;
+	RegisterWithGameInstance(WorldContextObject);
 }
 
-USidecarRunAction* USidecarRunAction::Narrate(UObject* WorldContextObject, const FString& SessionId, const FString& WhatHappened)
-{
-	return Make(WorldContextObject, GAME_SIDECAR_INPUT_NARRATE, SessionId, FString(), WhatHappened, FString(), {});
-}
-
-USidecarRunAction* USidecarRunAction::Dialogue(UObject* WorldContextObject, const FString& SessionId, const FString& ActorId,
-                                               const FString& SpeakerId, const FString& Line)
-{
-	return Make(WorldContextObject, GAME_SIDECAR_INPUT_DIALOGUE, SessionId, ActorId, Line, SpeakerId, {});
-}
-
-USidecarRunAction* USidecarRunAction::Decide(UObject* WorldContextObject, const FString& SessionId, const FString& ActorId,
-                                             const FString& Situation, const TArray<FSidecarActionOption>& Options)
-{
-	return Make(WorldContextObject, GAME_SIDECAR_INPUT_DECIDE, SessionId, ActorId, Situation, FString(), Options);
-}
-
-void USidecarRunAction::Activate()
+void USidecarRunActionBase::Activate()
 {
 	UGameSidecarSubsystem* Owner = Subsystem.Get();
 	if (Owner == nullptr)
 	{
 		FSidecarStatus Status;
 		Status.Code = GAME_SIDECAR_FAILED_PRECONDITION;
-		Status.Message = TEXT("no GameSidecar subsystem in this game instance");
+		Status.Message = TEXT("no GameSidecar subsystem in this game instance (see the RunsOn setting)");
 		Fail(Status);
 		return;
 	}
-	TWeakObjectPtr<USidecarRunAction> Weak(this);
-	Run = Owner->StartRun(Input, SessionId, ActorId, Text, SpeakerId, Options, [Weak](const game_sidecar_event& Event) {
-		if (USidecarRunAction* Self = Weak.Get())
+	TWeakObjectPtr<USidecarRunActionBase> Weak(this);
+	Run = Owner->StartRunJson(RequestJson, [Weak](const game_sidecar_event& Event) {
+		if (USidecarRunActionBase* Self = Weak.Get())
 		{
+			if (Event.run_kind == GAME_SIDECAR_RUN_STARTED)
+			{
+				Self->RunId = FromUtf8(Event.run_id);
+			}
 			return Self->HandleEvent(Event);
 		}
 		return Event.run_kind == GAME_SIDECAR_RUN_FINISHED || Event.run_kind == GAME_SIDECAR_RUN_ERROR;
@@ -73,11 +53,114 @@ void USidecarRunAction::Activate()
 	}
 }
 
-void USidecarRunAction::Cancel()
+void USidecarRunActionBase::Cancel()
 {
-	if (UGameSidecarSubsystem* Owner = Subsystem.Get())
+	UGameSidecarSubsystem* Owner = Subsystem.Get();
+	if (Owner != nullptr && !bEnded)
 	{
 		Owner->CancelRun(Run);
+	}
+}
+
+void USidecarRunActionBase::Fail(const FSidecarStatus& Status)
+{
+	bEnded = true;
+	FSidecarRunEvent Details;
+	Details.RunId = RunId;
+	Details.Status = Status;
+	OnError.Broadcast(Status.Message, Details);
+	SetReadyToDestroy();
+}
+
+USidecarRunAction* USidecarRunAction::Make(UObject* WorldContextObject, const FRunSpec& Spec)
+{
+	USidecarRunAction* Action = NewObject<USidecarRunAction>();
+	Action->Prepare(WorldContextObject, Spec);
+	return Action;
+}
+
+USidecarRunAction* USidecarRunAction::Narrate(UObject* WorldContextObject, const FString& SessionId,
+                                              const FString& WhatHappened, const FString& ActorId,
+                                              const TArray<FString>& EntityIds, const TArray<FString>& FocusIds,
+                                              const FString& Profile)
+{
+	FRunSpec Spec;
+	Spec.Kind = TEXT("narrate");
+	Spec.SessionId = SessionId;
+	Spec.Text = WhatHappened;
+	Spec.ActorId = ActorId;
+	Spec.EntityIds = EntityIds;
+	Spec.FocusIds = FocusIds;
+	Spec.Profile = Profile;
+	return Make(WorldContextObject, Spec);
+}
+
+USidecarRunAction* USidecarRunAction::Dialogue(UObject* WorldContextObject, const FString& SessionId, const FString& ActorId,
+                                               const FString& SpeakerId, const FString& Line,
+                                               const TArray<FString>& FocusIds, const FString& Profile)
+{
+	FRunSpec Spec;
+	Spec.Kind = TEXT("dialogue");
+	Spec.SessionId = SessionId;
+	Spec.ActorId = ActorId;
+	Spec.SpeakerId = SpeakerId;
+	Spec.Text = Line;
+	Spec.FocusIds = FocusIds;
+	Spec.Profile = Profile;
+	return Make(WorldContextObject, Spec);
+}
+
+USidecarRunAction* USidecarRunAction::Continue(UObject* WorldContextObject, const FString& SessionId, const FString& ActorId,
+                                               const TArray<FString>& FocusIds, const FString& Profile)
+{
+	FRunSpec Spec;
+	Spec.Kind = TEXT("continueStory");
+	Spec.SessionId = SessionId;
+	Spec.ActorId = ActorId;
+	Spec.FocusIds = FocusIds;
+	Spec.Profile = Profile;
+	return Make(WorldContextObject, Spec);
+}
+
+USidecarRunAction* USidecarRunAction::Describe(UObject* WorldContextObject, const FString& SessionId, const FString& ActorId,
+                                               const FString& EntityId, const FString& Aspect,
+                                               const TArray<FString>& FocusIds, const FString& Profile)
+{
+	FRunSpec Spec;
+	Spec.Kind = TEXT("describe");
+	Spec.SessionId = SessionId;
+	Spec.ActorId = ActorId;
+	Spec.EntityId = EntityId;
+	Spec.Aspect = Aspect;
+	Spec.FocusIds = FocusIds;
+	Spec.Profile = Profile;
+	return Make(WorldContextObject, Spec);
+}
+
+void USidecarRunAction::EmitSentence(const FSidecarRunEvent& Base)
+{
+	// Trimmed as shown; the mentions move with the cut.
+	int32 Lead = 0;
+	while (Lead < Sentence.Len() && FChar::IsWhitespace(Sentence[Lead]))
+	{
+		++Lead;
+	}
+	const FString Done = Sentence.TrimStartAndEnd();
+	FSidecarRunEvent Details = Base;
+	Details.Mentions.Reset();
+	for (FSidecarMention Mention : SentenceMentions)
+	{
+		Mention.Start -= Lead;
+		if (Mention.Start >= 0 && Mention.Start + Mention.Length <= Done.Len())
+		{
+			Details.Mentions.Add(Mention);
+		}
+	}
+	Sentence.Reset();
+	SentenceMentions.Reset();
+	if (!Done.IsEmpty())
+	{
+		OnSentence.Broadcast(Done, Details);
 	}
 }
 
@@ -87,9 +170,6 @@ bool USidecarRunAction::HandleEvent(const game_sidecar_event& Event)
 	Details.RunId = RunId;
 	switch (Event.run_kind)
 	{
-	case GAME_SIDECAR_RUN_STARTED:
-		RunId = FromUtf8(Event.run_id);
-		return false;
 	case GAME_SIDECAR_RUN_TEXT:
 	{
 		const FString Delta = FromUtf8(Event.text);
@@ -98,62 +178,38 @@ bool USidecarRunAction::HandleEvent(const game_sidecar_event& Event)
 			const game_sidecar_mention& M = Event.mentions[i];
 			FSidecarMention Mention;
 			Mention.EntityId = FromUtf8(M.entity_id);
-			Mention.Start = M.start_utf16;  // FString indices
+			Mention.Start = M.start_utf16;  // FString indices into this delta
 			Mention.Length = M.length_utf16;
 			Mention.StartUtf8 = M.start;
 			Mention.LengthUtf8 = M.length;
 			Details.Mentions.Add(Mention);
+			FSidecarMention InSentence = Mention;
+			InSentence.Start += Sentence.Len();
+			SentenceMentions.Add(InSentence);
+			FSidecarMention InFull = Mention;
+			InFull.Start += FullText.Len();
+			FullMentions.Add(InFull);
 		}
 		FullText += Delta;
 		Sentence += Delta;
 		OnText.Broadcast(Delta, Details);
 		if (Event.sentence_end)
 		{
-			const FString Done = Sentence.TrimStartAndEnd();
-			Sentence.Reset();
-			if (!Done.IsEmpty())
-			{
-				FSidecarRunEvent SentenceDetails;
-				SentenceDetails.RunId = RunId;
-				OnSentence.Broadcast(Done, SentenceDetails);
-			}
+			EmitSentence(Details);
 		}
 		return false;
 	}
-	case GAME_SIDECAR_RUN_ATTEMPT_REJECTED:
-		// A decision reply was void; the next attempt's text replaces it.
-		FullText.Reset();
-		Sentence.Reset();
-		return false;
-	case GAME_SIDECAR_RUN_ACTION:
-		ActionId = FromUtf8(Event.action_id);
-		return false;
 	case GAME_SIDECAR_RUN_FINISHED:
-	{
-		const FString Tail = Sentence.TrimStartAndEnd();
-		Sentence.Reset();
-		if (!Tail.IsEmpty())
-		{
-			OnSentence.Broadcast(Tail, Details);
-		}
-		Details.ActionId = ActionId;
+		EmitSentence(Details);
+		bEnded = true;
+		Details.Mentions = FullMentions;
 		OnFinished.Broadcast(FullText, Details);
 		SetReadyToDestroy();
 		return true;
-	}
 	case GAME_SIDECAR_RUN_ERROR:
 		Fail(UGameSidecarSubsystem::ToStatus(Event.result));
 		return true;
 	default:
 		return false;
 	}
-}
-
-void USidecarRunAction::Fail(const FSidecarStatus& Status)
-{
-	FSidecarRunEvent Details;
-	Details.RunId = RunId;
-	Details.Status = Status;
-	OnError.Broadcast(Status.Message, Details);
-	SetReadyToDestroy();
 }

@@ -7,11 +7,14 @@
 #include "Engine/Engine.h"
 #include "Engine/GameInstance.h"
 #include "GameSidecarLog.h"
+#include "GameSidecarJson.h"
 #include "GameSidecarModule.h"
+#include "GameSidecarOps.h"
 #include "GameSidecarSettings.h"
 #include "GameSidecarText.h"
 #include "HAL/FileManager.h"
 #include "Interfaces/IPluginManager.h"
+#include "Misc/Base64.h"
 #include "Misc/Paths.h"
 #include "Serialization/JsonReader.h"
 #include "Serialization/JsonSerializer.h"
@@ -40,20 +43,6 @@ const TCHAR* PlatformFolder()
 #else
 	return TEXT("Linux");
 #endif
-}
-
-const char* KindName(ESidecarEntityKind Kind)
-{
-	switch (Kind)
-	{
-	case ESidecarEntityKind::Character: return "CHARACTER";
-	case ESidecarEntityKind::Location: return "LOCATION";
-	case ESidecarEntityKind::Item: return "ITEM";
-	case ESidecarEntityKind::Faction: return "FACTION";
-	case ESidecarEntityKind::Player: return "PLAYER";
-	case ESidecarEntityKind::Other: return "OTHER";
-	}
-	return "OTHER";
 }
 
 FSidecarStatus LocalStatus(int32 Code, const FString& Message)
@@ -179,6 +168,8 @@ bool UGameSidecarSubsystem::ShouldCreateSubsystem(UObject* Outer) const
 }
 
 bool UGameSidecarSubsystem::IsLibraryLoaded() const { return FGameSidecarModule::IsLibraryLoaded(); }
+
+int32 UGameSidecarSubsystem::GetSidecarPid() const { return Sidecar != nullptr ? game_sidecar_pid(Sidecar) : 0; }
 
 FSidecarStatus UGameSidecarSubsystem::NoLibraryStatus() const
 {
@@ -388,6 +379,20 @@ void UGameSidecarSubsystem::StartProcess()
 			UE_LOG(LogGameSidecar, Error, TEXT("launch failed: %s %s\n%s"), *Status.Reason, *Status.Message,
 			       *FromUtf8(game_sidecar_result_stderr_tail(Event.result)));
 		}
+		if (Status.IsOk())
+		{
+			// A launch after Failed is a new process the library tracks nothing of yet.
+			for (const FString& SessionId : TArray<FString>(TrackedSessions))
+			{
+				Track(SessionId, [SessionId](const FSidecarStatus& Tracked, int64) {
+					if (!Tracked.IsOk())
+					{
+						UE_LOG(LogGameSidecar, Error, TEXT("could not track session %s again: %s %s"), *SessionId,
+						       *Tracked.Reason, *Tracked.Message);
+					}
+				});
+			}
+		}
 		SetState(Status.IsOk() ? ESidecarState::Ready : ESidecarState::Failed, Status);
 		return true;
 	});
@@ -500,68 +505,88 @@ void UGameSidecarSubsystem::CallJson(const FString& Method, const FString& Reque
 	});
 }
 
+void UGameSidecarSubsystem::Track(const FString& SessionId, TFunction<void(const FSidecarStatus&, int64)> OnDone)
+{
+	if (Sidecar == nullptr)
+	{
+		DeliverLater([OnDone, Status = NoLibraryStatus()]() { OnDone(Status, -1); });
+		return;
+	}
+	const uint64 Handle = game_sidecar_track_async(Sidecar, ToUtf8(SessionId).c_str(), nullptr,
+	                                               &UGameSidecarSubsystem::DispatchSettled, this,
+	                                               &UGameSidecarSubsystem::Dispatch, this);
+	Handlers.Add(Handle, [this, SessionId, OnDone](const game_sidecar_event& Event) {
+		const FSidecarStatus Status = ToStatus(Event.result);
+		if (Status.IsOk() && !TrackedSessions.Contains(SessionId))
+		{
+			TrackedSessions.Add(SessionId);
+		}
+		OnDone(Status, game_sidecar_result_revision(Event.result));
+		return true;
+	});
+}
+
 void UGameSidecarSubsystem::OpenSession(const FString& SessionId, FSidecarCallDone OnDone)
 {
-	CallJson(TEXT("OpenSession"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
-	         [OnDone](const FSidecarStatus& Status, const FString&, int64 Revision) { OnDone.ExecuteIfBound(Status, Revision); });
+	Track(SessionId, [OnDone](const FSidecarStatus& Status, int64 Revision) { OnDone.ExecuteIfBound(Status, Revision); });
 }
 
 void UGameSidecarSubsystem::CloseSession(const FString& SessionId, FSidecarCallDone OnDone)
 {
 	CallJson(TEXT("CloseSession"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
-	         [OnDone](const FSidecarStatus& Status, const FString&, int64 Revision) { OnDone.ExecuteIfBound(Status, Revision); });
+	         [this, SessionId, OnDone](const FSidecarStatus& Status, const FString&, int64 Revision) {
+		         if (Status.IsOk() && Sidecar != nullptr)
+		         {
+			         TrackedSessions.Remove(SessionId);
+			         game_sidecar_untrack(Sidecar, ToUtf8(SessionId).c_str());
+		         }
+		         OnDone.ExecuteIfBound(Status, Revision);
+	         });
 }
 
-void UGameSidecarSubsystem::ApplyDeltas(const FString& SessionId, const FSidecarDeltaBatch& Batch, int64 BaseRevision,
-                                        const FString& DeltaId, FSidecarCallDone OnDone)
+int64 UGameSidecarSubsystem::GetTrackedRevision(const FString& SessionId) const
+{
+	return Sidecar != nullptr ? game_sidecar_tracked_revision(Sidecar, ToUtf8(SessionId).c_str()) : -1;
+}
+
+game_sidecar_batch* UGameSidecarSubsystem::MakeBatch(const FSidecarDeltaBatch& Batch, const FSidecarCallDone& OnDone)
 {
 	if (Sidecar == nullptr)
 	{
 		DeliverLater([OnDone, Status = NoLibraryStatus()]() { OnDone.ExecuteIfBound(Status, -1); });
-		return;
+		return nullptr;
 	}
 	game_sidecar_batch* B = game_sidecar_batch_create();
-	FString Bad;
-	for (const FSidecarEntity& E : Batch.Upserts)
-	{
-		if (game_sidecar_batch_upsert_entity(B, ToUtf8(E.Id).c_str(), KindName(E.Kind), ToUtf8(E.Name).c_str(),
-		                                     ToUtf8(E.Description).c_str(), ToUtf8(E.LocationId).c_str()) != 0)
-			Bad = FString::Printf(TEXT("upsert of entity \"%s\" (an empty ID?)"), *E.Id);
-	}
-	for (const FSidecarFieldChange& F : Batch.FieldChanges)
-	{
-		const std::string Value = ToUtf8(F.Value);
-		if (game_sidecar_batch_set_field(B, ToUtf8(F.EntityId).c_str(), ToUtf8(F.Field).c_str(),
-		                                 F.bRemove ? nullptr : Value.c_str()) != 0)
-			Bad = FString::Printf(TEXT("field change %s.%s"), *F.EntityId, *F.Field);
-	}
-	for (const FSidecarGameEvent& E : Batch.Events)
-	{
-		if (game_sidecar_batch_record_event(B, ToUtf8(E.Text).c_str(), ToUtf8(E.ActorId).c_str(),
-		                                    ToUtf8(E.LocationId).c_str()) != 0)
-			Bad = TEXT("an event with empty text");
-	}
-	for (const FSidecarSceneFact& F : Batch.SceneFacts)
-	{
-		const std::string Value = ToUtf8(F.Value);
-		if (game_sidecar_batch_set_scene_fact(B, ToUtf8(F.Key).c_str(), F.bRemove ? nullptr : Value.c_str()) != 0)
-			Bad = TEXT("a scene fact with an empty key");
-	}
-	for (const FString& Json : Batch.ExtraOpsJson)
-	{
-		if (game_sidecar_batch_add_json(B, ToUtf8(Json).c_str()) != 0)
-			Bad = FString::Printf(TEXT("extra op %s"), *Json);
-	}
-	for (const FString& Id : Batch.RemoveEntityIds)
-	{
-		if (game_sidecar_batch_remove_entity(B, ToUtf8(Id).c_str()) != 0)
-			Bad = TEXT("a removal with an empty ID");
-	}
+	const FString Bad = GameSidecarOps::AddToBatch(B, Batch);
 	if (!Bad.IsEmpty())
 	{
 		// Nothing is sent; the error still arrives on a later tick, like any result.
 		game_sidecar_batch_free(B);
 		DeliverLater([OnDone, Status = LocalStatus(3, TEXT("bad delta op: ") + Bad)]() { OnDone.ExecuteIfBound(Status, -1); });
+		return nullptr;
+	}
+	return B;
+}
+
+void UGameSidecarSubsystem::ApplyDeltas(const FString& SessionId, const FSidecarDeltaBatch& Batch, FSidecarCallDone OnDone)
+{
+	game_sidecar_batch* B = MakeBatch(Batch, OnDone);
+	if (B == nullptr)
+	{
+		return;
+	}
+	const uint64 Handle = game_sidecar_tracked_apply_async(Sidecar, ToUtf8(SessionId).c_str(), nullptr, B,
+	                                                       &UGameSidecarSubsystem::Dispatch, this);
+	game_sidecar_batch_free(B);  // copied by the call
+	OnCallResult(Handle, OnDone);
+}
+
+void UGameSidecarSubsystem::ApplyDeltasAtRevision(const FString& SessionId, const FSidecarDeltaBatch& Batch,
+                                                  int64 BaseRevision, const FString& DeltaId, FSidecarCallDone OnDone)
+{
+	game_sidecar_batch* B = MakeBatch(Batch, OnDone);
+	if (B == nullptr)
+	{
 		return;
 	}
 	const std::string Delta = ToUtf8(DeltaId);
@@ -572,36 +597,84 @@ void UGameSidecarSubsystem::ApplyDeltas(const FString& SessionId, const FSidecar
 	OnCallResult(Handle, OnDone);
 }
 
-uint64 UGameSidecarSubsystem::StartRun(int32 Input, const FString& SessionId, const FString& ActorId,
-                                       const FString& Text, const FString& SpeakerId,
-                                       const TArray<FSidecarActionOption>& Options, FEventHandler Handler)
+void UGameSidecarSubsystem::GetState(const FString& SessionId, FSidecarJsonDone OnDone)
+{
+	CallJson(TEXT("GetState"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
+	         [OnDone](const FSidecarStatus& Status, const FString& Json, int64 Revision) {
+		         OnDone.ExecuteIfBound(Status, Json, Revision);
+	         });
+}
+
+void UGameSidecarSubsystem::ReplaceState(const FString& SessionId, const FString& SnapshotJson, FSidecarCallDone OnDone)
+{
+	const FString Request = FString::Printf(TEXT("{\"sessionId\": %s, \"snapshot\": %s}"), *GameSidecarText::JsonQuote(SessionId),
+	                                        SnapshotJson.IsEmpty() ? TEXT("{}") : *SnapshotJson);
+	if (Sidecar == nullptr || !TrackedSessions.Contains(SessionId))
+	{
+		CallJson(TEXT("ReplaceState"), Request, [OnDone](const FSidecarStatus& Status, const FString&, int64 Revision) {
+			OnDone.ExecuteIfBound(Status, Revision);
+		});
+		return;
+	}
+	const uint64 Handle = game_sidecar_tracked_replace_state_async(Sidecar, ToUtf8(SessionId).c_str(), ToUtf8(Request).c_str(),
+	                                                               &UGameSidecarSubsystem::Dispatch, this);
+	OnCallResult(Handle, OnDone);
+}
+
+void UGameSidecarSubsystem::ExportSession(const FString& SessionId, FSidecarExportDone OnDone)
+{
+	CallJson(TEXT("ExportSession"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
+	         [OnDone](const FSidecarStatus& Status, const FString& Json, int64 Revision) {
+		         // proto3 JSON carries bytes as base64.
+		         TArray<uint8> SaveData;
+		         if (Status.IsOk())
+		         {
+			         FBase64::Decode(GameSidecarJson::StringField(Json, TEXT("blob")), SaveData);
+		         }
+		         OnDone.ExecuteIfBound(Status, SaveData, Revision);
+	         });
+}
+
+void UGameSidecarSubsystem::ImportSession(const TArray<uint8>& SaveData, FSidecarCallDone OnDone)
+{
+	const FString Request = FString::Printf(TEXT("{\"blob\": \"%s\", \"overwrite\": true}"), *FBase64::Encode(SaveData));
+	CallJson(TEXT("ImportSession"), Request, [this, OnDone](const FSidecarStatus& Status, const FString& Json, int64 Revision) {
+		const FString SessionId = GameSidecarJson::StringField(Json, TEXT("sessionId"));
+		if (!Status.IsOk() || Sidecar == nullptr || !TrackedSessions.Contains(SessionId))
+		{
+			OnDone.ExecuteIfBound(Status, Revision);
+			return;
+		}
+		// The session was replaced whole: track it anew, at the imported revision.
+		game_sidecar_untrack(Sidecar, ToUtf8(SessionId).c_str());
+		Track(SessionId, [OnDone](const FSidecarStatus& Tracked, int64 TrackedRevision) {
+			OnDone.ExecuteIfBound(Tracked, TrackedRevision);
+		});
+	});
+}
+
+void UGameSidecarSubsystem::DispatchSettled(const game_sidecar_event* Event, void* UserData)
+{
+	UGameSidecarSubsystem* Self = static_cast<UGameSidecarSubsystem*>(UserData);
+	const FSidecarWritesSettled Settled = GameSidecarJson::WritesSettled(FromUtf8(Event->event_json));
+	for (const FSidecarSettledWrite& Write : Settled.Writes)
+	{
+		if (Write.Outcome == ESidecarWriteOutcome::NotApplied)
+		{
+			UE_LOG(LogGameSidecar, Warning, TEXT("session %s: kept write %s was not applied: %s %s"), *Settled.SessionId,
+			       *Write.DeltaId, *Write.Reason, *Write.Message);
+		}
+	}
+	Self->OnWriteSettled.Broadcast(Settled);
+}
+
+uint64 UGameSidecarSubsystem::StartRunJson(const FString& RequestJson, FEventHandler Handler)
 {
 	if (Sidecar == nullptr)
 	{
 		return 0;
 	}
-	const std::string Session = ToUtf8(SessionId), Actor = ToUtf8(ActorId), Body = ToUtf8(Text), Speaker = ToUtf8(SpeakerId);
-	std::vector<std::string> Strings;
-	Strings.reserve(Options.Num() * 3);
-	std::vector<game_sidecar_action_option> COptions;
-	for (const FSidecarActionOption& O : Options)
-	{
-		Strings.push_back(ToUtf8(O.ActionId));
-		Strings.push_back(ToUtf8(O.Label));
-		Strings.push_back(ToUtf8(O.TargetId));
-		const size_t N = Strings.size();
-		COptions.push_back({Strings[N - 3].c_str(), Strings[N - 2].c_str(), Strings[N - 1].c_str()});
-	}
-	game_sidecar_run_request Request = {};
-	Request.struct_size = sizeof(Request);
-	Request.input = Input;
-	Request.session_id = Session.c_str();
-	Request.actor_id = Actor.c_str();
-	Request.text = Body.c_str();
-	Request.speaker_id = Speaker.c_str();
-	Request.options = COptions.empty() ? nullptr : COptions.data();
-	Request.option_count = COptions.size();
-	const uint64 Run = game_sidecar_run_start(Sidecar, &Request, &UGameSidecarSubsystem::Dispatch, this);
+	const uint64 Run = game_sidecar_run_start_json(Sidecar, ToUtf8(RequestJson).c_str(), &UGameSidecarSubsystem::Dispatch, this);
 	Handlers.Add(Run, MoveTemp(Handler));
 	return Run;
 }

@@ -48,6 +48,10 @@ public:
 	UFUNCTION(BlueprintPure, Category = "Game Sidecar")
 	ESidecarState GetState() const { return State; }
 
+	// The sidecar process's ID, 0 when none runs (game_sidecar_pid): for tools and
+	// tests that must find the process from outside.
+	int32 GetSidecarPid() const;
+
 	// False when libgame_sidecar could not be loaded (Win64: game_sidecar.dll
 	// missing): the state is then Failed and every call fails with the reason
 	// LIBRARY_NOT_LOADED, on a later tick like any result.
@@ -70,24 +74,67 @@ public:
 	UPROPERTY(BlueprintAssignable, Category = "Game Sidecar")
 	FSidecarLogLine OnLog;
 
+	// The kept writes of a tracked session settled after a restart: which landed
+	// (replayed, applied now) and which did not (the game decides).
+	UPROPERTY(BlueprintAssignable, Category = "Game Sidecar")
+	FSidecarWritesSettledEvent OnWriteSettled;
+
+	// Opens (creates or resumes) a session, one per save slot, and tracks it: the
+	// plugin keeps its revision (GetTrackedRevision), ApplyDeltas sends each batch
+	// on top of it, and across a sidecar restart the batch in flight is resent
+	// under its delta ID and the writes made meanwhile are held and sent once the
+	// sidecar is ready, never dropped. After a relaunch from Failed the plugin
+	// tracks its sessions again by itself.
 	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
 	void OpenSession(const FString& SessionId, FSidecarCallDone OnDone);
 
 	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
 	void CloseSession(const FString& SessionId, FSidecarCallDone OnDone);
 
-	// BaseRevision 0: no check. DeltaId: makes a resend idempotent ("" = none).
+	// Applies a batch to an open (tracked) session, on top of its revision. OnDone:
+	// OK with the new revision; UNAVAILABLE/WRITE_KEPT: kept, the plugin sends it
+	// after the restart (never send it again; OnWriteSettled says how it landed);
+	// ABORTED/WRITE_NOT_APPLIED: not applied and not to be sent (the game decides);
+	// FAILED_PRECONDITION when the session was not opened here.
 	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
-	void ApplyDeltas(const FString& SessionId, const FSidecarDeltaBatch& Batch, int64 BaseRevision,
-	                 const FString& DeltaId, FSidecarCallDone OnDone);
+	void ApplyDeltas(const FString& SessionId, const FSidecarDeltaBatch& Batch, FSidecarCallDone OnDone);
+
+	// ApplyDeltas untracked, for a game that keeps revisions itself: BaseRevision
+	// must be the session's current one (else ABORTED/STALE_REVISION); DeltaId makes
+	// a resend idempotent ("" = none).
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
+	void ApplyDeltasAtRevision(const FString& SessionId, const FSidecarDeltaBatch& Batch, int64 BaseRevision,
+	                           const FString& DeltaId, FSidecarCallDone OnDone);
+
+	// The revision the sidecar last acknowledged for an open session; -1 when it is not open here.
+	UFUNCTION(BlueprintPure, Category = "Game Sidecar")
+	int64 GetTrackedRevision(const FString& SessionId) const;
+
+	// The session's whole state (GetStateResponse as proto3 JSON) and its revision.
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
+	void GetState(const FString& SessionId, FSidecarJsonDone OnDone);
+
+	// Replaces the whole state with SnapshotJson (a Snapshot as proto3 JSON, e.g.
+	// the "snapshot" of GetState's JSON): a resync, or a rewind. Through the tracked
+	// session when it is open, so its revision follows.
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
+	void ReplaceState(const FString& SessionId, const FString& SnapshotJson, FSidecarCallDone OnDone);
+
+	// Save games: the session (state, transcripts, notes) as bytes for a USaveGame...
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
+	void ExportSession(const FString& SessionId, FSidecarExportDone OnDone);
+
+	// ...and back. Import before OpenSession: an import replaces the session whole.
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
+	void ImportSession(const TArray<uint8>& SaveData, FSidecarCallDone OnDone);
 
 	// Any unary call with proto3 JSON (game_sidecar_call_async): Method "GetState"...
 	void CallJson(const FString& Method, const FString& RequestJson,
 	              TFunction<void(const FSidecarStatus&, const FString& ResponseJson, int64 Revision)> OnDone);
 
-	// Runs (used by the Blueprint nodes). Returns the run's handle (0 when there is no sidecar object).
-	uint64 StartRun(int32 Input, const FString& SessionId, const FString& ActorId, const FString& Text,
-	                const FString& SpeakerId, const TArray<FSidecarActionOption>& Options, FEventHandler Handler);
+	// Runs (used by the Blueprint nodes): a RunRequest as proto3 JSON. Returns the
+	// run's handle (0 when there is no sidecar object).
+	uint64 StartRunJson(const FString& RequestJson, FEventHandler Handler);
 	void CancelRun(uint64 Run);
 
 	// What a call gets when there is no sidecar object to take it (the library
@@ -102,6 +149,10 @@ private:
 	static void Dispatch(const game_sidecar_event* Event, void* UserData);
 	static void DispatchLog(const game_sidecar_event* Event, void* UserData);
 	static void DispatchLifecycle(const game_sidecar_event* Event, void* UserData);
+	static void DispatchSettled(const game_sidecar_event* Event, void* UserData);
+	// A batch for the C ABI, or a result for OnDone on the next tick when it has a bad op.
+	struct game_sidecar_batch* MakeBatch(const FSidecarDeltaBatch& Batch, const FSidecarCallDone& OnDone);
+	void Track(const FString& SessionId, TFunction<void(const FSidecarStatus&, int64)> OnDone);
 	FString ResolveStateFolder() const;
 	// Broadcasts OnStateChanged once per change: a state the subsystem is already
 	// in is not announced again (a stop's own result and its STATUS event both say Stopped).
@@ -118,6 +169,8 @@ private:
 	// Per-call routing: the handle a *_async call returned -> its handler.
 	TMap<uint64, FEventHandler> Handlers;
 	TArray<TFunction<void()>> LocalResults;
+	// The sessions OpenSession tracks, tracked again after a relaunch.
+	TArray<FString> TrackedSessions;
 	// The StateFolder setting resolved, before any -N of bNextStateFolderWhenLocked.
 	FString BaseStateFolder;
 	int32 LockedRetries = 0;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "CoreMinimal.h"
+#include "GameSidecarWorldTypes.h"
+#include "GameSidecarWriteTypes.h"
 #include "GameSidecarTypes.generated.h"
 
 // What the subsystem knows of its sidecar (the library's STATUS events, on the
@@ -101,6 +103,32 @@ struct GAMESIDECAR_API FSidecarExit
 	FString Description;
 };
 
+// What a Decide node chose: the game's action, its parameters, and what the NPC
+// says while doing it (display names only, as in any text; the entities it names
+// in MentionedIds). Never the model's raw reply.
+USTRUCT(BlueprintType)
+struct GAMESIDECAR_API FSidecarDecision
+{
+	GENERATED_BODY()
+
+	// The ActionId of the chosen FSidecarActionOption.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString ActionId;
+	// Its index in the node's Options (0-based).
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 Index = -1;
+	// The option's parameters (its ParametersSchema), checked against it: an
+	// integer in decimal, an entity as its engine ID, else the text as given.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	TMap<FString, FString> Parameters;
+	// The NPC's line.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FString Line;
+	// Engine IDs of the entities the line names.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	TArray<FString> MentionedIds;
+};
+
 // What a run node's pins carry besides their text.
 USTRUCT(BlueprintType)
 struct GAMESIDECAR_API FSidecarRunEvent
@@ -109,13 +137,20 @@ struct GAMESIDECAR_API FSidecarRunEvent
 
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	FString RunId;
-	// OnText: the entities this delta names.
+	// The entities the pin's text names, with FString indices into that text:
+	// OnText a delta's, OnSentence the sentence's, OnFinished the whole text's.
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	TArray<FSidecarMention> Mentions;
-	// OnFinished of a Decide node: the chosen action's ID.
+	// OnDecided: the choice (also ActionId, for a quick switch on it).
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	FSidecarDecision Decision;
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	FString ActionId;
-	// OnError: why the run ended (CANCELLED/RUN_CANCELLED after Cancel).
+	// OnAttemptRejected: which attempt (1-based) and why; another follows.
+	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
+	int32 Attempt = 0;
+	// OnError: why the run ended (CANCELLED/RUN_CANCELLED after Cancel);
+	// OnAttemptRejected: the reason in Message.
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	FSidecarStatus Status;
 };
@@ -131,10 +166,15 @@ struct GAMESIDECAR_API FSidecarActionOption
 	FString Label;
 	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
 	FString TargetId;
+	// What the actor fills in when it takes this action: a small JSON Schema
+	// (docs/runs.md, "Actions with parameters"); empty: none.
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	FString ParametersSchema;
 };
 
 // Delta ops. A batch is applied in this order: upserts, field changes, events,
-// scene facts, extra JSON ops, removals.
+// scene facts, personas, moods, memories, lore cards, extra JSON ops, lore card
+// removals, entity removals.
 USTRUCT(BlueprintType)
 struct GAMESIDECAR_API FSidecarEntity
 {
@@ -207,14 +247,27 @@ struct GAMESIDECAR_API FSidecarDeltaBatch
 	TArray<FSidecarGameEvent> Events;
 	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
 	TArray<FSidecarSceneFact> SceneFacts;
-	// Any other DeltaOp as proto3 JSON ({"setMood": {...}}).
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FSidecarPersona> Personas;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FSidecarMood> Moods;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FSidecarMemory> Memories;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FSidecarLoreCard> LoreCards;
+	// Any other DeltaOp as proto3 JSON ({"setStory": {...}}): the escape hatch.
 	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
 	TArray<FString> ExtraOpsJson;
+	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
+	TArray<FString> RemoveLoreCardIds;
 	UPROPERTY(EditAnywhere, BlueprintReadWrite, Category = "Game Sidecar")
 	TArray<FString> RemoveEntityIds;
 };
 
 DECLARE_DYNAMIC_DELEGATE_TwoParams(FSidecarCallDone, const FSidecarStatus&, Status, int64, Revision);
+DECLARE_DYNAMIC_DELEGATE_ThreeParams(FSidecarJsonDone, const FSidecarStatus&, Status, const FString&, Json, int64, Revision);
+DECLARE_DYNAMIC_DELEGATE_ThreeParams(FSidecarExportDone, const FSidecarStatus&, Status, const TArray<uint8>&, SaveData, int64, Revision);
+DECLARE_DYNAMIC_MULTICAST_DELEGATE_OneParam(FSidecarWritesSettledEvent, const FSidecarWritesSettled&, Settled);
 DECLARE_DYNAMIC_MULTICAST_DELEGATE_TwoParams(FSidecarStateChanged, ESidecarState, State, const FSidecarStatus&, Status);
 DECLARE_DYNAMIC_MULTICAST_DELEGATE_OneParam(FSidecarLogLine, const FString&, JsonLine);
 DECLARE_DYNAMIC_MULTICAST_DELEGATE_OneParam(FSidecarExited, const FSidecarExit&, Exit);
