@@ -82,7 +82,7 @@ rm -rf "$run" && mkdir -p "$run"
 "$cxx" -std=c++17 -O0 -g -Wall -Wextra -Werror -Wno-unused-parameter -DGAMESIDECAR_API= \
   -I"$root/clients/unreal/stand-in" -I"$gen" -I"$plugin/Public" -I"$plugin/Private" -I"$root/clients/cpp/capi/include" \
   "$plugin"/Private/*.cpp "$root/clients/unreal/stand-in/StandInRuntime.cpp" \
-  "$root/clients/unreal/checks/run/plugin_run_test.cpp" \
+  "$root"/clients/unreal/checks/run/*.cpp \
   -L"$build/capi" -lgame_sidecar -Wl,-rpath,"$build/capi" -pthread -o "$run/plugin_run_test"
 # Each wait has its own deadline; this one bounds the whole run.
 timeout 300 "$run/plugin_run_test" "$exe" "$root/clients/cpp/tests/sidecar_test.toml"

@@ -98,14 +98,20 @@ FSidecarWritesSettled WritesSettled(const FString& Json)
 		FSidecarSettledWrite Write;
 		Object->TryGetStringField(TEXT("pendingDeltaId"), Write.DeltaId);
 		Write.Outcome = Outcome(Pending);
-		Write.Revision = 0;  // the record does not carry the in-flight batch's own revision
+		// The record carries the revision after the restart, which is this batch's
+		// when nothing was held behind it (set below otherwise: 0, unknown).
+		Write.Revision = Settled.Revision;
 		Object->TryGetStringField(TEXT("pendingReason"), Write.Reason);
 		Object->TryGetStringField(TEXT("pendingMessage"), Write.Message);
 		Settled.Writes.Add(Write);
 	}
 	const TArray<TSharedPtr<FJsonValue>>* Held = nullptr;
-	if (Object->TryGetArrayField(TEXT("held"), Held))
+	if (Object->TryGetArrayField(TEXT("held"), Held) && Held->Num() > 0)
 	{
+		if (Settled.Writes.Num() > 0)
+		{
+			Settled.Writes[0].Revision = 0;
+		}
 		for (const TSharedPtr<FJsonValue>& Value : *Held)
 		{
 			const TSharedPtr<FJsonObject> Entry = Value->AsObject();

@@ -35,6 +35,37 @@ void USidecarRunActionBase::Activate()
 		Fail(Status);
 		return;
 	}
+	// Now, or once a sidecar that is Starting is Ready; a failure comes on a later tick.
+	TWeakObjectPtr<USidecarRunActionBase> Weak(this);
+	Owner->WhenStarted([Weak](const FSidecarStatus* Failed) {
+		if (USidecarRunActionBase* Self = Weak.Get())
+		{
+			Self->Start(Failed);
+		}
+	});
+}
+
+void USidecarRunActionBase::Start(const FSidecarStatus* Failed)
+{
+	UGameSidecarSubsystem* Owner = Subsystem.Get();
+	if (bEnded)
+	{
+		return;
+	}
+	if (Failed != nullptr || Owner == nullptr)
+	{
+		Fail(Failed != nullptr ? *Failed : FSidecarStatus());
+		return;
+	}
+	if (bCancelRequested)
+	{
+		FSidecarStatus Status;
+		Status.Code = GAME_SIDECAR_CANCELLED;
+		Status.Reason = TEXT("RUN_CANCELLED");
+		Status.Message = TEXT("run cancelled before it started");
+		Fail(Status);
+		return;
+	}
 	TWeakObjectPtr<USidecarRunActionBase> Weak(this);
 	Run = Owner->StartRunJson(RequestJson, [Weak](const game_sidecar_event& Event) {
 		if (USidecarRunActionBase* Self = Weak.Get())
@@ -47,16 +78,21 @@ void USidecarRunActionBase::Activate()
 		}
 		return Event.run_kind == GAME_SIDECAR_RUN_FINISHED || Event.run_kind == GAME_SIDECAR_RUN_ERROR;
 	});
-	if (Run == 0)
-	{
-		Fail(Owner->NoLibraryStatus());
-	}
 }
 
 void USidecarRunActionBase::Cancel()
 {
 	UGameSidecarSubsystem* Owner = Subsystem.Get();
-	if (Owner != nullptr && !bEnded)
+	if (bEnded)
+	{
+		return;
+	}
+	if (Run == 0)
+	{
+		bCancelRequested = true;  // not started yet (the sidecar is starting): it ends when it would start
+		return;
+	}
+	if (Owner != nullptr)
 	{
 		Owner->CancelRun(Run);
 	}

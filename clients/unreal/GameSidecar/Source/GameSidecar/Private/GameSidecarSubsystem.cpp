@@ -45,16 +45,6 @@ const TCHAR* PlatformFolder()
 #endif
 }
 
-FSidecarStatus LocalStatus(int32 Code, const FString& Message)
-{
-	FSidecarStatus Status;
-	Status.Code = Code;
-	Status.Reason = TEXT("INVALID_REQUEST");
-	Status.Message = Message;
-	Status.MetadataJson = TEXT("{}");
-	return Status;
-}
-
 FString ResolveExecutable(const UGameSidecarSettings* Settings)
 {
 	FString Exe = Settings->Executable;
@@ -216,6 +206,7 @@ void UGameSidecarSubsystem::Deinitialize()
 	Sidecar = nullptr;
 	Handlers.Empty();
 	LocalResults.Empty();
+	HeldUntilStarted.Empty();
 	if (Old != nullptr)
 	{
 		game_sidecar_release(Old);
@@ -243,6 +234,32 @@ void UGameSidecarSubsystem::Tick(float DeltaTime)
 }
 
 void UGameSidecarSubsystem::DeliverLater(TFunction<void()> Deliver) { LocalResults.Add(MoveTemp(Deliver)); }
+
+void UGameSidecarSubsystem::WhenStarted(TFunction<void(const FSidecarStatus* Failed)> Work)
+{
+	if (Sidecar == nullptr)
+	{
+		DeliverLater([Work, Status = NoLibraryStatus()]() { Work(&Status); });
+	}
+	else if (State == ESidecarState::Starting)
+	{
+		HeldUntilStarted.Add(MoveTemp(Work));
+	}
+	else
+	{
+		Work(nullptr);
+	}
+}
+
+void UGameSidecarSubsystem::ReleaseHeld(const FSidecarStatus* Failed)
+{
+	TArray<TFunction<void(const FSidecarStatus*)>> Held = MoveTemp(HeldUntilStarted);
+	HeldUntilStarted.Empty();
+	for (TFunction<void(const FSidecarStatus*)>& Work : Held)
+	{
+		Work(Failed);
+	}
+}
 
 TStatId UGameSidecarSubsystem::GetStatId() const
 {
@@ -376,8 +393,9 @@ void UGameSidecarSubsystem::StartProcess()
 		}
 		if (!Status.IsOk())
 		{
-			UE_LOG(LogGameSidecar, Error, TEXT("launch failed: %s %s\n%s"), *Status.Reason, *Status.Message,
-			       *FromUtf8(game_sidecar_result_stderr_tail(Event.result)));
+			const FString Tail = FromUtf8(game_sidecar_result_stderr_tail(Event.result));
+			UE_LOG(LogGameSidecar, Error, TEXT("launch failed: %s %s%s%s"), *Status.Reason, *Status.Message,
+			       Tail.IsEmpty() ? TEXT("") : TEXT("\n"), *Tail);
 		}
 		if (Status.IsOk())
 		{
@@ -394,6 +412,8 @@ void UGameSidecarSubsystem::StartProcess()
 			}
 		}
 		SetState(Status.IsOk() ? ESidecarState::Ready : ESidecarState::Failed, Status);
+		// What was asked for while Starting goes now (in the order asked), or fails as the launch did.
+		ReleaseHeld(Status.IsOk() ? nullptr : &Status);
 		return true;
 	});
 }
@@ -433,12 +453,14 @@ void UGameSidecarSubsystem::DispatchLog(const game_sidecar_event* Event, void* U
 	UGameSidecarSubsystem* Self = static_cast<UGameSidecarSubsystem*>(UserData);
 	const FString Line = FromUtf8(Event->text);
 	// The sidecar's own log (one JSON line each: ts, level, msg, fields) in the Output
-	// Log at its level, besides OnLog for Blueprints.
-	if (Line.Contains(TEXT("\"level\":\"error\"")) || Line.Contains(TEXT("\"level\":\"critical\"")))
+	// Log at its level, besides OnLog for Blueprints. Read as JSON: the sidecar
+	// writes `"level": "error"` (with a space), which a text match missed.
+	const FString Level = GameSidecarJson::StringField(Line, TEXT("level"));
+	if (Level.Equals(TEXT("error")) || Level.Equals(TEXT("critical")))
 	{
 		UE_LOG(LogGameSidecar, Error, TEXT("sidecar: %s"), *Line);
 	}
-	else if (Line.Contains(TEXT("\"level\":\"warning\"")))
+	else if (Level.Equals(TEXT("warning")))
 	{
 		UE_LOG(LogGameSidecar, Warning, TEXT("sidecar: %s"), *Line);
 	}
@@ -478,194 +500,6 @@ void UGameSidecarSubsystem::DispatchLifecycle(const game_sidecar_event* Event, v
 	default: break;
 	}
 	Self->SetState(NewState, FSidecarStatus());  // once per change (SetState)
-}
-
-void UGameSidecarSubsystem::OnCallResult(uint64 Handle, FSidecarCallDone OnDone)
-{
-	Handlers.Add(Handle, [OnDone](const game_sidecar_event& Event) {
-		OnDone.ExecuteIfBound(ToStatus(Event.result), game_sidecar_result_revision(Event.result));
-		return true;
-	});
-}
-
-void UGameSidecarSubsystem::CallJson(const FString& Method, const FString& RequestJson,
-                                     TFunction<void(const FSidecarStatus&, const FString&, int64)> OnDone)
-{
-	if (Sidecar == nullptr)
-	{
-		DeliverLater([OnDone, Status = NoLibraryStatus()]() { OnDone(Status, FString(), -1); });
-		return;
-	}
-	const uint64 Handle = game_sidecar_call_async(Sidecar, ToUtf8(Method).c_str(), ToUtf8(RequestJson).c_str(),
-	                                              &UGameSidecarSubsystem::Dispatch, this);
-	Handlers.Add(Handle, [OnDone](const game_sidecar_event& Event) {
-		OnDone(ToStatus(Event.result), FromUtf8(game_sidecar_result_json(Event.result)),
-		       game_sidecar_result_revision(Event.result));
-		return true;
-	});
-}
-
-void UGameSidecarSubsystem::Track(const FString& SessionId, TFunction<void(const FSidecarStatus&, int64)> OnDone)
-{
-	if (Sidecar == nullptr)
-	{
-		DeliverLater([OnDone, Status = NoLibraryStatus()]() { OnDone(Status, -1); });
-		return;
-	}
-	const uint64 Handle = game_sidecar_track_async(Sidecar, ToUtf8(SessionId).c_str(), nullptr,
-	                                               &UGameSidecarSubsystem::DispatchSettled, this,
-	                                               &UGameSidecarSubsystem::Dispatch, this);
-	Handlers.Add(Handle, [this, SessionId, OnDone](const game_sidecar_event& Event) {
-		const FSidecarStatus Status = ToStatus(Event.result);
-		if (Status.IsOk() && !TrackedSessions.Contains(SessionId))
-		{
-			TrackedSessions.Add(SessionId);
-		}
-		OnDone(Status, game_sidecar_result_revision(Event.result));
-		return true;
-	});
-}
-
-void UGameSidecarSubsystem::OpenSession(const FString& SessionId, FSidecarCallDone OnDone)
-{
-	Track(SessionId, [OnDone](const FSidecarStatus& Status, int64 Revision) { OnDone.ExecuteIfBound(Status, Revision); });
-}
-
-void UGameSidecarSubsystem::CloseSession(const FString& SessionId, FSidecarCallDone OnDone)
-{
-	CallJson(TEXT("CloseSession"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
-	         [this, SessionId, OnDone](const FSidecarStatus& Status, const FString&, int64 Revision) {
-		         if (Status.IsOk() && Sidecar != nullptr)
-		         {
-			         TrackedSessions.Remove(SessionId);
-			         game_sidecar_untrack(Sidecar, ToUtf8(SessionId).c_str());
-		         }
-		         OnDone.ExecuteIfBound(Status, Revision);
-	         });
-}
-
-int64 UGameSidecarSubsystem::GetTrackedRevision(const FString& SessionId) const
-{
-	return Sidecar != nullptr ? game_sidecar_tracked_revision(Sidecar, ToUtf8(SessionId).c_str()) : -1;
-}
-
-game_sidecar_batch* UGameSidecarSubsystem::MakeBatch(const FSidecarDeltaBatch& Batch, const FSidecarCallDone& OnDone)
-{
-	if (Sidecar == nullptr)
-	{
-		DeliverLater([OnDone, Status = NoLibraryStatus()]() { OnDone.ExecuteIfBound(Status, -1); });
-		return nullptr;
-	}
-	game_sidecar_batch* B = game_sidecar_batch_create();
-	const FString Bad = GameSidecarOps::AddToBatch(B, Batch);
-	if (!Bad.IsEmpty())
-	{
-		// Nothing is sent; the error still arrives on a later tick, like any result.
-		game_sidecar_batch_free(B);
-		DeliverLater([OnDone, Status = LocalStatus(3, TEXT("bad delta op: ") + Bad)]() { OnDone.ExecuteIfBound(Status, -1); });
-		return nullptr;
-	}
-	return B;
-}
-
-void UGameSidecarSubsystem::ApplyDeltas(const FString& SessionId, const FSidecarDeltaBatch& Batch, FSidecarCallDone OnDone)
-{
-	game_sidecar_batch* B = MakeBatch(Batch, OnDone);
-	if (B == nullptr)
-	{
-		return;
-	}
-	const uint64 Handle = game_sidecar_tracked_apply_async(Sidecar, ToUtf8(SessionId).c_str(), nullptr, B,
-	                                                       &UGameSidecarSubsystem::Dispatch, this);
-	game_sidecar_batch_free(B);  // copied by the call
-	OnCallResult(Handle, OnDone);
-}
-
-void UGameSidecarSubsystem::ApplyDeltasAtRevision(const FString& SessionId, const FSidecarDeltaBatch& Batch,
-                                                  int64 BaseRevision, const FString& DeltaId, FSidecarCallDone OnDone)
-{
-	game_sidecar_batch* B = MakeBatch(Batch, OnDone);
-	if (B == nullptr)
-	{
-		return;
-	}
-	const std::string Delta = ToUtf8(DeltaId);
-	const uint64 Handle = game_sidecar_apply_async(Sidecar, ToUtf8(SessionId).c_str(), BaseRevision,
-	                                               Delta.empty() ? nullptr : Delta.c_str(), B,
-	                                               &UGameSidecarSubsystem::Dispatch, this);
-	game_sidecar_batch_free(B);
-	OnCallResult(Handle, OnDone);
-}
-
-void UGameSidecarSubsystem::GetState(const FString& SessionId, FSidecarJsonDone OnDone)
-{
-	CallJson(TEXT("GetState"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
-	         [OnDone](const FSidecarStatus& Status, const FString& Json, int64 Revision) {
-		         OnDone.ExecuteIfBound(Status, Json, Revision);
-	         });
-}
-
-void UGameSidecarSubsystem::ReplaceState(const FString& SessionId, const FString& SnapshotJson, FSidecarCallDone OnDone)
-{
-	const FString Request = FString::Printf(TEXT("{\"sessionId\": %s, \"snapshot\": %s}"), *GameSidecarText::JsonQuote(SessionId),
-	                                        SnapshotJson.IsEmpty() ? TEXT("{}") : *SnapshotJson);
-	if (Sidecar == nullptr || !TrackedSessions.Contains(SessionId))
-	{
-		CallJson(TEXT("ReplaceState"), Request, [OnDone](const FSidecarStatus& Status, const FString&, int64 Revision) {
-			OnDone.ExecuteIfBound(Status, Revision);
-		});
-		return;
-	}
-	const uint64 Handle = game_sidecar_tracked_replace_state_async(Sidecar, ToUtf8(SessionId).c_str(), ToUtf8(Request).c_str(),
-	                                                               &UGameSidecarSubsystem::Dispatch, this);
-	OnCallResult(Handle, OnDone);
-}
-
-void UGameSidecarSubsystem::ExportSession(const FString& SessionId, FSidecarExportDone OnDone)
-{
-	CallJson(TEXT("ExportSession"), FString::Printf(TEXT("{\"sessionId\": %s}"), *GameSidecarText::JsonQuote(SessionId)),
-	         [OnDone](const FSidecarStatus& Status, const FString& Json, int64 Revision) {
-		         // proto3 JSON carries bytes as base64.
-		         TArray<uint8> SaveData;
-		         if (Status.IsOk())
-		         {
-			         FBase64::Decode(GameSidecarJson::StringField(Json, TEXT("blob")), SaveData);
-		         }
-		         OnDone.ExecuteIfBound(Status, SaveData, Revision);
-	         });
-}
-
-void UGameSidecarSubsystem::ImportSession(const TArray<uint8>& SaveData, FSidecarCallDone OnDone)
-{
-	const FString Request = FString::Printf(TEXT("{\"blob\": \"%s\", \"overwrite\": true}"), *FBase64::Encode(SaveData));
-	CallJson(TEXT("ImportSession"), Request, [this, OnDone](const FSidecarStatus& Status, const FString& Json, int64 Revision) {
-		const FString SessionId = GameSidecarJson::StringField(Json, TEXT("sessionId"));
-		if (!Status.IsOk() || Sidecar == nullptr || !TrackedSessions.Contains(SessionId))
-		{
-			OnDone.ExecuteIfBound(Status, Revision);
-			return;
-		}
-		// The session was replaced whole: track it anew, at the imported revision.
-		game_sidecar_untrack(Sidecar, ToUtf8(SessionId).c_str());
-		Track(SessionId, [OnDone](const FSidecarStatus& Tracked, int64 TrackedRevision) {
-			OnDone.ExecuteIfBound(Tracked, TrackedRevision);
-		});
-	});
-}
-
-void UGameSidecarSubsystem::DispatchSettled(const game_sidecar_event* Event, void* UserData)
-{
-	UGameSidecarSubsystem* Self = static_cast<UGameSidecarSubsystem*>(UserData);
-	const FSidecarWritesSettled Settled = GameSidecarJson::WritesSettled(FromUtf8(Event->event_json));
-	for (const FSidecarSettledWrite& Write : Settled.Writes)
-	{
-		if (Write.Outcome == ESidecarWriteOutcome::NotApplied)
-		{
-			UE_LOG(LogGameSidecar, Warning, TEXT("session %s: kept write %s was not applied: %s %s"), *Settled.SessionId,
-			       *Write.DeltaId, *Write.Reason, *Write.Message);
-		}
-	}
-	Self->OnWriteSettled.Broadcast(Settled);
 }
 
 uint64 UGameSidecarSubsystem::StartRunJson(const FString& RequestJson, FEventHandler Handler)

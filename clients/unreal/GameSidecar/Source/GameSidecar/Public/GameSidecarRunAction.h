@@ -45,6 +45,8 @@ public:
 
 protected:
 	void Prepare(UObject* WorldContextObject, const GameSidecarOps::FRunSpec& Spec);
+	// The run's start proper, once the sidecar is started (Failed: it could not be).
+	void Start(const FSidecarStatus* Failed);
 	// Returns true on the run's last event.
 	virtual bool HandleEvent(const game_sidecar_event& Event) = 0;
 	void Fail(const FSidecarStatus& Status);
@@ -54,6 +56,7 @@ protected:
 	uint64 Run = 0;
 	FString RunId;
 	bool bEnded = false;
+	bool bCancelRequested = false;
 };
 
 UCLASS(meta = (ExposedAsyncProxy = "RunTask"))

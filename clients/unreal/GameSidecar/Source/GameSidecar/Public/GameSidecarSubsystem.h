@@ -132,8 +132,14 @@ public:
 	void CallJson(const FString& Method, const FString& RequestJson,
 	              TFunction<void(const FSidecarStatus&, const FString& ResponseJson, int64 Revision)> OnDone);
 
-	// Runs (used by the Blueprint nodes): a RunRequest as proto3 JSON. Returns the
-	// run's handle (0 when there is no sidecar object).
+	// Runs Work now, or, while the sidecar is Starting, once it is Ready (Failed
+	// null) or has failed (Failed: the launch's status); with no sidecar object,
+	// on the next tick with NoLibraryStatus. What every call uses, so one asked
+	// for during a launch (or its retry on <StateFolder>-N) is never lost.
+	void WhenStarted(TFunction<void(const FSidecarStatus* Failed)> Work);
+
+	// Runs (used by the Blueprint nodes, inside WhenStarted): a RunRequest as
+	// proto3 JSON. Returns the run's handle (0 when there is no sidecar object).
 	uint64 StartRunJson(const FString& RequestJson, FEventHandler Handler);
 	void CancelRun(uint64 Run);
 
@@ -150,8 +156,11 @@ private:
 	static void DispatchLog(const game_sidecar_event* Event, void* UserData);
 	static void DispatchLifecycle(const game_sidecar_event* Event, void* UserData);
 	static void DispatchSettled(const game_sidecar_event* Event, void* UserData);
-	// A batch for the C ABI, or a result for OnDone on the next tick when it has a bad op.
-	struct game_sidecar_batch* MakeBatch(const FSidecarDeltaBatch& Batch, const FSidecarCallDone& OnDone);
+	// Builds the batch now and sends it with Send once started (WhenStarted); a bad
+	// op is a result for OnDone on the next tick, and nothing is sent.
+	void SendBatch(const FSidecarDeltaBatch& Batch, const FSidecarCallDone& OnDone,
+	               TFunction<uint64(struct game_sidecar_batch*)> Send);
+	void ReleaseHeld(const FSidecarStatus* Failed);
 	void Track(const FString& SessionId, TFunction<void(const FSidecarStatus&, int64)> OnDone);
 	FString ResolveStateFolder() const;
 	// Broadcasts OnStateChanged once per change: a state the subsystem is already
@@ -169,6 +178,7 @@ private:
 	// Per-call routing: the handle a *_async call returned -> its handler.
 	TMap<uint64, FEventHandler> Handlers;
 	TArray<TFunction<void()>> LocalResults;
+	TArray<TFunction<void(const FSidecarStatus*)>> HeldUntilStarted;
 	// The sessions OpenSession tracks, tracked again after a relaunch.
 	TArray<FString> TrackedSessions;
 	// The StateFolder setting resolved, before any -N of bNextStateFolderWhenLocked.

@@ -28,7 +28,8 @@ struct GAMESIDECAR_API FSidecarSettledWrite
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	ESidecarWriteOutcome Outcome = ESidecarWriteOutcome::AppliedNow;
 	// The revision it produced (Replayed: when first applied); 0 for the batch
-	// that was in flight, whose own revision the record does not carry.
+	// that was in flight when writes held behind it followed (the record carries
+	// only the revision after the last).
 	UPROPERTY(BlueprintReadOnly, Category = "Game Sidecar")
 	int64 Revision = 0;
 	// NotApplied: why.
