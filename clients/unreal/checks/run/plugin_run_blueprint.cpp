@@ -300,6 +300,14 @@ void VoiceOps() {
       std::fprintf(stderr, "  GetState lacks [%s]\n", Utf8(FString(Expected)).c_str());
     }
   }
+  // The one-op nodes: a mood change, then a memory.
+  FCallLog Calmer, Remembered;
+  Mood.Pleasure = 0.75f;
+  Game.Sidecar->SetMood(TEXT("m-slot"), Mood, Recorder(Calmer));
+  Memory.Text = TEXT("The player brought bread.");
+  Game.Sidecar->AddMemory(TEXT("m-slot"), Memory, Recorder(Remembered));
+  CHECK(TickUntil({Game.Sidecar}, [&] { return Remembered.Calls > 0; }));
+  CHECK(Calmer.Status.IsOk() && Calmer.Revision == 3 && Remembered.Status.IsOk() && Remembered.Revision == 4);
   // A bad typed op is refused whole, as any bad op.
   FSidecarDeltaBatch BadBatch;
   FSidecarLoreCard Nameless;
@@ -308,7 +316,7 @@ void VoiceOps() {
   FCallLog Bad;
   Game.Sidecar->ApplyDeltas(TEXT("m-slot"), BadBatch, Recorder(Bad));
   CHECK(TickUntil({Game.Sidecar}, [&] { return Bad.Calls > 0; }));
-  CHECK(Bad.Status.Code == GAME_SIDECAR_INVALID_ARGUMENT && Game.Sidecar->GetTrackedRevision(TEXT("m-slot")) == 2);
+  CHECK(Bad.Status.Code == GAME_SIDECAR_INVALID_ARGUMENT && Game.Sidecar->GetTrackedRevision(TEXT("m-slot")) == 4);
 }
 
 // (n) Calls and runs asked for while Starting are held, and go to the sidecar the

@@ -145,6 +145,34 @@ void UGameSidecarSubsystem::ApplyDeltas(const FString& SessionId, const FSidecar
 	});
 }
 
+void UGameSidecarSubsystem::SetPersona(const FString& SessionId, const FSidecarPersona& Persona, FSidecarCallDone OnDone)
+{
+	FSidecarDeltaBatch Batch;
+	Batch.Personas.Add(Persona);
+	ApplyDeltas(SessionId, Batch, OnDone);
+}
+
+void UGameSidecarSubsystem::SetMood(const FString& SessionId, const FSidecarMood& Mood, FSidecarCallDone OnDone)
+{
+	FSidecarDeltaBatch Batch;
+	Batch.Moods.Add(Mood);
+	ApplyDeltas(SessionId, Batch, OnDone);
+}
+
+void UGameSidecarSubsystem::AddMemory(const FString& SessionId, const FSidecarMemory& Memory, FSidecarCallDone OnDone)
+{
+	FSidecarDeltaBatch Batch;
+	Batch.Memories.Add(Memory);
+	ApplyDeltas(SessionId, Batch, OnDone);
+}
+
+void UGameSidecarSubsystem::SetLoreCard(const FString& SessionId, const FSidecarLoreCard& Card, FSidecarCallDone OnDone)
+{
+	FSidecarDeltaBatch Batch;
+	Batch.LoreCards.Add(Card);
+	ApplyDeltas(SessionId, Batch, OnDone);
+}
+
 void UGameSidecarSubsystem::ApplyDeltasAtRevision(const FString& SessionId, const FSidecarDeltaBatch& Batch,
                                                   int64 BaseRevision, const FString& DeltaId, FSidecarCallDone OnDone)
 {

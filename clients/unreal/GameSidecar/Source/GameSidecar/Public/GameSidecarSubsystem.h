@@ -99,6 +99,16 @@ public:
 	UFUNCTION(BlueprintCallable, Category = "Game Sidecar")
 	void ApplyDeltas(const FString& SessionId, const FSidecarDeltaBatch& Batch, FSidecarCallDone OnDone);
 
+	// One-op batches for what shapes an NPC's voice (ApplyDeltas with just that op).
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar|Voice")
+	void SetPersona(const FString& SessionId, const FSidecarPersona& Persona, FSidecarCallDone OnDone);
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar|Voice")
+	void SetMood(const FString& SessionId, const FSidecarMood& Mood, FSidecarCallDone OnDone);
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar|Voice")
+	void AddMemory(const FString& SessionId, const FSidecarMemory& Memory, FSidecarCallDone OnDone);
+	UFUNCTION(BlueprintCallable, Category = "Game Sidecar|Voice")
+	void SetLoreCard(const FString& SessionId, const FSidecarLoreCard& Card, FSidecarCallDone OnDone);
+
 	// ApplyDeltas untracked, for a game that keeps revisions itself: BaseRevision
 	// must be the session's current one (else ABORTED/STALE_REVISION); DeltaId makes
 	// a resend idempotent ("" = none).
