@@ -57,6 +57,41 @@ PendingEvent CallDone(uint64_t handle, game_sidecar_callback callback, void* use
   return event;
 }
 
+// A request for one session: the JSON (absent: an empty message, when allowed) parsed
+// into `request`, whose sessionId, if any, must be `id`. "" or what is wrong.
+template <class Request>
+std::string ParseFor(const std::string& id, const char* json, Request* request) {
+  std::string error;
+  if (id.empty()) return "session_id is empty";
+  if (json != nullptr && *json != '\0' && !game_sidecar_c::FromJson(json, request, &error)) return "request_json: " + error;
+  if (!request->session_id().empty() && request->session_id() != id) {
+    return "request_json names session \"" + request->session_id() + "\", not \"" + id + "\"";
+  }
+  request->set_session_id(id);
+  return "";
+}
+
+// On the session's lane: `call` with its tracked session, or why there is none.
+template <class Call>
+std::unique_ptr<game_sidecar_result> WithTracked(game_sidecar_host* gs, const std::string& id, Call call) {
+  std::shared_ptr<gs_ns::TrackedSession> session = Find(gs, id);
+  if (!session) {
+    return LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "", "session \"" + id + "\" is not tracked: game_sidecar_track_async first");
+  }
+  return call(*session);
+}
+
+// A call's outcome as a result: the status, and on success the response and its revision.
+template <class Response>
+std::unique_ptr<game_sidecar_result> Answer(const gs_ns::Status& status, const Response& response) {
+  auto result = game_sidecar_c::FromStatus(status);
+  if (status.ok()) {
+    result->json = game_sidecar_c::ToJson(response);
+    result->revision = response.revision();
+  }
+  return result;
+}
+
 // On the session's lane: open (or find) the tracked session; the result for `event`.
 std::unique_ptr<game_sidecar_result> Track(game_sidecar_host* gs, const v1::OpenSessionRequest& request,
                                            game_sidecar_callback on_settled, void* settled_user_data) {
@@ -95,16 +130,7 @@ uint64_t game_sidecar_track_async(game_sidecar_host* gs, const char* session_id,
   uint64_t handle = gs->NextHandle();
   const std::string id = session_id ? session_id : "";
   v1::OpenSessionRequest request;
-  std::string error;
-  if (id.empty()) {
-    error = "session_id is empty";
-  } else if (request_json != nullptr && *request_json != '\0' &&
-             !game_sidecar_c::FromJson(request_json, &request, &error)) {
-    error = "request_json: " + error;
-  } else if (!request.session_id().empty() && request.session_id() != id) {
-    error = "request_json names session \"" + request.session_id() + "\", not \"" + id + "\"";
-  }
-  request.set_session_id(id);
+  const std::string error = ParseFor(id, request_json, &request);
   gs->SubmitForSession(id, [gs, handle, callback, user_data, request, error, on_settled, settled_user_data] {
     PendingEvent event = CallDone(handle, callback, user_data);
     event.result = error.empty() ? Track(gs, request, on_settled, settled_user_data)
@@ -125,21 +151,11 @@ uint64_t game_sidecar_tracked_apply_async(game_sidecar_host* gs, const char* ses
   const bool ok = !id.empty() && batch != nullptr;
   gs->SubmitForSession(id, [gs, handle, callback, user_data, id, delta, ops, ok] {
     PendingEvent event = CallDone(handle, callback, user_data);
-    std::shared_ptr<gs_ns::TrackedSession> session = ok ? Find(gs, id) : nullptr;
-    if (!ok) {
-      event.result = LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", "session_id is empty or batch is NULL");
-    } else if (!session) {
-      event.result = LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "",
-                                "session \"" + id + "\" is not tracked: game_sidecar_track_async first");
-    } else {
-      v1::ApplyDeltasResponse response;
-      gs_ns::Status status = session->Apply(ops, &response, delta);
-      event.result = game_sidecar_c::FromStatus(status);
-      if (status.ok()) {
-        event.result->json = game_sidecar_c::ToJson(response);
-        event.result->revision = response.revision();
-      }
-    }
+    event.result = !ok ? LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", "session_id is empty or batch is NULL")
+                       : WithTracked(gs, id, [&](gs_ns::TrackedSession& session) {
+                           v1::ApplyDeltasResponse response;
+                           return Answer(session.Apply(ops, &response, delta), response);
+                         });
     gs->Post(std::move(event));
   });
   return handle;
@@ -151,32 +167,14 @@ uint64_t game_sidecar_tracked_replace_state_async(game_sidecar_host* gs, const c
   uint64_t handle = gs->NextHandle();
   const std::string id = session_id ? session_id : "";
   v1::ReplaceStateRequest request;
-  std::string error;
-  if (id.empty()) {
-    error = "session_id is empty";
-  } else if (!game_sidecar_c::FromJson(request_json ? request_json : "", &request, &error)) {
-    error = "request_json: " + error;
-  } else if (!request.session_id().empty() && request.session_id() != id) {
-    error = "request_json names session \"" + request.session_id() + "\", not \"" + id + "\"";
-  }
-  request.set_session_id(id);
+  const std::string error = ParseFor(id, request_json, &request);
   gs->SubmitForSession(id, [gs, handle, callback, user_data, id, request, error] {
     PendingEvent event = CallDone(handle, callback, user_data);
-    std::shared_ptr<gs_ns::TrackedSession> session = error.empty() ? Find(gs, id) : nullptr;
-    if (!error.empty()) {
-      event.result = LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", error);
-    } else if (!session) {
-      event.result = LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "",
-                                "session \"" + id + "\" is not tracked: game_sidecar_track_async first");
-    } else {
-      v1::ReplaceStateResponse response;
-      gs_ns::Status status = session->ReplaceState(request, &response);
-      event.result = game_sidecar_c::FromStatus(status);
-      if (status.ok()) {
-        event.result->json = game_sidecar_c::ToJson(response);
-        event.result->revision = response.revision();
-      }
-    }
+    event.result = !error.empty() ? LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", error)
+                                  : WithTracked(gs, id, [&](gs_ns::TrackedSession& session) {
+                                      v1::ReplaceStateResponse response;
+                                      return Answer(session.ReplaceState(request, &response), response);
+                                    });
     gs->Post(std::move(event));
   });
   return handle;
