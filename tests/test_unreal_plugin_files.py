@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,3 +89,21 @@ def test_the_build_files_stage_the_config_and_name_missing_libraries() -> None:
     linux = library[library.index("UnrealTargetPlatform.Linux") :]
     assert linux.index('RequireFiles(Lib, "libgame_sidecar.so")') < linux.index("PublicAdditionalLibraries")
     assert "throw new BuildException" in library[library.index("private void RequireFiles") :]
+
+
+def test_every_async_node_has_a_run_task_pin() -> None:
+    """Every Blueprint async node can be cancelled (issue 32, Build item 3): its class has
+    ExposedAsyncProxy, which gives the node an object pin to call Cancel on. A UCLASS
+    specifier is read by UHT, not by a C++ compiler, so this reads the headers."""
+    public = PLUGIN / "Source" / "GameSidecar" / "Public"
+    nodes = 0
+    for header in sorted(public.glob("*.h")):
+        text = header.read_text(encoding="utf-8")
+        declaration = r"UCLASS\(([^)]*(?:\([^)]*\))?[^)]*)\)\s*class\s+\w+\s+(\w+)\s*:\s*public\s+(\w+)"
+        for match in re.finditer(declaration, text):
+            specifiers, name, base = match.groups()
+            if base in ("UBlueprintAsyncActionBase", "USidecarRunActionBase") and "Abstract" not in specifiers:
+                nodes += 1
+                assert "ExposedAsyncProxy" in specifiers, f"{name} ({header.name}) has no Run Task pin"
+                assert "void Cancel()" in (public / "GameSidecarRunAction.h").read_text(encoding="utf-8")
+    assert nodes == 2  # USidecarRunAction, USidecarDecideAction

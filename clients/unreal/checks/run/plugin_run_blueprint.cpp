@@ -2,6 +2,7 @@
 // Continue and Describe, sentences with their mentions, tracked writes through a
 // crash, save games, the typed voice ops, and calls held while a launch is retried.
 #include "GameSidecarDecideAction.h"
+#include "GameSidecarSettings.h"
 #include "run_support.h"
 
 namespace PluginRun {
@@ -352,6 +353,29 @@ void HeldWhileStarting() {
   CHECK(SidecarErrors >= 1);  // the refused sidecar's "state dir in use" line
 }
 
+// (o) DefaultGame.ini ships: a provider key in the project's Environment is warned
+// about at launch; the per-user SecretEnvironment is not.
+void SecretsWarned() {
+  UGameSidecarSettings* Settings = ResetSettings(TEXT("state-o"));
+  Settings->Environment.Add(TEXT("OPENAI_API_KEY"), TEXT("sk-not-a-real-key"));
+  Settings->Environment.Add(TEXT("GAME_SIDECAR_LOG_LEVEL"), TEXT("info"));
+  GetMutableDefault<UGameSidecarUserSettings>()->SecretEnvironment.Add(TEXT("ANTHROPIC_API_KEY"), TEXT("sk-user"));
+  std::vector<FString> Warnings;
+  StandIn::SetLogPrintLevel(ELogVerbosity::Error);  // the warning below is expected: counted, not printed
+  StandIn::SetLogHook([&Warnings](const char*, ELogVerbosity::Type Verbosity, const FString& Text) {
+    if (Verbosity == ELogVerbosity::Warning && Text.Contains(TEXT("looks like a secret"))) Warnings.push_back(Text);
+  });
+  {
+    FGame Game;
+    CHECK(Game.bInitialized && Game.TickUntilReady());
+  }
+  StandIn::SetLogHook(nullptr);
+  StandIn::SetLogPrintLevel(GLogPrintLevel);
+  GetMutableDefault<UGameSidecarUserSettings>()->SecretEnvironment.Empty();
+  CHECK(Warnings.size() == 1 && Warnings[0].Contains(TEXT("OPENAI_API_KEY"), ESearchCase::CaseSensitive));
+  CHECK(game_sidecar_wait_released(30000) == 0);
+}
+
 }  // namespace
 
 const FCase BlueprintCases[] = {
@@ -361,6 +385,7 @@ const FCase BlueprintCases[] = {
     {"l. a save game: export, import", SaveGame},
     {"m. persona, mood, memory, lore card", VoiceOps},
     {"n. calls held while Starting", HeldWhileStarting},
+    {"o. a secret in the shipped settings is warned about", SecretsWarned},
 };
 const size_t BlueprintCaseCount = sizeof(BlueprintCases) / sizeof(BlueprintCases[0]);
 
