@@ -76,12 +76,12 @@ GAME_SIDECAR_EXE="$exe" ctest --test-dir "$build" -R '^capi\.' --output-on-failu
 
 echo "== the plugin's logic, run against the stand-ins and the real sidecar"
 # The driver plays the engine (game instances, ticks) around the plugin's own
-# Private/*.cpp; the stand-ins' out-of-line half is StandInRuntime.cpp.
+# Private/*.cpp; the stand-ins' out-of-line half is clients/unreal/stand-in/*.cpp.
 run="$build/plugin-run"
 rm -rf "$run" && mkdir -p "$run"
 "$cxx" -std=c++17 -O0 -g -Wall -Wextra -Werror -Wno-unused-parameter -DGAMESIDECAR_API= \
   -I"$root/clients/unreal/stand-in" -I"$gen" -I"$plugin/Public" -I"$plugin/Private" -I"$root/clients/cpp/capi/include" \
-  "$plugin"/Private/*.cpp "$root/clients/unreal/stand-in/StandInRuntime.cpp" \
+  "$plugin"/Private/*.cpp "$root"/clients/unreal/stand-in/*.cpp \
   "$root"/clients/unreal/checks/run/*.cpp \
   -L"$build/capi" -lgame_sidecar -Wl,-rpath,"$build/capi" -pthread -o "$run/plugin_run_test"
 # Each wait has its own deadline; this one bounds the whole run.

@@ -3,7 +3,7 @@
 // against these headers with g++ (syntax only, Linux and Win64 branches), and
 // also links and RUNS it against them and the real sidecar
 // (clients/unreal/checks/run/plugin_run_test.cpp); the out-of-line parts are in
-// StandInRuntime.cpp, the driver's knobs in StandInControl.h.
+// StandIn{Text,Engine,Json}.cpp, the driver's knobs in StandInControl.h.
 // Signatures follow the engine's (UE 5.x), and so do the behaviours the plugin
 // relies on (FString's == and Contains ignore case, as Unreal's do). Names with
 // "StandIn" in them are extras of this imitation, absent from Unreal. None of it
