@@ -49,9 +49,13 @@ def test_the_plugin_logs_to_its_own_category_and_forwards_the_sidecars_log() -> 
 
 
 def _subsystem_function(name: str) -> str:
-    subsystem = (PLUGIN / "Source" / "GameSidecar" / "Private" / "GameSidecarSubsystem.cpp").read_text(encoding="utf-8")
-    body = subsystem[subsystem.index(f"UGameSidecarSubsystem::{name}(") :]
-    return body[: body.index("\n}\n")]
+    """The body of a UGameSidecarSubsystem member, from whichever Private/*.cpp defines it."""
+    for source in sorted((PLUGIN / "Source" / "GameSidecar" / "Private").glob("*.cpp")):
+        text = source.read_text(encoding="utf-8")
+        if f"UGameSidecarSubsystem::{name}(" in text:
+            body = text[text.index(f"UGameSidecarSubsystem::{name}(") :]
+            return body[: body.index("\n}\n")]
+    raise AssertionError(f"UGameSidecarSubsystem::{name} is defined nowhere")
 
 
 def test_deinitialize_hands_the_stop_to_the_library() -> None:
