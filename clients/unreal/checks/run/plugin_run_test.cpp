@@ -251,6 +251,10 @@ void RestoresExecutableBit() {
   const std::string Copy = Temp + "/bin/game-sidecar";
   std::filesystem::create_directories(Temp + "/bin");
   std::filesystem::copy_file(Exe, Copy);
+  // The frozen sidecar (scripts/package's onedir build, what scripts/test runs) finds
+  // its libraries in _internal beside the executable: the copy gets a link to them.
+  const std::filesystem::path Internal = std::filesystem::path(Exe).parent_path() / "_internal";
+  if (std::filesystem::is_directory(Internal)) std::filesystem::create_directory_symlink(Internal, Temp + "/bin/_internal");
   chmod(Copy.c_str(), 0644);
   UGameSidecarSettings* Settings = ResetSettings(TEXT("state-f"));
   Settings->Executable = Str(Copy);
