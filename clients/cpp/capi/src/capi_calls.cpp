@@ -87,15 +87,20 @@ int64_t RevisionOf(const google::protobuf::Message& response) {
   return response.GetReflection()->GetInt64(response, field);
 }
 
+// `request` is the method's own message (ParseUnary made it from the method's name).
 template <class Request, class Response, class Call>
-std::unique_ptr<game_sidecar_result> Invoke(const std::string& json, Call call) {
-  Request request;
-  std::string error;
-  if (!FromJson(json.c_str(), &request, &error)) {
-    return LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", error);
+std::unique_ptr<game_sidecar_result> Invoke(const google::protobuf::Message& request, Call call) {
+  if (request.GetDescriptor() != Request::descriptor()) {
+    return LocalError(GAME_SIDECAR_INTERNAL, "", "a " + request.GetDescriptor()->name() + " for a " +
+                                                     Request::descriptor()->name() + " call");
   }
   Response response;
-  gs_ns::Status status = call(request, &response);
+  return Answer(call(static_cast<const Request&>(request), &response), response);
+}
+
+}  // namespace
+
+std::unique_ptr<game_sidecar_result> Answer(const gs_ns::Status& status, const google::protobuf::Message& response) {
   auto result = FromStatus(status);
   if (status.ok()) {
     result->json = ToJson(response);
@@ -104,86 +109,86 @@ std::unique_ptr<game_sidecar_result> Invoke(const std::string& json, Call call) 
   return result;
 }
 
-}  // namespace
+std::unique_ptr<google::protobuf::Message> ParseUnary(const std::string& method, const std::string& json,
+                                                      std::string* error) {
+  const google::protobuf::Descriptor* type =
+      google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName("sidecar.v1." + method + "Request");
+  if (type == nullptr) {
+    *error = "unknown method \"" + method + "\"";
+    return nullptr;
+  }
+  std::unique_ptr<google::protobuf::Message> request(
+      google::protobuf::MessageFactory::generated_factory()->GetPrototype(type)->New());
+  if (!FromJson(json.c_str(), request.get(), error)) return nullptr;
+  return request;
+}
 
 std::unique_ptr<game_sidecar_result> InvokeUnary(gs_ns::SidecarClient& c, const std::string& method,
-                                                 const std::string& json) {
+                                                 const google::protobuf::Message& request) {
   using gs_ns::Status;
   if (method == "GetInfo") {
     return Invoke<v1::GetInfoRequest, v1::GetInfoResponse>(
-        json, [&](const v1::GetInfoRequest& q, v1::GetInfoResponse* p) { return c.GetInfo(q, p); });
+        request, [&](const v1::GetInfoRequest& q, v1::GetInfoResponse* p) { return c.GetInfo(q, p); });
   }
   if (method == "Shutdown") {
     return Invoke<v1::ShutdownRequest, v1::ShutdownResponse>(
-        json, [&](const v1::ShutdownRequest& q, v1::ShutdownResponse*) { return c.Shutdown(q.reason()); });
+        request, [&](const v1::ShutdownRequest& q, v1::ShutdownResponse*) { return c.Shutdown(q.reason()); });
   }
   if (method == "OpenSession") {
     return Invoke<v1::OpenSessionRequest, v1::OpenSessionResponse>(
-        json, [&](const v1::OpenSessionRequest& q, v1::OpenSessionResponse* p) { return c.OpenSession(q, p); });
+        request, [&](const v1::OpenSessionRequest& q, v1::OpenSessionResponse* p) { return c.OpenSession(q, p); });
   }
   if (method == "CloseSession") {
     return Invoke<v1::CloseSessionRequest, v1::CloseSessionResponse>(
-        json, [&](const v1::CloseSessionRequest& q, v1::CloseSessionResponse* p) { return c.CloseSession(q.session_id(), p); });
+        request, [&](const v1::CloseSessionRequest& q, v1::CloseSessionResponse* p) { return c.CloseSession(q.session_id(), p); });
   }
   if (method == "ApplyDeltas") {
     return Invoke<v1::ApplyDeltasRequest, v1::ApplyDeltasResponse>(
-        json, [&](const v1::ApplyDeltasRequest& q, v1::ApplyDeltasResponse* p) { return c.ApplyDeltas(q, p); });
+        request, [&](const v1::ApplyDeltasRequest& q, v1::ApplyDeltasResponse* p) { return c.ApplyDeltas(q, p); });
   }
   if (method == "ReplaceState") {
     return Invoke<v1::ReplaceStateRequest, v1::ReplaceStateResponse>(
-        json, [&](const v1::ReplaceStateRequest& q, v1::ReplaceStateResponse* p) { return c.ReplaceState(q, p); });
+        request, [&](const v1::ReplaceStateRequest& q, v1::ReplaceStateResponse* p) { return c.ReplaceState(q, p); });
   }
   if (method == "GetState") {
     return Invoke<v1::GetStateRequest, v1::GetStateResponse>(
-        json, [&](const v1::GetStateRequest& q, v1::GetStateResponse* p) { return c.GetState(q, p); });
+        request, [&](const v1::GetStateRequest& q, v1::GetStateResponse* p) { return c.GetState(q, p); });
   }
   if (method == "ExportSession") {
     return Invoke<v1::ExportSessionRequest, v1::ExportSessionResponse>(
-        json, [&](const v1::ExportSessionRequest& q, v1::ExportSessionResponse* p) { return c.ExportSession(q.session_id(), p); });
+        request, [&](const v1::ExportSessionRequest& q, v1::ExportSessionResponse* p) { return c.ExportSession(q.session_id(), p); });
   }
   if (method == "ImportSession") {
     return Invoke<v1::ImportSessionRequest, v1::ImportSessionResponse>(
-        json, [&](const v1::ImportSessionRequest& q, v1::ImportSessionResponse* p) { return c.ImportSession(q, p); });
+        request, [&](const v1::ImportSessionRequest& q, v1::ImportSessionResponse* p) { return c.ImportSession(q, p); });
   }
   if (method == "CancelRun") {
     return Invoke<v1::CancelRunRequest, v1::CancelRunResponse>(
-        json, [&](const v1::CancelRunRequest& q, v1::CancelRunResponse*) { return c.CancelRun(q.run_id()); });
+        request, [&](const v1::CancelRunRequest& q, v1::CancelRunResponse*) { return c.CancelRun(q.run_id()); });
   }
   if (method == "PreviewPrompt") {
     return Invoke<v1::PreviewPromptRequest, v1::PreviewPromptResponse>(
-        json, [&](const v1::PreviewPromptRequest& q, v1::PreviewPromptResponse* p) { return c.PreviewPrompt(q, p); });
+        request, [&](const v1::PreviewPromptRequest& q, v1::PreviewPromptResponse* p) { return c.PreviewPrompt(q, p); });
   }
   if (method == "ReadTranscript") {
     return Invoke<v1::ReadTranscriptRequest, v1::ReadTranscriptResponse>(
-        json, [&](const v1::ReadTranscriptRequest& q, v1::ReadTranscriptResponse* p) { return c.ReadTranscript(q, p); });
+        request, [&](const v1::ReadTranscriptRequest& q, v1::ReadTranscriptResponse* p) { return c.ReadTranscript(q, p); });
   }
   return LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", "unknown method \"" + method + "\"");
 }
 
-bool RequestSession(const std::string& method, const std::string& json, std::string* session) {
+bool RequestSession(const google::protobuf::Message* request, std::string* session) {
   session->clear();
-  const google::protobuf::Descriptor* type =
-      google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName("sidecar.v1." + method + "Request");
-  if (type == nullptr) return true;  // an unknown method: refused without a call
-  const google::protobuf::FieldDescriptor* field = type->FindFieldByName("session_id");
+  if (request == nullptr) return true;  // an unknown method or bad JSON: refused without a call
+  const google::protobuf::FieldDescriptor* field = request->GetDescriptor()->FindFieldByName("session_id");
   if (field == nullptr || field->type() != google::protobuf::FieldDescriptor::TYPE_STRING) return true;
-  std::unique_ptr<google::protobuf::Message> request(
-      google::protobuf::MessageFactory::generated_factory()->GetPrototype(type)->New());
-  std::string error;
-  if (!FromJson(json.c_str(), request.get(), &error)) return true;  // bad JSON: refused without a call
   *session = request->GetReflection()->GetString(*request, field);
-  return !session->empty() || method != "ImportSession";
+  return !session->empty() || request->GetDescriptor() != v1::ImportSessionRequest::descriptor();
 }
 
 std::unique_ptr<game_sidecar_result> InvokeApply(gs_ns::SidecarClient& c, const v1::ApplyDeltasRequest& request) {
   v1::ApplyDeltasResponse response;
-  gs_ns::Status status = c.ApplyDeltas(request, &response);
-  auto result = FromStatus(status);
-  if (status.ok()) {
-    result->json = ToJson(response);
-    result->revision = response.revision();
-  }
-  return result;
+  return Answer(c.ApplyDeltas(request, &response), response);
 }
 
 }  // namespace game_sidecar_c
@@ -230,7 +235,10 @@ void game_sidecar_result_free(game_sidecar_result* r) { delete r; }
 game_sidecar_result* game_sidecar_call(game_sidecar_host* gs, const char* method, const char* request_json) {
   auto client = gs->Client();
   if (!client) return NoSidecar().release();
-  return game_sidecar_c::InvokeUnary(*client, method ? method : "", request_json ? request_json : "").release();
+  std::string error;
+  auto request = game_sidecar_c::ParseUnary(method ? method : "", request_json ? request_json : "", &error);
+  if (!request) return LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", error).release();
+  return game_sidecar_c::InvokeUnary(*client, method ? method : "", *request).release();
 }
 
 uint64_t game_sidecar_call_async(game_sidecar_host* gs, const char* method, const char* request_json,
@@ -238,20 +246,28 @@ uint64_t game_sidecar_call_async(game_sidecar_host* gs, const char* method, cons
   uint64_t handle = gs->NextHandle();
   std::string m = method ? method : "";
   std::string json = request_json ? request_json : "";
-  auto call = [gs, handle, callback, user_data, m, json] {
-    PendingEvent event;
-    event.kind = GAME_SIDECAR_EVENT_CALL_DONE;
-    event.handle = handle;
-    event.callback = callback;
-    event.user_data = user_data;
-    auto client = gs->Client();  // looked up when it runs: after a launch queued before it
-    event.result = client ? game_sidecar_c::InvokeUnary(*client, m, json) : NoSidecar();
-    gs->Post(std::move(event));
-  };
-  // Routed on the worker (the JSON may be a whole saved world: not parsed on the game thread).
-  gs->Submit([gs, m, json, call] {
+  // Parsed once, on the worker (the JSON may be a whole saved world: not on the game
+  // thread), to route the call to its session's lane and to send it there.
+  gs->Submit([gs, handle, callback, user_data, m, json] {
+    std::string error;
+    std::shared_ptr<google::protobuf::Message> request = game_sidecar_c::ParseUnary(m, json, &error);
+    auto call = [gs, handle, callback, user_data, m, request, error] {
+      PendingEvent event;
+      event.kind = GAME_SIDECAR_EVENT_CALL_DONE;
+      event.handle = handle;
+      event.callback = callback;
+      event.user_data = user_data;
+      auto client = gs->Client();  // looked up when it runs: after a launch queued before it
+      if (!client) {
+        event.result = NoSidecar();
+      } else {
+        event.result = request ? game_sidecar_c::InvokeUnary(*client, m, *request)
+                               : LocalError(GAME_SIDECAR_INVALID_ARGUMENT, "INVALID_REQUEST", error);
+      }
+      gs->Post(std::move(event));
+    };
     std::string session;
-    if (game_sidecar_c::RequestSession(m, json, &session)) {
+    if (game_sidecar_c::RequestSession(request.get(), &session)) {
       gs->lanes.Submit(session, call);
     } else {
       gs->lanes.WaitIdle();  // its session is known only to the sidecar: after everything before it

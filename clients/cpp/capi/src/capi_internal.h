@@ -70,17 +70,24 @@ std::string JsonEscape(const std::string& s);
 std::string ToJson(const google::protobuf::Message& message);
 // Parses proto3 JSON into `message`; "" is an empty message. False + `error` on bad input.
 bool FromJson(const char* json, google::protobuf::Message* message, std::string* error);
-// Runs a unary method on `client`. Unknown method or bad JSON: INVALID_ARGUMENT, nothing sent.
+// A unary method's request, parsed from its JSON ("" is an empty message); null
+// with *error for an unknown method or bad JSON (refused: INVALID_REQUEST, nothing sent).
+std::unique_ptr<google::protobuf::Message> ParseUnary(const std::string& method, const std::string& request_json,
+                                                      std::string* error);
+// Runs a unary method on `client` with the request ParseUnary made for it.
 std::unique_ptr<game_sidecar_result> InvokeUnary(game_sidecar::SidecarClient& client, const std::string& method,
-                                                 const std::string& request_json);
+                                                 const google::protobuf::Message& request);
+// A call's outcome as a result: its status, and on success the response as JSON
+// and its `revision` (when it has one).
+std::unique_ptr<game_sidecar_result> Answer(const game_sidecar::Status& status, const google::protobuf::Message& response);
 std::unique_ptr<game_sidecar_result> InvokeApply(game_sidecar::SidecarClient& client,
                                                  const sidecar::v1::ApplyDeltasRequest& request);
 PendingEvent FromRunUpdate(const game_sidecar::RunUpdate& update);
-// The session a unary request is for ("" when its method names none, or the
-// request fails before any call: an unknown method, bad JSON). False when the
-// session is named only inside the body (an ImportSession whose session_id is
-// empty takes its blob's): such a call cannot be put on a lane.
-bool RequestSession(const std::string& method, const std::string& request_json, std::string* session);
+// The session a parsed unary request is for ("" when it names none, or there is
+// no request: it fails before any call). False when the session is named only
+// inside the body (an ImportSession whose session_id is empty takes its blob's):
+// such a call cannot be put on a lane.
+bool RequestSession(const google::protobuf::Message* request, std::string* session);
 
 }  // namespace game_sidecar_c
 

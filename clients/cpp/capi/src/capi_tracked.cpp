@@ -10,6 +10,7 @@
 namespace v1 = sidecar::v1;
 namespace gs_ns = game_sidecar;
 
+using game_sidecar_c::Answer;
 using game_sidecar_c::LocalError;
 using game_sidecar_c::PendingEvent;
 
@@ -79,17 +80,6 @@ std::unique_ptr<game_sidecar_result> WithTracked(game_sidecar_host* gs, const st
     return LocalError(GAME_SIDECAR_FAILED_PRECONDITION, "", "session \"" + id + "\" is not tracked: game_sidecar_track_async first");
   }
   return call(*session);
-}
-
-// A call's outcome as a result: the status, and on success the response and its revision.
-template <class Response>
-std::unique_ptr<game_sidecar_result> Answer(const gs_ns::Status& status, const Response& response) {
-  auto result = game_sidecar_c::FromStatus(status);
-  if (status.ok()) {
-    result->json = game_sidecar_c::ToJson(response);
-    result->revision = response.revision();
-  }
-  return result;
 }
 
 // On the session's lane: open (or find) the tracked session; the result for `event`.
