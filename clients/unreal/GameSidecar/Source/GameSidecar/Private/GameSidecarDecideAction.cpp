@@ -2,7 +2,6 @@
 
 #include "GameSidecarJson.h"
 #include "GameSidecarOps.h"
-#include "GameSidecarSubsystem.h"
 #include "GameSidecarText.h"
 
 THIRD_PARTY_INCLUDES_START
@@ -55,11 +54,7 @@ bool USidecarDecideAction::HandleEvent(const game_sidecar_event& Event)
 	{
 		if (!bDecided)
 		{
-			FSidecarStatus Status;
-			Status.Code = GAME_SIDECAR_INTERNAL;
-			Status.Reason = TEXT("INTERNAL");
-			Status.Message = TEXT("the decision run finished without an action");
-			Fail(Status);
+			Fail(FSidecarStatus::Local(GAME_SIDECAR_INTERNAL, TEXT("INTERNAL"), TEXT("the decision run finished without an action")));
 			return true;
 		}
 		bEnded = true;
@@ -69,9 +64,6 @@ bool USidecarDecideAction::HandleEvent(const game_sidecar_event& Event)
 		SetReadyToDestroy();
 		return true;
 	}
-	case GAME_SIDECAR_RUN_ERROR:
-		Fail(UGameSidecarSubsystem::ToStatus(Event.result));
-		return true;
 	default:
 		return false;  // text (the raw reply), notes, usage
 	}

@@ -29,10 +29,8 @@ void USidecarRunActionBase::Activate()
 	UGameSidecarSubsystem* Owner = Subsystem.Get();
 	if (Owner == nullptr)
 	{
-		FSidecarStatus Status;
-		Status.Code = GAME_SIDECAR_FAILED_PRECONDITION;
-		Status.Message = TEXT("no GameSidecar subsystem in this game instance (see the RunsOn setting)");
-		Fail(Status);
+		Fail(FSidecarStatus::Local(GAME_SIDECAR_FAILED_PRECONDITION, FString(),
+		                           TEXT("no GameSidecar subsystem in this game instance (see the RunsOn setting)")));
 		return;
 	}
 	// Now, or once a sidecar that is Starting is Ready; a failure comes on a later tick.
@@ -59,11 +57,7 @@ void USidecarRunActionBase::Start(const FSidecarStatus* Failed)
 	}
 	if (bCancelRequested)
 	{
-		FSidecarStatus Status;
-		Status.Code = GAME_SIDECAR_CANCELLED;
-		Status.Reason = TEXT("RUN_CANCELLED");
-		Status.Message = TEXT("run cancelled before it started");
-		Fail(Status);
+		Fail(FSidecarStatus::Local(GAME_SIDECAR_CANCELLED, TEXT("RUN_CANCELLED"), TEXT("run cancelled before it started")));
 		return;
 	}
 	TWeakObjectPtr<USidecarRunActionBase> Weak(this);
@@ -73,6 +67,11 @@ void USidecarRunActionBase::Start(const FSidecarStatus* Failed)
 			if (Event.run_kind == GAME_SIDECAR_RUN_STARTED)
 			{
 				Self->RunId = FromUtf8(Event.run_id);
+			}
+			if (Event.run_kind == GAME_SIDECAR_RUN_ERROR)
+			{
+				Self->Fail(UGameSidecarSubsystem::ToStatus(Event.result));  // every node ends so on an error
+				return true;
 			}
 			return Self->HandleEvent(Event);
 		}
@@ -241,9 +240,6 @@ bool USidecarRunAction::HandleEvent(const game_sidecar_event& Event)
 		Details.Mentions = FullMentions;
 		OnFinished.Broadcast(FullText, Details);
 		SetReadyToDestroy();
-		return true;
-	case GAME_SIDECAR_RUN_ERROR:
-		Fail(UGameSidecarSubsystem::ToStatus(Event.result));
 		return true;
 	default:
 		return false;

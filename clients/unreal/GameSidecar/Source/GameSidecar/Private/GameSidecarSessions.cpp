@@ -22,16 +22,6 @@ using GameSidecarText::ToUtf8;
 
 namespace
 {
-FSidecarStatus BadRequest(const FString& Message)
-{
-	FSidecarStatus Status;
-	Status.Code = GAME_SIDECAR_INVALID_ARGUMENT;
-	Status.Reason = TEXT("INVALID_REQUEST");
-	Status.Message = Message;
-	Status.MetadataJson = TEXT("{}");
-	return Status;
-}
-
 FString SessionRequest(const FString& SessionId) { return FString::Printf(TEXT("{\"sessionId\": %s}"), *JsonQuote(SessionId)); }
 }  // namespace
 
@@ -118,7 +108,7 @@ void UGameSidecarSubsystem::SendBatch(const FSidecarDeltaBatch& Batch, const FSi
 	{
 		// Nothing is sent; the error still arrives on a later tick, like any result.
 		game_sidecar_batch_free(Built);
-		DeliverLater([OnDone, Status = BadRequest(TEXT("bad delta op: ") + Bad)]() { OnDone.ExecuteIfBound(Status, -1); });
+		DeliverLater([OnDone, Status = FSidecarStatus::Local(GAME_SIDECAR_INVALID_ARGUMENT, TEXT("INVALID_REQUEST"), TEXT("bad delta op: ") + Bad)]() { OnDone.ExecuteIfBound(Status, -1); });
 		return;
 	}
 	WhenStarted([this, Built, OnDone, Send](const FSidecarStatus* Failed) {

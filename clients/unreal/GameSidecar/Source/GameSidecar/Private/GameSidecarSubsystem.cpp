@@ -81,14 +81,11 @@ int32 UGameSidecarSubsystem::GetSidecarPid() const { return Sidecar != nullptr ?
 
 FSidecarStatus UGameSidecarSubsystem::NoLibraryStatus() const
 {
-	FSidecarStatus Status;
-	Status.Code = GAME_SIDECAR_FAILED_PRECONDITION;
-	Status.Reason = TEXT("LIBRARY_NOT_LOADED");
-	Status.Message = FGameSidecarModule::IsLibraryLoaded()
-	                     ? FString(TEXT("the GameSidecar subsystem has no sidecar object (deinitialized, or out of memory)"))
-	                     : FGameSidecarModule::LibraryError();
-	Status.MetadataJson = TEXT("{}");
-	return Status;
+	return FSidecarStatus::Local(
+	    GAME_SIDECAR_FAILED_PRECONDITION, TEXT("LIBRARY_NOT_LOADED"),
+	    FGameSidecarModule::IsLibraryLoaded()
+	        ? FString(TEXT("the GameSidecar subsystem has no sidecar object (deinitialized, or out of memory)"))
+	        : FGameSidecarModule::LibraryError());
 }
 
 void UGameSidecarSubsystem::Initialize(FSubsystemCollectionBase& Collection)

@@ -47,7 +47,7 @@ protected:
 	void Prepare(UObject* WorldContextObject, const GameSidecarOps::FRunSpec& Spec);
 	// The run's start proper, once the sidecar is started (Failed: it could not be).
 	void Start(const FSidecarStatus* Failed);
-	// Returns true on the run's last event.
+	// Each event but RUN_ERROR (the base ends the node with OnError); true on the run's last.
 	virtual bool HandleEvent(const game_sidecar_event& Event) = 0;
 	void Fail(const FSidecarStatus& Status);
 

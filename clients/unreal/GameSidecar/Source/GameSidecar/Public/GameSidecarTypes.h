@@ -50,6 +50,17 @@ struct GAMESIDECAR_API FSidecarStatus
 	FString MetadataJson;
 
 	bool IsOk() const { return Code == 0; }
+
+	// A status the plugin makes itself (no call reached the sidecar).
+	static FSidecarStatus Local(int32 InCode, const FString& InReason, const FString& InMessage)
+	{
+		FSidecarStatus Status;
+		Status.Code = InCode;
+		Status.Reason = InReason;
+		Status.Message = InMessage;
+		Status.MetadataJson = TEXT("{}");
+		return Status;
+	}
 };
 
 // An entity named in a text delta. Start/Length index the FString Text (UTF-16
